@@ -1,0 +1,109 @@
+// Package api is taskloom's HTTP API: a thin Echo layer that validates, authorizes, and calls
+// Temporal or a store. Each subsystem mounts its routes from its own package under api/.
+package api
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	crawlapi "github.com/taskloom/taskloom/api/crawl"
+	echoapi "github.com/taskloom/taskloom/api/echo"
+	entryapi "github.com/taskloom/taskloom/api/entry"
+	"github.com/taskloom/taskloom/api/httpx"
+	pipelineapi "github.com/taskloom/taskloom/api/pipeline"
+	uiapi "github.com/taskloom/taskloom/api/ui"
+	webhookapi "github.com/taskloom/taskloom/api/webhook"
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+//go:embed openapi.yaml
+var openapiSpec []byte
+
+// mounters attach each subsystem's routes.
+var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, uiapi.Mount, entryapi.Mount, echoapi.Mount}
+
+// New builds the router over p.
+func New(ctx context.Context, p *platform.Platform) (*echo.Echo, error) {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(p.Log)
+	e.Use(middleware.RequestID(), requestLog(p.Log), middleware.Recover(),
+		httpMetrics(p.Metrics), middleware.BodyLimit(p.Config.API.BodyLimit))
+
+	keys := auth.NewStore(p.Mongo)
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := keys.EnsureIndexes(ictx); err != nil {
+		// Mongo may be down at start; the API still serves /healthz and reports it in /readyz.
+		p.Log.Warn("api_keys indexes not ensured", "err", err)
+	}
+
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", readyz(p))
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{})))
+	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", openapiSpec) })
+
+	deps := httpx.Deps{Platform: p, Authn: auth.Middleware(keys)}
+	mountOps(e, deps)
+	for _, m := range mounters {
+		if err := m(e, deps); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func requestLog(log *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogStatus: true, LogURIPath: true, LogMethod: true, LogLatency: true, LogRequestID: true,
+		LogRoutePath: true, HandleError: false,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			log.Info("http", "method", v.Method, "path", v.URIPath, "route", v.RoutePath,
+				"status", v.Status, "latency_ms", v.Latency.Milliseconds(), "request_id", v.RequestID)
+			return nil
+		},
+	})
+}
+
+// Serve runs the router on addr until ctx ends, then drains within the shutdown timeout.
+func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
+	ln, err := net.Listen("tcp", p.Config.API.Addr)
+	if err != nil {
+		return fmt.Errorf("API_ADDR %s: %w", p.Config.API.Addr, err)
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	p.Log.Info("api listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), p.Config.API.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api shutdown: %w", err)
+	}
+	return nil
+}
+
+// Run is the API process: open the platform, build the router, serve until ctx ends.
+func Run(ctx context.Context, p *platform.Platform) error {
+	e, err := New(ctx, p)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, p, e)
+}

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
+	cases := map[string]string{
+		"API_ADDR":             "notaport",
+		"MONGO_URI":            "xx://",
+		"REDIS_URL":            "http://localhost:6379",
+		"TEMPORAL_ADDRESS":     "localhost",
+		"KAFKA_BROKERS":        "a:b:c",
+		"LOG_LEVEL":            "loud",
+		"TASKLOOM_ENV":         "staging",
+		"API_BODY_LIMIT":       "lots",
+		"API_SHUTDOWN_TIMEOUT": "soon",
+	}
+	for name, value := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := Load()
+			if err == nil {
+				t.Fatalf("%s=%q accepted", name, value)
+			}
+			if !strings.Contains(err.Error(), name) {
+				t.Fatalf("error does not name %s: %v", name, err)
+			}
+		})
+	}
+}
+
+func TestProdRequiresStores(t *testing.T) {
+	t.Setenv("TASKLOOM_ENV", "prod")
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "MONGO_URI") || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Fatalf("prod without stores: %v", err)
+	}
+}
+
+func TestDefaultsValidate(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+}

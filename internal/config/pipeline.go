@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Pipeline is the pipeline subsystem's configuration (seed 003).
+type Pipeline struct {
+	// CallbackSecret signs SCF callbacks (the seed's INTERNAL_CALLBACK_SECRET). Required in prod;
+	// dev falls back to a fixed value shared with the fake SCF.
+	CallbackSecret string `env:"INTERNAL_CALLBACK_SECRET"`
+	// RequireBodySignature refuses callbacks without X-Internal-Signature-256 (the body-covering
+	// signature), for deployments whose functions all send it.
+	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false"`
+	// CallbackMaxSkew is the replay window around X-Timestamp (the seed's ±5 minutes).
+	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m"`
+	// BackendURL is how SCF functions reach this API (`${backend_url}` in callback_config.url);
+	// empty means API_PUBLIC_URL, then http://API_ADDR.
+	BackendURL string `env:"PIPELINE_BACKEND_URL"`
+	// EnvAllowlist names the only environment variables `${env.X}` may read, so a schema cannot
+	// read a secret.
+	EnvAllowlist []string `env:"PIPELINE_ENV_ALLOWLIST" envSeparator:"," envDefault:"WATERMARK_URL"`
+	// HealthInterval is how often the provider-health schedule runs.
+	HealthInterval time.Duration `env:"PIPELINE_HEALTH_INTERVAL" envDefault:"30s"`
+	// HealthWindow is how far back calls count towards error_rate and avg_response_time.
+	HealthWindow time.Duration `env:"PIPELINE_HEALTH_WINDOW" envDefault:"5m"`
+	// HTTPTimeoutCap bounds any single vendor request whatever the schema's timeout_seconds says.
+	HTTPTimeoutCap time.Duration `env:"PIPELINE_HTTP_TIMEOUT_CAP" envDefault:"10m"`
+	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
+	// them and sets it when empty; set it to reuse an already running `starter pipeline fakes`.
+	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
+}
+
+// DevCallbackSecret is the callback secret used in dev mode when none is set; the fake SCF of the
+// dev stack signs with it.
+const DevCallbackSecret = "taskloom-dev-callback-secret"
+
+func (c *Pipeline) validate() error {
+	var errs []error
+	if c.CallbackMaxSkew <= 0 || c.CallbackMaxSkew > time.Hour {
+		errs = append(errs, fmt.Errorf("PIPELINE_CALLBACK_MAX_SKEW: %s must be between 1s and 1h", c.CallbackMaxSkew))
+	}
+	if c.HealthInterval < time.Second {
+		errs = append(errs, fmt.Errorf("PIPELINE_HEALTH_INTERVAL: %s must be at least 1s", c.HealthInterval))
+	}
+	if c.HealthWindow < time.Second {
+		errs = append(errs, fmt.Errorf("PIPELINE_HEALTH_WINDOW: %s must be at least 1s", c.HealthWindow))
+	}
+	if c.HTTPTimeoutCap < time.Second {
+		errs = append(errs, fmt.Errorf("PIPELINE_HTTP_TIMEOUT_CAP: %s must be at least 1s", c.HTTPTimeoutCap))
+	}
+	for _, name := range c.EnvAllowlist {
+		if name == "INTERNAL_CALLBACK_SECRET" {
+			errs = append(errs, errors.New("PIPELINE_ENV_ALLOWLIST: must not expose INTERNAL_CALLBACK_SECRET to schemas"))
+		}
+	}
+	if err := HTTPURL("PIPELINE_BACKEND_URL", c.BackendURL); err != nil {
+		errs = append(errs, err)
+	}
+	if err := HTTPURL("PIPELINE_FAKE_VENDORS_URL", c.FakeVendorsURL); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Secret returns the callback secret, or the dev default when unset. The worker and the API refuse
+// to start without INTERNAL_CALLBACK_SECRET when TASKLOOM_ENV=prod.
+func (c *Pipeline) Secret() []byte {
+	if c.CallbackSecret == "" {
+		return []byte(DevCallbackSecret)
+	}
+	return []byte(c.CallbackSecret)
+}
+
+// PipelineBackendURL is the base URL SCF functions call back: PIPELINE_BACKEND_URL, else
+// API_PUBLIC_URL, else http://API_ADDR.
+func (c *Config) PipelineBackendURL() string {
+	switch {
+	case c.Pipeline.BackendURL != "":
+		return c.Pipeline.BackendURL
+	case c.API.PublicURL != "":
+		return c.API.PublicURL
+	}
+	return "http://" + c.API.Addr
+}

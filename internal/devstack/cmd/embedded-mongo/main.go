@@ -1,0 +1,31 @@
+// Command embedded-mongo runs taskloom's embedded FerretDB in its own process. The test harness
+// starts it so the database is not slowed by the race detector of the tests that use it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/taskloom/taskloom/internal/devstack"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:27017", "listen address")
+	dir := flag.String("dir", ".data/mongo", "SQLite data directory")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	uri, done, err := devstack.StartFerretDB(ctx, *addr, *dir, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "embedded-mongo:", err)
+		os.Exit(1)
+	}
+	fmt.Println(uri)
+	<-done
+}

@@ -1,0 +1,285 @@
+// Package testenv gives tests real dependencies: a Temporal dev server started from
+// ./.bin/temporal, an embedded FerretDB in its own process, Redis (the machine's real one when
+// reachable, miniredis otherwise) and an in-process kfake cluster. Each is started once per test
+// package on first use and stopped by Main. It imports no subsystem, so any package's tests
+// may use it; the whole application (API + worker) is in package e2e.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/searchattr"
+)
+
+var (
+	mu       sync.Mutex
+	cleanups []func()
+)
+
+// Main runs the package's tests and then stops every shared dependency they started.
+// Use it as `func TestMain(m *testing.M) { testenv.Main(m) }`.
+func Main(m *testing.M) {
+	code := m.Run()
+	mu.Lock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	mu.Unlock()
+	os.Exit(code)
+}
+
+func onExit(f func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+// shared starts a dependency once per package; a failure is reported to every test that asks.
+type shared[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (s *shared[T]) get(t testing.TB, start func() (T, error)) T {
+	t.Helper()
+	s.once.Do(func() { s.v, s.err = start() })
+	if s.err != nil {
+		t.Fatalf("testenv: %v", s.err)
+	}
+	return s.v
+}
+
+// RepoRoot is the directory holding go.mod.
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Unique returns prefix plus a random suffix, for names that must not collide across tests and
+// packages running at the same time.
+func Unique(prefix string) string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+var temporalServer shared[*testsuite.DevServer]
+
+// Temporal returns the package's dev server address and a client for it.
+func Temporal(t testing.TB) (hostPort string, c client.Client) {
+	srv := temporalServer.get(t, startTemporal)
+	return srv.FrontendHostPort(), srv.Client()
+}
+
+func startTemporal() (*testsuite.DevServer, error) {
+	bin := filepath.Join(RepoRoot(), ".bin", "temporal")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s is missing: run `./temporal-dev.sh --install-only` (make test does)", bin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:  bin,
+		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
+		LogLevel:      "error",
+		ExtraArgs:     searchattr.DevServerArgs(),
+		Stdout:        os.Stderr,
+		Stderr:        os.Stderr,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start temporal dev server: %w", err)
+	}
+	onExit(func() { _ = srv.Stop() })
+	return srv, nil
+}
+
+var mongoServer shared[string]
+
+// MongoURI returns the URI of the package's embedded FerretDB.
+func MongoURI(t testing.TB) string {
+	return mongoServer.get(t, startMongo)
+}
+
+// Mongo returns a fresh, empty database that is dropped when the test ends.
+func Mongo(t testing.TB) *mongo.Database {
+	t.Helper()
+	c, err := mongo.Connect(options.Client().ApplyURI(MongoURI(t)).SetTimeout(30 * time.Second))
+	if err != nil {
+		t.Fatalf("testenv: connect mongo: %v", err)
+	}
+	db := c.Database(Unique("t_"))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = db.Drop(ctx)
+		_ = c.Disconnect(ctx)
+	})
+	return db
+}
+
+// startMongo runs FerretDB as a separate process built without -race (it would run ~8× slower
+// inside the race-instrumented test binary). TEST_MONGO_URI points the tests at a real MongoDB.
+func startMongo() (string, error) {
+	if uri := os.Getenv("TEST_MONGO_URI"); uri != "" {
+		return uri, nil
+	}
+	bin, err := embeddedMongoBinary()
+	if err != nil {
+		return "", err
+	}
+	addr, err := devstack.FreeAddr()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "taskloom-ferretdb-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, "-addr", addr, "-dir", dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("start %s: %w", bin, err)
+	}
+	onExit(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		_ = os.RemoveAll(dir)
+	})
+	line := make([]byte, 256)
+	n, err := out.Read(line) // the process prints its URI once it answers pings
+	if err != nil {
+		return "", fmt.Errorf("embedded mongo did not start: %w", err)
+	}
+	return strings.TrimSpace(string(line[:n])), nil
+}
+
+var buildMu sync.Mutex
+
+// embeddedMongoBinary returns ./.bin/embedded-mongo, building it when missing (make test
+// builds it up front).
+func embeddedMongoBinary() (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	root := RepoRoot()
+	bin := filepath.Join(root, ".bin", "embedded-mongo")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp := bin + ".tmp" + Unique("")
+	cmd := exec.Command("go", "build", "-o", tmp, "./internal/devstack/cmd/embedded-mongo")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build embedded-mongo: %v\n%s", err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+var redisServer shared[string]
+
+// RedisURL returns the machine's Redis (REDIS_URL, or 127.0.0.1:6379 when it answers) and
+// falls back to an in-process miniredis.
+func RedisURL(t testing.TB) string {
+	return redisServer.get(t, startRedis)
+}
+
+func startRedis() (string, error) {
+	candidates := []string{os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0"}
+	for _, u := range candidates {
+		if u == "" {
+			continue
+		}
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			return "", fmt.Errorf("REDIS_URL: %w", err)
+		}
+		c := redis.NewClient(opt)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err = c.Ping(ctx).Err()
+		cancel()
+		_ = c.Close()
+		if err == nil {
+			return u, nil
+		}
+	}
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		return "", fmt.Errorf("miniredis: %w", err)
+	}
+	onExit(mr.Close)
+	return "redis://" + mr.Addr(), nil
+}
+
+// Redis returns a client and a key prefix unique to the test; keys under the prefix are
+// deleted when the test ends.
+func Redis(t testing.TB) (redis.UniversalClient, string) {
+	t.Helper()
+	opt, err := redis.ParseURL(RedisURL(t))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	c := redis.NewClient(opt)
+	prefix := Unique("t:") + ":"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		_ = c.Close()
+	})
+	return c, prefix
+}
+
+var kafkaCluster shared[[]string]
+
+// Kafka returns the brokers of the package's kfake cluster (devstack.Topics pre-created,
+// other topics auto-created).
+func Kafka(t testing.TB) []string {
+	return kafkaCluster.get(t, func() ([]string, error) {
+		c, err := devstack.StartKafka(0)
+		if err != nil {
+			return nil, err
+		}
+		onExit(c.Close)
+		return c.ListenAddrs(), nil
+	})
+}

@@ -1,0 +1,52 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.temporal.io/api/operatorservice/v1"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestDependenciesAnswer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	db := Mongo(t)
+	if _, err := db.Collection("c").InsertOne(ctx, bson.M{"_id": "x", "v": 1}); err != nil {
+		t.Fatalf("mongo insert: %v", err)
+	}
+	if n, err := db.Collection("c").CountDocuments(ctx, bson.M{}); err != nil || n != 1 {
+		t.Fatalf("mongo count = %d, %v; want 1", n, err)
+	}
+
+	rc, prefix := Redis(t)
+	if err := rc.Set(ctx, prefix+"k", "v", 0).Err(); err != nil {
+		t.Fatalf("redis set: %v", err)
+	}
+	if v, _ := rc.Get(ctx, prefix+"k").Result(); v != "v" {
+		t.Fatalf("redis get = %q", v)
+	}
+
+	_, tc := Temporal(t)
+	resp, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	if err != nil {
+		t.Fatalf("temporal: %v", err)
+	}
+	if _, ok := resp.GetCustomAttributes()["TaskloomKind"]; !ok {
+		t.Fatalf("search attribute TaskloomKind not registered: %v", resp.GetCustomAttributes())
+	}
+
+	kc, err := kgo.NewClient(kgo.SeedBrokers(Kafka(t)...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	if err := kc.ProduceSync(ctx, &kgo.Record{Topic: Unique("t"), Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("kafka produce: %v", err)
+	}
+}

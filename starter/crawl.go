@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/crawl"
+	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
+)
+
+// devCrawlerCommand is the crawler under `make dev`: this binary's fake
+// crawler, so a POSTed crawl task runs to Completed on its own.
+const devCrawlerCommand = "{self} crawl fake-crawler --original-task-id {id} --tweets 450 --brokers {brokers}"
+
+func crawlCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "crawl",
+		Short: "Crawl tasks (seed 004): start one, or play the crawler",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(crawlStartCmd(), crawlFakeCrawlerCmd())
+	return cmd
+}
+
+func crawlStartCmd() *cobra.Command {
+	var (
+		id   int64
+		wait bool
+	)
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start the CrawlTaskWorkflow of an original task (runs the configured crawler)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id <= 0 {
+				return errors.New("--original-task-id must be a positive integer")
+			}
+			return runCrawlStart(cmd.Context(), id, wait)
+		},
+	}
+	cmd.Flags().Int64Var(&id, "original-task-id", 0, "original task id (required)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for Completed or Failed and print the final state")
+	return cmd
+}
+
+func runCrawlStart(ctx context.Context, id int64, wait bool) error {
+	p, _, err := loadPlatform(ctx)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	cfg := p.Config
+	run, err := crawlwf.Start(ctx, p.Temporal, cfg.Temporal.TaskQueue, crawlwf.Input{OriginalTaskID: id,
+		Source: crawl.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("started %s (run %s)\n", run.GetID(), run.GetRunID())
+	if !wait {
+		return nil
+	}
+	var final crawlwf.State
+	if err := run.Get(ctx, &final); err != nil {
+		return fmt.Errorf("wait for %s: %w", run.GetID(), err)
+	}
+	out, err := json.MarshalIndent(final, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(out))
+	if final.Status != crawl.TaskCompleted {
+		return fmt.Errorf("crawl task %d %s: %s", id, final.Status, final.FailureReason)
+	}
+	return nil
+}
+
+func crawlFakeCrawlerCmd() *cobra.Command {
+	var o crawl.FakeCrawlerOptions
+	cmd := &cobra.Command{
+		Use:   "fake-crawler",
+		Short: "Produce a crawler's TASK_INIT and tweets to Kafka, as crawl4ai would",
+		Long: `fake-crawler sends the seed's TaskControlMessage and RawScrapedDataMessage records for one
+original task. It is the default crawler command under make dev and a load generator.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return crawl.RunFakeCrawler(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.Flags(cmd.Flags())
+	_ = cmd.MarkFlagRequired("original-task-id")
+	return cmd
+}
+
+// devCrawler makes the fake crawler the crawler command of the dev stack
+// unless CRAWL_CRAWLER_COMMAND is set. {self} is this binary, which hosts
+// the worker under `starter dev`.
+func devCrawler(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+	if cfg.Crawl.CrawlerCommand == "" {
+		cfg.Crawl.CrawlerCommand = devCrawlerCommand
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", "", fmt.Errorf("crawl: locate own executable: %w", err)
+	}
+	return "crawler", self + " (" + cfg.Crawl.CrawlerCommand + ")", nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
+// model — source=client and pulled_at=null where missing, embedded queue tasks moved into the
+// tasks collection, indexes created. Safe to run any number of times.
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Migrate TaskEcho data to the echo model (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				svc, err := echo.ServiceFor(ctx, p)
+				if err != nil {
+					return err
+				}
+				r, err := svc.Migrate(ctx)
+				if err != nil {
+					return fmt.Errorf("migrate: %w", err)
+				}
+				return json.NewEncoder(os.Stdout).Encode(r)
+			})
+		},
+	}
+}
+
+// echoCmd groups echo operations: `starter echo seed-demo`.
+func echoCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "echo", Short: "TaskEcho task server operations"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "seed-demo",
+		Short: "Create the demo project with pullable server tasks (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				svc, err := echo.ServiceFor(ctx, p)
+				if err != nil {
+					return err
+				}
+				pid, err := echo.SeedDemo(ctx, svc)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, echo.DemoPullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
+				return nil
+			})
+		},
+	})
+	return cmd
+}
+
+// devEchoSeed loads the demo project with server tasks for `make dev` and prints a pull curl.
+func devEchoSeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
+	svc, err := echo.ServiceFor(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := echo.SeedDemo(ctx, svc); err != nil {
+		return nil, err
+	}
+	return []string{"Echo: pull the demo project's server tasks:", "  " + echo.DemoPullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
+}

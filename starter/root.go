@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/logging"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "starter",
+		Short: "taskloom: durable task systems on Temporal",
+		Long: `starter runs and operates taskloom.
+
+Configuration comes from environment variables (see README.md, .env.example).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		devCmd(),
+		workerCmd(),
+		apiCmd(),
+		apikeyCmd(),
+		schedulesCmd(),
+		webhookWorkerCmd(), webhookCreatorCmd(), webhookGroupsCmd(),
+		crawlCmd(),
+		pipelineCmd(),
+		applyCmd(),
+		migrateCmd(), echoCmd(),
+	)
+	return root
+}
+
+// loadPlatform reads the configuration and connects to every dependency.
+func loadPlatform(ctx context.Context) (*platform.Platform, *slog.Logger, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	log := logging.New(cfg.LogLevel)
+	p, err := platform.Open(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, log, nil
+}
+
+// withPlatform runs fn with a connected platform and closes it afterwards; most commands are
+// this plus their own work.
+func withPlatform(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform) error) error {
+	p, _, err := loadPlatform(c.Context())
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return fn(c.Context(), p)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schedule"
+	wfecho "github.com/taskloom/taskloom/workflows/echo"
+	wfpipeline "github.com/taskloom/taskloom/workflows/pipeline"
+	wfwebhook "github.com/taskloom/taskloom/workflows/webhook"
+)
+
+// scheduleSet returns one subsystem's schedules; each subsystem adds its function here.
+type scheduleSet func(cfg *config.Config) []client.ScheduleOptions
+
+var scheduleSets = []scheduleSet{wfwebhook.ScheduleOptions, wfpipeline.ScheduleOptions, wfecho.ScheduleOptions}
+
+func schedulesCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "schedules", Short: "Manage taskloom's Temporal schedules"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "apply",
+		Short: "Create every schedule, or update it to the current configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				ids, err := applySchedules(ctx, p.Temporal, p.Config)
+				for _, id := range ids {
+					fmt.Fprintf(c.OutOrStdout(), "schedule %s applied\n", id)
+				}
+				return err
+			})
+		},
+	}, &cobra.Command{
+		Use:   "list",
+		Short: "List the schedules taskloom manages",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := config.Load()
+			if err != nil {
+				return err
+			}
+			for _, s := range allSchedules(cfg) {
+				fmt.Fprintf(c.OutOrStdout(), "%s\t%v\n", s.ID, s.Spec.Intervals)
+			}
+			return nil
+		},
+	})
+	return cmd
+}
+
+func allSchedules(cfg *config.Config) []client.ScheduleOptions {
+	var all []client.ScheduleOptions
+	for _, set := range scheduleSets {
+		all = append(all, set(cfg)...)
+	}
+	return all
+}
+
+// applySchedules applies every subsystem's schedules and returns the IDs applied.
+func applySchedules(ctx context.Context, tc client.Client, cfg *config.Config) ([]string, error) {
+	var ids []string
+	for _, s := range allSchedules(cfg) {
+		if err := schedule.Apply(ctx, tc, s); err != nil {
+			return ids, err
+		}
+		ids = append(ids, s.ID)
+	}
+	return ids, nil
+}

@@ -1,0 +1,26 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	sdkworker "go.temporal.io/sdk/worker"
+
+	echoact "github.com/taskloom/taskloom/activities/echo"
+	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/platform"
+	echowf "github.com/taskloom/taskloom/workflows/echo"
+)
+
+// registerEcho registers the echo workflows and activities. The PullLeaseSweeper schedule is
+// applied by `starter schedules apply`, like every schedule, not by each worker start.
+func registerEcho(w sdkworker.Registry, p *platform.Platform) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc, err := echo.ServiceFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	echowf.Register(w, &echoact.Activities{Service: svc, Alerts: echo.AlertsFromConfig(p.Config.Echo)})
+	return nil
+}

@@ -1,0 +1,102 @@
+// Package worker is the Temporal worker process: it registers every taskloom workflow and
+// activity on one task queue, runs the background services that feed workflows (Kafka
+// consumers), and serves the SDK's Prometheus metrics.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/interceptor"
+	sdkworker "go.temporal.io/sdk/worker"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// registrar registers one subsystem's workflows and activities.
+type registrar func(w sdkworker.Registry, p *platform.Platform) error
+
+// registrars lists every subsystem; each lives in worker/<subsystem>.go.
+var registrars = []registrar{registerWebhook, registerCrawl, registerPipeline, registerEntry, registerEcho}
+
+// service is a long-running loop the worker process hosts beside the Temporal worker.
+type service func(ctx context.Context, p *platform.Platform) error
+
+// services lists the background loops (e.g. the crawl Kafka consumers).
+var services = []service{runCrawlConsumers, runEntryMonitor}
+
+// New builds a worker on the configured task queue with every subsystem registered.
+func New(p *platform.Platform) (sdkworker.Worker, error) {
+	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
+		Interceptors: []interceptor.WorkerInterceptor{},
+		// Let in-flight activities finish on a graceful stop before they are cancelled.
+		WorkerStopTimeout: 10 * time.Second,
+	})
+	for _, r := range registrars {
+		if err := r(w, p); err != nil {
+			return nil, fmt.Errorf("register: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// Run starts the worker, its background services and its metrics endpoint, and stops them all
+// when ctx ends.
+func Run(ctx context.Context, p *platform.Platform) error {
+	w, err := New(p)
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on %s: %w", p.Config.Temporal.TaskQueue, err)
+	}
+	defer w.Stop()
+	p.Log.Info("worker started", "task_queue", p.Config.Temporal.TaskQueue)
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, s := range services {
+		g.Go(func() error { return s(gctx, p) })
+	}
+	g.Go(func() error { return serveMetrics(gctx, p) })
+	return g.Wait()
+}
+
+// RunServices runs only the background services (tests that bring their own worker use it).
+func RunServices(ctx context.Context, p *platform.Platform) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, s := range services {
+		g.Go(func() error { return s(gctx, p) })
+	}
+	return g.Wait()
+}
+
+func serveMetrics(ctx context.Context, p *platform.Platform) error {
+	addr := p.Config.Worker.MetricsAddr
+	if addr == "" {
+		<-ctx.Done()
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("WORKER_METRICS_ADDR %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("worker metrics: %w", err)
+	}
+	return nil
+}
