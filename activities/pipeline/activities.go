@@ -1,0 +1,147 @@
+// Package pipeline holds the side effects of PipelineWorkflow and ProviderHealthWorkflow:
+// vendor HTTP calls, SCF invocations and the Mongo bookkeeping. Each activity is idempotent;
+// its doc comment names the guard.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// Activities holds the clients the pipeline activities need.
+type Activities struct {
+	Store *domain.Store
+	HTTP  *http.Client
+	// Env holds the allow-listed environment variables `${env.X}` may read.
+	Env map[string]string
+	// BackendURL is this API's base URL as SCF functions reach it (`${backend_url}`).
+	BackendURL string
+	// HealthWindow is how far back recent calls count for error_rate and avg_response_time.
+	HealthWindow time.Duration
+	Log          *slog.Logger
+	Metrics      *Metrics
+}
+
+// AllowedEnv reads the allow-listed variables that are set.
+func AllowedEnv(allow []string) map[string]string {
+	env := make(map[string]string, len(allow))
+	for _, name := range allow {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	return env
+}
+
+// Register registers every pipeline activity under its contract name.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	for name, fn := range map[string]any{
+		domain.ActStartTask:      a.StartTask,
+		domain.ActChooseProvider: a.ChooseProviders,
+		domain.ActCallSync:       a.CallSync,
+		domain.ActSubmitAsync:    a.SubmitAsync,
+		domain.ActPollAsync:      a.PollAsync,
+		domain.ActInvokeSCF:      a.InvokeSCF,
+		domain.ActFinishStep:     a.FinishStep,
+		domain.ActFinishTask:     a.FinishTask,
+		domain.ActRefundQuota:    a.RefundQuota,
+		domain.ActCheckHealth:    a.CheckProviderHealth,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+}
+
+// StartTask marks the task processing. Guard: only a pending task moves.
+func (a *Activities) StartTask(ctx context.Context, taskID string) error {
+	return a.Store.MarkTaskProcessing(ctx, taskID)
+}
+
+// FinishStep records a step's final status. Guard: only pending/processing steps change.
+func (a *Activities) FinishStep(ctx context.Context, req domain.FinishStepRequest) error {
+	return a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, req.Status, req.ProviderRef, req.Output, req.ErrorMessage)
+}
+
+// FinishTask records a task's final status. Guard: only pending/processing tasks change.
+func (a *Activities) FinishTask(ctx context.Context, req domain.FinishTaskRequest) error {
+	if err := a.Store.FinishTask(ctx, req.TaskID, req.Status, req.ErrorReason); err != nil {
+		return err
+	}
+	a.Metrics.TasksFinished.WithLabelValues(req.Status).Inc()
+	return nil
+}
+
+// RefundQuota returns the task's unit. Guard: the refund ledger's unique task-id key, so a retried
+// activity (or a duplicate workflow) refunds once; the task's `refunded` flag follows the ledger.
+func (a *Activities) RefundQuota(ctx context.Context, req domain.RefundRequest) (bool, error) {
+	did, err := a.Store.RefundQuota(ctx, req.UserID, req.FeatureID, req.TaskID)
+	if err != nil {
+		return false, err
+	}
+	if did {
+		a.Metrics.Refunds.Inc()
+	}
+	if err := a.Store.MarkRefunded(ctx, req.TaskID); err != nil {
+		return did, err
+	}
+	return did, nil
+}
+
+// ChooseProviders orders a step's candidates by health: `up` ones in the schema's order, then
+// `degraded` ones; `down` and unknown ones are skipped. Read-only.
+func (a *Activities) ChooseProviders(ctx context.Context, req domain.ChooseRequest) (*domain.ChooseResult, error) {
+	health, err := a.Store.GetHealth(ctx, req.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	res := &domain.ChooseResult{}
+	var degraded []string
+	for _, ref := range req.Candidates {
+		h, ok := health[ref]
+		switch {
+		case !ok:
+			res.Skipped = append(res.Skipped, ref+" (unknown)")
+		case h.Status == domain.HealthUp:
+			res.Usable = append(res.Usable, ref)
+		case h.Status == domain.HealthDegraded:
+			degraded = append(degraded, ref)
+		default:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (%s)", ref, h.Status))
+		}
+	}
+	res.Usable = append(res.Usable, degraded...)
+	return res, nil
+}
+
+func (a *Activities) scope(req domain.CallRequest) domain.Scope {
+	return domain.Scope{TaskID: req.TaskID, UserID: req.UserID, StepIndex: req.StepIndex, InputData: req.InputData,
+		StepOutputs: req.StepOutputs, BackendURL: a.BackendURL, Env: a.Env}
+}
+
+func (a *Activities) renderInput(req domain.CallRequest) (map[string]any, error) {
+	in, err := domain.RenderMapping(req.Step.InputMapping, a.scope(req))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("input_mapping: "+err.Error(), domain.ErrTypeRender, nil)
+	}
+	return in, nil
+}
+
+func (a *Activities) provider(ctx context.Context, ref string) (*domain.Provider, error) {
+	p, err := a.Store.GetProvider(ctx, ref)
+	if isNotFound(err) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("provider %q is not registered", ref), domain.ErrTypeConfig, nil)
+	}
+	return p, err
+}
+
+func isNotFound(err error) bool { return err != nil && errors.Is(err, domain.ErrNotFound) }

@@ -1,0 +1,76 @@
+// Package pipeline is the HTTP API of the pipeline subsystem (seed 003): schemas, providers,
+// functions, quotas, tasks, and the SCF callback endpoint.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.temporal.io/sdk/client"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
+)
+
+// handlers holds what the pipeline routes need.
+type handlers struct {
+	store    *domain.Store
+	temporal client.Client
+	starter  *pipelinewf.Starter
+	verifier domain.Verifier
+}
+
+// Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
+// /api/internal/..., which authenticates by its HMAC signature instead.
+func Mount(e *echo.Echo, d httpx.Deps) error {
+	cfg := d.Platform.Config
+	if !cfg.Dev() && cfg.Pipeline.CallbackSecret == "" {
+		return errors.New("INTERNAL_CALLBACK_SECRET: required when TASKLOOM_ENV=prod")
+	}
+	store := domain.NewStore(d.Platform.Mongo)
+	h := &handlers{
+		store:    store,
+		temporal: d.Platform.Temporal,
+		starter:  &pipelinewf.Starter{Store: store, Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		verifier: domain.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
+			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.store.EnsureIndexes(ctx); err != nil {
+		// Mongo may be down at start; /readyz reports it and the worker ensures indexes too.
+		d.Platform.Log.Warn("pipeline indexes not ensured", "err", err)
+	}
+	h.routes(e, d.Authn)
+	return nil
+}
+
+func (h *handlers) routes(e *echo.Echo, authn echo.MiddlewareFunc) {
+	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
+	v1 := e.Group("/api/v1", authn)
+	v1.POST("/pipelines", h.publishPipeline, admin)
+	v1.GET("/pipelines", h.listPipelines, read)
+	v1.GET("/pipelines/:name", h.listPipelineVersions, read)
+	v1.GET("/pipelines/:name/:version", h.getPipeline, read)
+
+	v1.PUT("/providers/:ref", h.putProvider, admin)
+	v1.GET("/providers", h.listProviders, read)
+	v1.GET("/providers/:ref", h.getProvider, read)
+	v1.PUT("/providers/:ref/health", h.putHealth, admin)
+
+	v1.PUT("/functions/:name", h.putFunction, admin)
+	v1.GET("/functions", h.listFunctions, read)
+	v1.GET("/functions/:name", h.getFunction, read)
+
+	v1.PUT("/quotas/:user_id/:feature_id", h.putQuota, admin)
+	v1.GET("/quotas/:user_id/:feature_id", h.getQuota, read)
+
+	v1.POST("/pipeline-tasks", h.createTask, write)
+	v1.GET("/pipeline-tasks/:id", h.getTask, read)
+
+	e.POST("/api/internal/tasks/:taskId/steps/:stepIndex/callback", h.callback)
+}

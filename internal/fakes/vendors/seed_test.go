@@ -1,0 +1,46 @@
+package vendors
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestSeedRegistersFakesExamplesAndQuotaOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := pipeline.NewStore(testenv.Mongo(t))
+	if err := store.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: "runninghub", BaseURL: "https://real.runninghub.example"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := testenv.RepoRoot() + "/testdata/pipelines"
+	for range 2 {
+		if err := Seed(ctx, store, "http://127.0.0.1:9999", dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, _ := store.GetProvider(ctx, "runninghub"); p.BaseURL != "https://real.runninghub.example" {
+		t.Fatalf("seeding overwrote a configured provider: %+v", p)
+	}
+	if p, err := store.GetProvider(ctx, FailingVendor); err != nil || p.BaseURL != "http://127.0.0.1:9999/"+FailingVendor {
+		t.Fatalf("failing vendor: %+v %v", p, err)
+	}
+	if f, err := store.GetFunction(ctx, SCFCompositor); err != nil || f.InvokeURL != "http://127.0.0.1:9999/scf/"+SCFCompositor {
+		t.Fatalf("function: %+v %v", f, err)
+	}
+	recs, err := store.ListSchemas(ctx, "", 10)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("examples: %d %v", len(recs), err)
+	}
+	if q, err := store.GetQuota(ctx, DevQuotaUser, DevQuotaFeature); err != nil || q.Remaining != devQuotaUnits {
+		t.Fatalf("quota: %+v %v", q, err)
+	}
+}

@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// GetHealth loads the health of the given providers, keyed by ref; unknown refs are absent.
+func (s *Store) GetHealth(ctx context.Context, refs []string) (map[string]Health, error) {
+	cur, err := s.c(CollHealth).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: refs}}}})
+	if err != nil {
+		return nil, fmt.Errorf("load provider health: %w", err)
+	}
+	var hs []Health
+	if err := cur.All(ctx, &hs); err != nil {
+		return nil, fmt.Errorf("read provider health: %w", err)
+	}
+	out := make(map[string]Health, len(hs))
+	for _, h := range hs {
+		out[h.ProviderRef] = h
+	}
+	return out, nil
+}
+
+// ListHealth lists every provider's health.
+func (s *Store) ListHealth(ctx context.Context) ([]Health, error) {
+	cur, err := s.c(CollHealth).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("list provider health: %w", err)
+	}
+	var hs []Health
+	if err := cur.All(ctx, &hs); err != nil {
+		return nil, fmt.Errorf("read provider health: %w", err)
+	}
+	return hs, nil
+}
+
+// SetHealthManual sets a provider's status by hand and pins it; pinned=false hands the status
+// back to the periodic check.
+func (s *Store) SetHealthManual(ctx context.Context, ref, status string, pinned bool) (*Health, error) {
+	if _, err := s.GetProvider(ctx, ref); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	set := bson.D{{Key: "pinned", Value: pinned}, {Key: "updated_at", Value: now}}
+	if status != "" {
+		set = append(set, bson.E{Key: "status", Value: status}, bson.E{Key: "consecutive_failures", Value: 0},
+			bson.E{Key: "consecutive_successes", Value: 0})
+	}
+	_, err := s.c(CollHealth).UpdateOne(ctx, bson.D{{Key: "_id", Value: ref}}, bson.D{{Key: "$set", Value: set}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return nil, fmt.Errorf("set health of provider %s: %w", ref, err)
+	}
+	hs, err := s.GetHealth(ctx, []string{ref})
+	if err != nil {
+		return nil, err
+	}
+	h := hs[ref]
+	return &h, nil
+}
+
+// SaveHealth writes the result of a periodic check. A pinned status is kept (only the measured
+// numbers change), because an operator's decision outranks the probe.
+func (s *Store) SaveHealth(ctx context.Context, h Health) error {
+	set := bson.D{{Key: "last_check_at", Value: h.LastCheckAt}, {Key: "error_rate", Value: h.ErrorRate},
+		{Key: "avg_response_time", Value: h.AvgResponseTime}, {Key: "consecutive_failures", Value: h.ConsecutiveFailures},
+		{Key: "consecutive_successes", Value: h.ConsecutiveSuccesses}, {Key: "updated_at", Value: s.now()}}
+	if _, err := s.c(CollHealth).UpdateOne(ctx, bson.D{{Key: "_id", Value: h.ProviderRef}}, bson.D{{Key: "$set", Value: set}},
+		options.UpdateOne().SetUpsert(true)); err != nil {
+		return fmt.Errorf("save health of provider %s: %w", h.ProviderRef, err)
+	}
+	_, err := s.c(CollHealth).UpdateOne(ctx, bson.D{{Key: "_id", Value: h.ProviderRef}, {Key: "pinned", Value: bson.D{{Key: "$ne", Value: true}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: h.Status}}}})
+	if err != nil {
+		return fmt.Errorf("save status of provider %s: %w", h.ProviderRef, err)
+	}
+	return nil
+}
+
+// ProviderCall is one recorded vendor call; the health check derives error_rate and
+// avg_response_time from the recent ones.
+type ProviderCall struct {
+	ProviderRef string    `bson:"provider_ref"`
+	At          time.Time `bson:"at"`
+	OK          bool      `bson:"ok"`
+	DurationMS  int64     `bson:"duration_ms"`
+}
+
+// RecordCall appends one call to the log.
+func (s *Store) RecordCall(ctx context.Context, c ProviderCall) error {
+	if _, err := s.c(CollCalls).InsertOne(ctx, c); err != nil {
+		return fmt.Errorf("record call to %s: %w", c.ProviderRef, err)
+	}
+	return nil
+}
+
+// CallStats summarises a provider's calls since a time, reading at most limit calls (newest
+// first) so a busy provider cannot make the check slow.
+type CallStats struct {
+	Calls, Failures int
+	AvgMS           int
+}
+
+// RecentCalls aggregates a provider's calls since `since`.
+func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (CallStats, error) {
+	cur, err := s.c(CollCalls).Find(ctx,
+		bson.D{{Key: "provider_ref", Value: ref}, {Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}},
+		options.Find().SetSort(bson.D{{Key: "at", Value: -1}}).SetLimit(limit))
+	if err != nil {
+		return CallStats{}, fmt.Errorf("load calls of %s: %w", ref, err)
+	}
+	var calls []ProviderCall
+	if err := cur.All(ctx, &calls); err != nil {
+		return CallStats{}, fmt.Errorf("read calls of %s: %w", ref, err)
+	}
+	var st CallStats
+	var total int64
+	for _, c := range calls {
+		st.Calls++
+		total += c.DurationMS
+		if !c.OK {
+			st.Failures++
+		}
+	}
+	if st.Calls > 0 {
+		st.AvgMS = int(total / int64(st.Calls))
+	}
+	return st, nil
+}
+
+// PruneCalls deletes calls older than before.
+func (s *Store) PruneCalls(ctx context.Context, before time.Time) error {
+	if _, err := s.c(CollCalls).DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: before}}}}); err != nil {
+		return fmt.Errorf("prune provider calls: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+// Package pipeline holds the domain of seed 003 (PIPELINE_SCHEMA_SPEC): the schema types, their
+// validation, the input/output mapping language, the SCF callback signature and the Mongo stores.
+// It has no Temporal workflow code; workflows/pipeline drives these pieces.
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// StepType is the seed's step `type`.
+type StepType string
+
+// The three step types of the seed.
+const (
+	StepSyncAPI  StepType = "sync_api"
+	StepAsyncAPI StepType = "async_api"
+	StepSCF      StepType = "scf"
+)
+
+// OnFailure policies of the seed's top-level `on_failure`.
+const (
+	OnFailureRefundQuota = "refund_quota"
+	OnFailureNoRefund    = "no_refund"
+)
+
+// DefaultVersion is the seed's column default for pipeline_schemas.version.
+const DefaultVersion = "1.0.0"
+
+// Definition is one entry of pipeline_schemas as posted by a client:
+// {"name": ..., "version": ..., "schema": {...}}.
+type Definition struct {
+	Name    string `json:"name" bson:"name"`
+	Version string `json:"version" bson:"version"`
+	Schema  Schema `json:"schema" bson:"schema"`
+}
+
+// Schema is the seed's "Pipeline Schema" top-level object.
+type Schema struct {
+	Steps            []Step `json:"steps" bson:"steps"`
+	OnFailure        string `json:"on_failure,omitempty" bson:"on_failure,omitempty"`
+	MaxExecutionTime int    `json:"max_execution_time,omitempty" bson:"max_execution_time,omitempty"`
+}
+
+// Step is one element of `steps`, with every field the seed defines.
+type Step struct {
+	Name               string            `json:"name" bson:"name"`
+	Type               StepType          `json:"type" bson:"type"`
+	ProviderRef        string            `json:"provider_ref,omitempty" bson:"provider_ref,omitempty"`
+	ProviderCandidates []string          `json:"provider_candidates,omitempty" bson:"provider_candidates,omitempty"`
+	Endpoint           string            `json:"endpoint,omitempty" bson:"endpoint,omitempty"`
+	SCFFunction        string            `json:"scf_function,omitempty" bson:"scf_function,omitempty"`
+	InputMapping       map[string]any    `json:"input_mapping" bson:"input_mapping"`
+	OutputMapping      map[string]string `json:"output_mapping" bson:"output_mapping"`
+	TimeoutSeconds     int               `json:"timeout_seconds,omitempty" bson:"timeout_seconds,omitempty"`
+	Retry              *Retry            `json:"retry,omitempty" bson:"retry,omitempty"`
+	Polling            *Polling          `json:"polling,omitempty" bson:"polling,omitempty"`
+	CallbackConfig     *CallbackConfig   `json:"callback_config,omitempty" bson:"callback_config,omitempty"`
+}
+
+// Retry is the seed's step `retry` object.
+type Retry struct {
+	MaxAttempts  int `json:"max_attempts" bson:"max_attempts"`
+	DelaySeconds int `json:"delay_seconds" bson:"delay_seconds"`
+}
+
+// Polling is the seed's `polling` object of an async_api step.
+type Polling struct {
+	StatusEndpoint   string   `json:"status_endpoint" bson:"status_endpoint"`
+	IntervalSeconds  int      `json:"interval_seconds" bson:"interval_seconds"`
+	MaxAttempts      int      `json:"max_attempts" bson:"max_attempts"`
+	CompleteStatuses []string `json:"complete_statuses" bson:"complete_statuses"`
+	FailedStatuses   []string `json:"failed_statuses" bson:"failed_statuses"`
+}
+
+// CallbackConfig is the seed's `callback_config` of an scf step. The signature secret is never
+// taken from the schema (a schema must not choose the secret); it is accepted for compatibility.
+type CallbackConfig struct {
+	URL             string `json:"url,omitempty" bson:"url,omitempty"`
+	SignatureSecret string `json:"signature_secret,omitempty" bson:"signature_secret,omitempty"`
+}
+
+// Candidates is the ordered provider list of a step: provider_candidates, or [provider_ref].
+func (s Step) Candidates() []string {
+	if len(s.ProviderCandidates) > 0 {
+		return s.ProviderCandidates
+	}
+	if s.ProviderRef != "" {
+		return []string{s.ProviderRef}
+	}
+	return nil
+}
+
+// Timeout defaults when a step does not set timeout_seconds: every external call must be bounded
+// (the seed's rule "所有API调用必须设置超时").
+const (
+	DefaultSyncTimeoutSeconds  = 30
+	DefaultAsyncTimeoutSeconds = 600
+	DefaultSCFTimeoutSeconds   = 600
+)
+
+// EffectiveTimeoutSeconds is timeout_seconds or the default of the step type.
+func (s Step) EffectiveTimeoutSeconds() int {
+	if s.TimeoutSeconds > 0 {
+		return s.TimeoutSeconds
+	}
+	switch s.Type {
+	case StepAsyncAPI:
+		return DefaultAsyncTimeoutSeconds
+	case StepSCF:
+		return DefaultSCFTimeoutSeconds
+	default:
+		return DefaultSyncTimeoutSeconds
+	}
+}
+
+// RefundsOnFailure reports whether a failed run returns the quota (the seed's default).
+func (s Schema) RefundsOnFailure() bool { return s.OnFailure != OnFailureNoRefund }
+
+// ParseDefinition decodes a posted definition strictly: unknown fields and wrongly typed values are
+// errors that name the field, so a typo such as "provider_candidate" is not silently ignored.
+// It does not validate; call Validate on the result.
+func ParseDefinition(data []byte) (*Definition, error) {
+	var d Definition
+	if err := decodeStrict(data, &d); err != nil {
+		return nil, err
+	}
+	if d.Version == "" {
+		d.Version = DefaultVersion
+	}
+	return &d, nil
+}
+
+// ParseSchema decodes a bare schema object strictly (see ParseDefinition).
+func ParseSchema(data []byte) (*Schema, error) {
+	var s Schema
+	if err := decodeStrict(data, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return describeDecodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &FieldError{StepIndex: -1, Field: "(document)", Message: "trailing data after the JSON object"}
+	}
+	return nil
+}
+
+// describeDecodeError turns encoding/json's errors into a FieldError naming the JSON field.
+func describeDecodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return &FieldError{StepIndex: -1, Field: typeErr.Field,
+			Message: fmt.Sprintf("must be %s, got JSON %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return &FieldError{StepIndex: -1, Field: "(document)",
+			Message: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
+	}
+	return &FieldError{StepIndex: -1, Field: "(document)", Message: err.Error()}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return goKind
+}

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/mongox"
+)
+
+// Collection names of the seed's tables (plus the ones the seed implies: providers, functions,
+// quotas and the recent-call log the health check aggregates).
+const (
+	CollSchemas   = "pipeline_schemas"
+	CollTasks     = "pipeline_tasks"
+	CollSteps     = "task_steps"
+	CollHealth    = "provider_health"
+	CollProviders = "providers"
+	CollFunctions = "functions"
+	CollQuotas    = "quotas"
+	CollCalls     = "provider_calls"
+)
+
+// ErrNotFound wraps mongo.ErrNoDocuments so the HTTP layer's store-error mapping answers 404.
+var ErrNotFound = fmt.Errorf("not found: %w", mongo.ErrNoDocuments)
+
+// Store is the pipelines' Mongo access. Every state change is a single-document write: FerretDB v1
+// has no multi-document transactions. Where concurrent writers race (quota units, refunds, SCF
+// callbacks, schema versions) the guard is a unique-key insert, because FerretDB v1 applies
+// conditional updates as read-modify-write and loses concurrent ones; conditional updates are
+// used only where one writer (the task's workflow) acts at a time, to make retries harmless.
+type Store struct {
+	db  *mongo.Database
+	now func() time.Time
+}
+
+// NewStore wraps a database.
+func NewStore(db *mongo.Database) *Store {
+	return &Store{db: db, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// Database is the name of the database the store uses.
+func (s *Store) Database() string { return s.db.Name() }
+
+// EnsureIndexes creates the unique and lookup indexes; it is safe to run on every start.
+func (s *Store) EnsureIndexes(ctx context.Context) error {
+	idx := []struct {
+		coll   string
+		keys   bson.D
+		unique bool
+	}{
+		{CollSchemas, bson.D{{Key: "name", Value: 1}, {Key: "version", Value: 1}}, true},
+		{CollSteps, bson.D{{Key: "task_id", Value: 1}, {Key: "step_index", Value: 1}}, true},
+		{CollSteps, bson.D{{Key: "status", Value: 1}}, false},
+		{CollQuotas, bson.D{{Key: "user_id", Value: 1}, {Key: "feature_id", Value: 1}}, true},
+		{CollCalls, bson.D{{Key: "provider_ref", Value: 1}, {Key: "at", Value: 1}}, false},
+		{CollTasks, bson.D{{Key: "user_id", Value: 1}}, false},
+	}
+	for _, i := range idx {
+		m := mongo.IndexModel{Keys: i.keys, Options: options.Index().SetUnique(i.unique)}
+		if err := mongox.EnsureIndexes(ctx, s.c(i.coll), m); err != nil {
+			return err
+		}
+	}
+	return s.ensureQuotaIndexes(ctx)
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("load %s: %w", what, err)
+}

@@ -1,0 +1,296 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func newTestStore(t *testing.T) (*Store, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	s := NewStore(testenv.Mongo(t))
+	if err := s.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s, ctx
+}
+
+func loadExample(t *testing.T, name string) *Definition {
+	t.Helper()
+	data, err := os.ReadFile("../../testdata/pipelines/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ParseDefinition(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestSchemaStoreImmutability(t *testing.T) {
+	s, ctx := newTestStore(t)
+	d := loadExample(t, "collection_video_pipeline")
+	rec, created, err := s.PublishSchema(ctx, d)
+	if err != nil || !created {
+		t.Fatalf("publish: %v created=%v", err, created)
+	}
+	if _, created, err := s.PublishSchema(ctx, d); err != nil || created {
+		t.Fatalf("republishing the same schema must be a no-op: %v created=%v", err, created)
+	}
+	changed := loadExample(t, "collection_video_pipeline")
+	changed.Schema.Steps[0], changed.Schema.Steps[2] = changed.Schema.Steps[2], changed.Schema.Steps[0]
+	if _, _, err := s.PublishSchema(ctx, changed); !errors.Is(err, ErrSchemaConflict) {
+		t.Fatalf("want ErrSchemaConflict, got %v", err)
+	}
+	changed.Version = "1.1.0"
+	if _, created, err := s.PublishSchema(ctx, changed); err != nil || !created {
+		t.Fatalf("new version: %v", err)
+	}
+	got, err := s.GetSchema(ctx, d.Name, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Schema, rec.Schema) {
+		t.Fatalf("stored schema differs after round trip:\n%#v\n%#v", got.Schema, rec.Schema)
+	}
+	latest, err := s.GetSchema(ctx, d.Name, "")
+	if err != nil || latest.Version != "1.1.0" {
+		t.Fatalf("latest: %v %v", latest, err)
+	}
+	if _, err := s.GetSchema(ctx, "nope", ""); !errors.Is(err, mongo.ErrNoDocuments) {
+		t.Fatalf("want not found, got %v", err)
+	}
+	list, err := s.ListSchemas(ctx, d.Name, 10)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list: %v %v", list, err)
+	}
+}
+
+func TestQuotaConsumeRefundOnce(t *testing.T) {
+	s, ctx := newTestStore(t)
+	task1, task2 := NewTaskID(), NewTaskID()
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); !errors.Is(err, ErrQuotaExhausted) {
+		t.Fatalf("no quota yet: %v", err)
+	}
+	if _, err := s.SetQuota(ctx, "u1", "f1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); err != nil {
+		t.Fatalf("consuming again for the same task is a no-op: %v", err)
+	}
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task2); !errors.Is(err, ErrQuotaExhausted) {
+		t.Fatalf("want exhausted, got %v", err)
+	}
+	// Concurrent refunds (a retried activity racing itself) return the unit exactly once.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.RefundQuota(ctx, "u1", "f1", task1)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				done++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	q, err := s.GetQuota(ctx, "u1", "f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != 1 || q.Remaining != 1 || len(q.Ledger) != 1 || !q.Ledger[0].Refunded || q.Ledger[0].TaskID != task1 {
+		t.Fatalf("refunds applied=%d quota=%+v", done, q)
+	}
+	if _, err := s.RefundQuota(ctx, "u1", "f1", task2); err == nil {
+		t.Fatal("refunding a task that consumed nothing must fail")
+	}
+}
+
+func TestQuotaConcurrentConsumersNeverOverdraw(t *testing.T) {
+	s, ctx := newTestStore(t)
+	if _, err := s.SetQuota(ctx, "u2", "f", 3); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.ConsumeQuota(ctx, "u2", "f", NewTaskID())
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, ErrQuotaExhausted):
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	q, err := s.GetQuota(ctx, "u2", "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != 3 || q.Remaining != 0 || q.Consumed != 3 {
+		t.Fatalf("consumed %d, quota %+v", ok, q)
+	}
+	if q, err = s.SetQuota(ctx, "u2", "f", 5); err != nil || q.Remaining != 5 {
+		t.Fatalf("set quota keeps the ledger and sets remaining: %+v %v", q, err)
+	}
+}
+
+func TestStepLifecycleAndCallbackClaim(t *testing.T) {
+	s, ctx := newTestStore(t)
+	d := loadExample(t, "collection_video_pipeline")
+	task := &Task{ID: NewTaskID(), UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version,
+		InputData: map[string]any{"product_images": []any{"a"}}, EligibleForRefund: true}
+	if err := s.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSteps(ctx, task.ID, d.Schema.Steps); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSteps(ctx, task.ID, d.Schema.Steps); err != nil {
+		t.Fatalf("creating steps again must be harmless: %v", err)
+	}
+	if ok, err := s.ClaimCallback(ctx, task.ID, 1); ok || err != nil {
+		t.Fatalf("pending step must refuse a callback: %v %v", ok, err)
+	}
+	if _, err := s.ClaimCallback(ctx, task.ID, 7); !errors.Is(err, mongo.ErrNoDocuments) {
+		t.Fatalf("unknown step: %v", err)
+	}
+	in := map[string]any{"image_urls": []any{"x"}, "n": 2.0}
+	if err := s.StartStep(ctx, task.ID, 1, "", in); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AwaitCallback(ctx, task.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.ClaimCallback(ctx, task.ID, 1); !ok || err != nil {
+		t.Fatalf("first callback: %v %v", ok, err)
+	}
+	if ok, err := s.ClaimCallback(ctx, task.ID, 1); ok || err != nil {
+		t.Fatalf("second callback must be refused: %v %v", ok, err)
+	}
+	if err := s.ReleaseCallback(ctx, task.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	claims := 0
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.ClaimCallback(ctx, task.ID, 1)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				claims++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if claims != 1 {
+		t.Fatalf("concurrent callbacks: %d claims, want 1", claims)
+	}
+	if err := s.FinishStep(ctx, task.ID, 1, StatusSuccess, "", map[string]any{"video_url": "v"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishStep(ctx, task.ID, 1, StatusFailed, "", nil, "late"); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := s.ListSteps(ctx, task.ID)
+	if err != nil || len(steps) != 3 {
+		t.Fatalf("steps: %v %v", steps, err)
+	}
+	st := steps[1]
+	if st.Status != StatusSuccess || st.ErrorMessage != "" || st.Output["video_url"] != "v" || st.StartedAt == nil ||
+		st.CompletedAt == nil || !reflect.DeepEqual(st.Input, in) {
+		t.Fatalf("step 1: %+v", st)
+	}
+	if err := s.FinishTask(ctx, task.ID, StatusFailed, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishTask(ctx, task.ID, StatusSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetTask(ctx, task.ID)
+	if err != nil || got.Status != StatusFailed || got.ErrorReason != "boom" {
+		t.Fatalf("task: %+v %v", got, err)
+	}
+}
+
+func TestProvidersHealthAndCalls(t *testing.T) {
+	s, ctx := newTestStore(t)
+	if _, err := s.PutProvider(ctx, &Provider{Ref: "p1", BaseURL: "http://x", AuthHeader: "Authorization", AuthValue: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := s.GetHealth(ctx, []string{"p1", "p2"})
+	if err != nil || hs["p1"].Status != HealthUp || len(hs) != 1 {
+		t.Fatalf("new provider must be up: %+v %v", hs, err)
+	}
+	if _, err := s.SetHealthManual(ctx, "p1", HealthDown, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveHealth(ctx, Health{ProviderRef: "p1", Status: HealthUp, LastCheckAt: time.Now(), ErrorRate: 10}); err != nil {
+		t.Fatal(err)
+	}
+	hs, _ = s.GetHealth(ctx, []string{"p1"})
+	if hs["p1"].Status != HealthDown || hs["p1"].ErrorRate != 10 {
+		t.Fatalf("a pinned status survives the check: %+v", hs["p1"])
+	}
+	if _, err := s.SetHealthManual(ctx, "nope", HealthDown, true); !errors.Is(err, mongo.ErrNoDocuments) {
+		t.Fatalf("unknown provider: %v", err)
+	}
+	now := time.Now()
+	for i, ok := range []bool{true, false, true, true} {
+		if err := s.RecordCall(ctx, ProviderCall{ProviderRef: "p1", At: now.Add(-time.Duration(i) * time.Second), OK: ok, DurationMS: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.RecentCalls(ctx, "p1", now.Add(-time.Minute), 100)
+	if err != nil || st.Calls != 4 || st.Failures != 1 || st.AvgMS != 100 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	if err := s.PruneCalls(ctx, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.RecentCalls(ctx, "p1", now.Add(-time.Minute), 100); st.Calls != 0 {
+		t.Fatalf("prune left %d", st.Calls)
+	}
+	if _, err := s.PutFunction(ctx, &Function{Name: "video-compositor", InvokeURL: "http://f"}); err != nil {
+		t.Fatal(err)
+	}
+	lk, err := s.Lookup(ctx)
+	if err != nil || !lk.ProviderExists("p1") || lk.ProviderExists("p2") || !lk.FunctionExists("video-compositor") {
+		t.Fatalf("lookup wrong: %v", err)
+	}
+}

@@ -1,0 +1,30 @@
+package pipeline
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// HealthScheduleID is the Temporal schedule that runs ProviderHealthWorkflow.
+const HealthScheduleID = "pipeline-provider-health"
+
+// ProviderHealthWorkflow refreshes provider_health once (probes + recent call statistics). The
+// schedule runs it every PIPELINE_HEALTH_INTERVAL; overlapping runs are skipped.
+func ProviderHealthWorkflow(ctx workflow.Context) (*domain.HealthReport, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+	})
+	var rep domain.HealthReport
+	if err := workflow.ExecuteActivity(ctx, domain.ActCheckHealth).Get(ctx, &rep); err != nil {
+		return nil, err
+	}
+	if len(rep.Changed) > 0 {
+		workflow.GetLogger(ctx).Info("provider health changed", "changes", rep.Changed)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,246 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// Retry defaults for a step without a `retry` block: one retry after a second, then the next
+// provider.
+const (
+	defaultCallAttempts = 2
+	defaultCallDelay    = time.Second
+	// pollAttempts retries one status request (network blips) before the provider counts as failed.
+	pollAttempts = 3
+	// maxPollCallTimeout bounds one status request.
+	maxPollCallTimeout = time.Minute
+	// invokeTimeout bounds the request that starts an SCF function (it only enqueues work).
+	invokeTimeout = 30 * time.Second
+)
+
+// providerCall runs a step against one provider. A *stepFailure means "stop, do not try another
+// provider"; any other error lets the next healthy candidate try.
+type providerCall func(ctx workflow.Context, i int, provider string) (map[string]any, error)
+
+// runWithFallback picks the step's healthy providers and tries them in order.
+func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (string, map[string]any, error) {
+	st := r.in.Schema.Steps[i]
+	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
+	var choice domain.ChooseResult
+	if err := workflow.ExecuteActivity(bctx, domain.ActChooseProvider,
+		domain.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
+		return "", nil, err
+	}
+	if len(choice.Usable) == 0 {
+		return "", nil, &stepFailure{index: i, msg: "all providers unavailable: " + strings.Join(choice.Skipped, ", ")}
+	}
+	var tried []string
+	for _, provider := range choice.Usable {
+		out, err := call(ctx, i, provider)
+		if err == nil {
+			return provider, out, nil
+		}
+		var sf *stepFailure
+		if errors.As(err, &sf) {
+			return "", nil, sf
+		}
+		if ctx.Err() != nil {
+			return "", nil, ctx.Err()
+		}
+		if isType(err, domain.ErrTypeRender) {
+			return "", nil, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
+		}
+		r.log.Warn("provider failed, trying the next one", "step", i, "provider", provider, "err", err)
+		tried = append(tried, fmt.Sprintf("%s: %s", provider, rootMessage(err)))
+	}
+	last := choice.Usable[len(choice.Usable)-1]
+	return "", nil, &stepFailure{index: i, provider: last, msg: "every provider failed (" + strings.Join(tried, "; ") + ")"}
+}
+
+// callOptions turns the step's timeout_seconds and retry into activity options.
+func callOptions(st domain.Step) workflow.ActivityOptions {
+	attempts, delay := defaultCallAttempts, defaultCallDelay
+	if st.Retry != nil {
+		attempts, delay = st.Retry.MaxAttempts, time.Duration(st.Retry.DelaySeconds)*time.Second
+	}
+	if delay <= 0 {
+		delay = 100 * time.Millisecond // Temporal needs a positive interval; 0 means "at once"
+	}
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Duration(st.EffectiveTimeoutSeconds()) * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: delay, BackoffCoefficient: 1, MaximumInterval: delay,
+			MaximumAttempts:        int32(attempts),
+			NonRetryableErrorTypes: []string{domain.ErrTypeRender, domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+	}
+}
+
+func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
+	actx := workflow.WithActivityOptions(ctx, callOptions(r.in.Schema.Steps[i]))
+	var res domain.CallResult
+	if err := workflow.ExecuteActivity(actx, domain.ActCallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
+		return nil, err
+	}
+	return res.Output, nil
+}
+
+// callAsync submits the job, then polls with durable timers: a worker restart resumes the loop
+// from history and never submits the job again.
+func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
+	st := r.in.Schema.Steps[i]
+	p := st.Polling
+	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
+	submitOpts := callOptions(st)
+	var sub domain.SubmitResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), domain.ActSubmitAsync,
+		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
+		return nil, err
+	}
+	if done, out, err := r.decide(i, provider, sub.Status, sub.Output, sub.Output); done {
+		return out, err
+	}
+	pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
+			NonRetryableErrorTypes: []string{domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+	})
+	interval := time.Duration(p.IntervalSeconds) * time.Second
+	status := sub.Status
+	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
+		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
+		// timeout_seconds (as in the seed's example) still gets its last poll.
+		left := deadline.Sub(workflow.Now(ctx))
+		if left <= 0 {
+			return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
+				"vendor task %s still %q when the step's timeout of %ds ran out", sub.VendorTaskID, status, st.EffectiveTimeoutSeconds())}
+		}
+		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
+			return nil, err
+		}
+		var poll domain.PollResult
+		if err := workflow.ExecuteActivity(pollCtx, domain.ActPollAsync, domain.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
+			ProviderRef: provider, Step: st, VendorTaskID: sub.VendorTaskID}).Get(ctx, &poll); err != nil {
+			return nil, err
+		}
+		status = poll.Status
+		if done, out, err := r.decide(i, provider, poll.Status, sub.Output, poll.Output); done {
+			return out, err
+		}
+	}
+	return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
+		"vendor task %s still %q after %d polls", sub.VendorTaskID, status, p.MaxAttempts)}
+}
+
+// decide applies complete_statuses/failed_statuses. The final output is the mapped status
+// response, with fields only the submit response had (vendor_task_id) carried over.
+func (r *run) decide(i int, provider, status string, submitted, polled map[string]any) (bool, map[string]any, error) {
+	p := r.in.Schema.Steps[i].Polling
+	switch {
+	case contains(p.CompleteStatuses, status):
+		out := make(map[string]any, len(polled)+len(submitted))
+		for k, v := range submitted {
+			out[k] = v
+		}
+		for k, v := range polled {
+			out[k] = v
+		}
+		return true, out, nil
+	case contains(p.FailedStatuses, status):
+		return true, nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf("vendor reported status %q", status)}
+	}
+	return false, nil, nil
+}
+
+// runSCF invokes the function and waits for its signed callback (delivered as a signal by the
+// callback endpoint) up to timeout_seconds.
+func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
+	st := r.in.Schema.Steps[i]
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: invokeTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{domain.ErrTypeRender, domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+	})
+	var inv domain.InvokeResult
+	if err := workflow.ExecuteActivity(actx, domain.ActInvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
+	}
+	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
+	deadline := workflow.Now(ctx).Add(timeout)
+	for {
+		sig, ok, err := r.awaitCallback(ctx, deadline.Sub(workflow.Now(ctx)))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, &stepFailure{index: i, msg: fmt.Sprintf("no callback from %s within %ds", st.SCFFunction, st.EffectiveTimeoutSeconds())}
+		}
+		if sig.StepIndex != i {
+			r.log.Warn("callback for another step ignored", "step", i, "callback_step", sig.StepIndex)
+			continue
+		}
+		if sig.Status != domain.StatusSuccess {
+			msg := sig.ErrorMessage
+			if msg == "" {
+				msg = fmt.Sprintf("%s reported status %q", st.SCFFunction, sig.Status)
+			}
+			return nil, &stepFailure{index: i, msg: msg}
+		}
+		out, _, err := domain.MapOutput(st.OutputMapping, sig.Body)
+		if err != nil {
+			return nil, &stepFailure{index: i, msg: err.Error()}
+		}
+		return out, nil
+	}
+}
+
+// awaitCallback waits for the next callback signal or the timeout (ok=false).
+func (r *run) awaitCallback(ctx workflow.Context, left time.Duration) (sig domain.CallbackSignal, ok bool, err error) {
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	timer := workflow.NewTimer(timerCtx, max(left, time.Millisecond))
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(r.signals, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &sig)
+		ok = true
+	})
+	sel.AddFuture(timer, func(f workflow.Future) { err = f.Get(ctx, nil) })
+	sel.Select(ctx)
+	if ok {
+		return sig, true, nil
+	}
+	return sig, false, err
+}
+
+func isType(err error, typ string) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == typ
+}
+
+// rootMessage is the activity's own message, without Temporal's wrapping ("activity error
+// (type…)") and the error type suffix, so a task's error_reason reads like a sentence.
+func rootMessage(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		return "timed out (" + te.TimeoutType().String() + ")"
+	}
+	return err.Error()
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,238 @@
+// Package pipeline holds the deterministic workflows of seed 003: PipelineWorkflow runs one
+// task's steps in order, and ProviderHealthWorkflow refreshes provider_health on a schedule.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/searchattr"
+)
+
+// Kind is the TaskloomKind search attribute value of pipeline workflows.
+const Kind = "pipeline"
+
+// QueryState is the query that returns the workflow's State.
+const QueryState = "state"
+
+// ErrTypeStepFailed is the error type a failed pipeline ends with (the Web UI shows it).
+const ErrTypeStepFailed = "PipelineStepFailed"
+
+// bookkeepingOptions are for the Mongo bookkeeping activities: quick, retried until Mongo answers
+// (a task must never stay "processing" because the database blinked).
+var bookkeepingOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: time.Minute, MaximumAttempts: 0},
+}
+
+// Input starts a PipelineWorkflow. Schema is the snapshot of the version the task started
+// with, so publishing a new version never changes a running task.
+type Input struct {
+	TaskID    string
+	UserID    string
+	FeatureID string
+	Pipeline  string
+	Version   string
+	Schema    domain.Schema
+	InputData map[string]any
+}
+
+// Result is the workflow's outcome on success.
+type Result struct {
+	Status  string
+	Outputs []map[string]any
+}
+
+// State is what the state query returns.
+type State struct {
+	Status      string
+	CurrentStep int
+	StepStatus  []string
+	ErrorReason string
+}
+
+// stepFailure is a step that failed; the workflow stops at the first one.
+type stepFailure struct {
+	index    int
+	provider string
+	msg      string
+}
+
+func (f *stepFailure) Error() string { return f.msg }
+
+type run struct {
+	in      Input
+	state   *State
+	log     log.Logger
+	outputs []map[string]any
+	signals workflow.ReceiveChannel
+}
+
+// PipelineWorkflow runs a task's steps in order and stops at the first failure, refunding the
+// quota once when the schema's on_failure asks for it. max_execution_time bounds the whole run.
+func PipelineWorkflow(ctx workflow.Context, in Input) (*Result, error) {
+	r, err := setup(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+func setup(ctx workflow.Context, in Input) (*run, error) {
+	if in.TaskID == "" || len(in.Schema.Steps) == 0 {
+		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and at least one step", "InvalidInput", nil)
+	}
+	r := &run{in: in, state: &State{Status: domain.StatusProcessing, CurrentStep: -1, StepStatus: make([]string, len(in.Schema.Steps))},
+		signals: workflow.GetSignalChannel(ctx, domain.SignalStepCallback)}
+	for i := range r.state.StepStatus {
+		r.state.StepStatus[i] = domain.StatusPending
+	}
+	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
+		return nil, fmt.Errorf("register state query: %w", err)
+	}
+	return r, nil
+}
+
+func (r *run) execute(ctx workflow.Context) (*Result, error) {
+	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
+	if err := workflow.ExecuteActivity(bctx, domain.ActStartTask, r.in.TaskID).Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	r.upsertStatus(ctx, domain.StatusProcessing)
+
+	runCtx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	var runErr error
+	done := false
+	workflow.Go(runCtx, func(gctx workflow.Context) {
+		runErr = r.runSteps(gctx)
+		done = true
+	})
+	stopped := r.awaitSteps(ctx, func() bool { return done })
+	if stopped != "" {
+		cancel()
+		// The bookkeeping below must run even when the workflow itself was cancelled.
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+		bctx = workflow.WithActivityOptions(ctx, bookkeepingOptions)
+		_ = workflow.Await(ctx, func() bool { return done })
+		runErr = &stepFailure{index: max(r.state.CurrentStep, 0), msg: stopped}
+	}
+
+	var sf *stepFailure
+	if errors.As(runErr, &sf) {
+		err := r.fail(bctx, ctx, sf)
+		if stopped == reasonCancelled {
+			return nil, temporal.NewCanceledError(reasonCancelled)
+		}
+		return nil, err
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	if err := workflow.ExecuteActivity(bctx, domain.ActFinishTask,
+		domain.FinishTaskRequest{TaskID: r.in.TaskID, Status: domain.StatusSuccess}).Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	r.state.Status = domain.StatusSuccess
+	r.upsertStatus(ctx, domain.StatusSuccess)
+	return &Result{Status: domain.StatusSuccess, Outputs: r.outputs}, nil
+}
+
+// reasonCancelled is the step error of a pipeline whose workflow an operator cancelled.
+const reasonCancelled = "pipeline was cancelled"
+
+// awaitSteps waits for the steps to finish. It returns "" when they did, or why they were stopped:
+// max_execution_time ran out, or the workflow was cancelled.
+func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
+	maxSecs := r.in.Schema.MaxExecutionTime
+	if maxSecs <= 0 {
+		if err := workflow.Await(ctx, done); err != nil {
+			return reasonCancelled
+		}
+		return ""
+	}
+	finished, err := workflow.AwaitWithTimeout(ctx, time.Duration(maxSecs)*time.Second, done)
+	switch {
+	case err != nil:
+		return reasonCancelled
+	case !finished:
+		return fmt.Sprintf("pipeline exceeded max_execution_time of %ds", maxSecs)
+	}
+	return ""
+}
+
+// fail records the failed step and the task, refunds once, and ends the workflow failed.
+func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
+	name := r.in.Schema.Steps[sf.index].Name
+	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
+	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
+	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = domain.StatusFailed, reason, domain.StatusFailed
+	if err := workflow.ExecuteActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+		StepIndex: sf.index, Status: domain.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
+		return err
+	}
+	if err := workflow.ExecuteActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
+		Status: domain.StatusFailed, ErrorReason: reason}).Get(ctx, nil); err != nil {
+		return err
+	}
+	r.upsertStatus(ctx, domain.StatusFailed)
+	if r.in.Schema.RefundsOnFailure() {
+		if err := workflow.ExecuteActivity(bctx, domain.ActRefundQuota, domain.RefundRequest{TaskID: r.in.TaskID,
+			UserID: r.in.UserID, FeatureID: r.in.FeatureID}).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return temporal.NewNonRetryableApplicationError(reason, ErrTypeStepFailed, nil)
+}
+
+func (r *run) upsertStatus(ctx workflow.Context, status string) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
+		r.log.Warn("upsert TaskloomStatus failed", "err", err)
+	}
+}
+
+// runSteps executes the steps in order and returns the first failure.
+func (r *run) runSteps(ctx workflow.Context) error {
+	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
+	for i, st := range r.in.Schema.Steps {
+		r.state.CurrentStep, r.state.StepStatus[i] = i, domain.StatusProcessing
+		var (
+			provider string
+			output   map[string]any
+			err      error
+		)
+		switch st.Type {
+		case domain.StepSyncAPI:
+			provider, output, err = r.runWithFallback(ctx, i, r.callSync)
+		case domain.StepAsyncAPI:
+			provider, output, err = r.runWithFallback(ctx, i, r.callAsync)
+		case domain.StepSCF:
+			output, err = r.runSCF(ctx, i)
+		default:
+			err = &stepFailure{index: i, msg: fmt.Sprintf("unknown step type %q", st.Type)}
+		}
+		if err != nil {
+			return err
+		}
+		if err := workflow.ExecuteActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+			StepIndex: i, Status: domain.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
+			return err
+		}
+		r.state.StepStatus[i] = domain.StatusSuccess
+		r.outputs = append(r.outputs, output)
+	}
+	return nil
+}
+
+func (r *run) callRequest(i int, provider string) domain.CallRequest {
+	return domain.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.in.Schema.Steps[i],
+		ProviderRef: provider, InputData: r.in.InputData, StepOutputs: r.outputs}
+}

@@ -1,0 +1,283 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// fakeActs stands in for activities/pipeline: it records calls and answers from the test's funcs.
+type fakeActs struct {
+	mu       sync.Mutex
+	calls    []string
+	finished []domain.FinishStepRequest
+	task     domain.FinishTaskRequest
+	refunds  int
+	usable   []string
+	sync     func(req domain.CallRequest) (*domain.CallResult, error)
+	submit   func(req domain.CallRequest) (*domain.SubmitResult, error)
+	poll     func(req domain.PollRequest) (*domain.PollResult, error)
+}
+
+func (f *fakeActs) log(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+}
+
+func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
+	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
+	reg(func(context.Context, string) error { return nil }, domain.ActStartTask)
+	reg(func(_ context.Context, r domain.ChooseRequest) (*domain.ChooseResult, error) {
+		return &domain.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
+	}, domain.ActChooseProvider)
+	reg(func(_ context.Context, r domain.CallRequest) (*domain.CallResult, error) {
+		f.log("sync:" + r.ProviderRef)
+		return f.sync(r)
+	}, domain.ActCallSync)
+	reg(func(_ context.Context, r domain.CallRequest) (*domain.SubmitResult, error) {
+		f.log("submit:" + r.ProviderRef)
+		return f.submit(r)
+	}, domain.ActSubmitAsync)
+	reg(func(_ context.Context, r domain.PollRequest) (*domain.PollResult, error) {
+		f.log("poll:" + r.ProviderRef)
+		return f.poll(r)
+	}, domain.ActPollAsync)
+	reg(func(_ context.Context, r domain.CallRequest) (*domain.InvokeResult, error) {
+		f.log("invoke")
+		return &domain.InvokeResult{}, nil
+	}, domain.ActInvokeSCF)
+	reg(func(_ context.Context, r domain.FinishStepRequest) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.finished = append(f.finished, r)
+		return nil
+	}, domain.ActFinishStep)
+	reg(func(_ context.Context, r domain.FinishTaskRequest) error { f.task = r; return nil }, domain.ActFinishTask)
+	reg(func(_ context.Context, r domain.RefundRequest) (bool, error) { f.refunds++; return true, nil }, domain.ActRefundQuota)
+}
+
+func syncStep(name string, attempts int) domain.Step {
+	return domain.Step{Name: name, Type: domain.StepSyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/x",
+		InputMapping: map[string]any{}, OutputMapping: map[string]string{"u": "$.u"}, TimeoutSeconds: 5,
+		Retry: &domain.Retry{MaxAttempts: attempts, DelaySeconds: 1}}
+}
+
+func execute(t *testing.T, f *fakeActs, in Input, during func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	f.register(env)
+	if during != nil {
+		during(env)
+	}
+	env.ExecuteWorkflow(PipelineWorkflow, in)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	return env, env.GetWorkflowError()
+}
+
+func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
+	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+		if r.ProviderRef == "a" {
+			return nil, temporal.NewApplicationError("a answered 503", "VendorUnavailable")
+		}
+		return &domain.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
+	}}
+	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s0", 3)}}}
+	if _, err := execute(t, f, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.calls, ","); got != "sync:a,sync:a,sync:a,sync:b" {
+		t.Fatalf("calls %s", got)
+	}
+	if f.finished[0].ProviderRef != "b" || f.finished[0].Status != domain.StatusSuccess || f.task.Status != domain.StatusSuccess {
+		t.Fatalf("finished %+v task %+v", f.finished, f.task)
+	}
+}
+
+func TestRenderErrorStopsWithoutFallthroughAndRefundsOnce(t *testing.T) {
+	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+		return nil, temporal.NewNonRetryableApplicationError(`input_mapping: ${input_data.x}: input_data has no field "x"`, domain.ErrTypeRender, nil)
+	}}
+	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 3), syncStep("second", 1)}}}
+	_, err := execute(t, f, in, nil)
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != ErrTypeStepFailed {
+		t.Fatalf("want %s, got %v", ErrTypeStepFailed, err)
+	}
+	if got := strings.Join(f.calls, ","); got != "sync:a" {
+		t.Fatalf("calls %s", got)
+	}
+	if !strings.HasPrefix(f.task.ErrorReason, `Step "first" failed: input_mapping: ${input_data.x}`) || f.refunds != 1 {
+		t.Fatalf("task %+v refunds %d", f.task, f.refunds)
+	}
+}
+
+func TestNoUsableProviderFailsWithReason(t *testing.T) {
+	f := &fakeActs{}
+	in := Input{TaskID: "t", Schema: domain.Schema{OnFailure: domain.OnFailureNoRefund, Steps: []domain.Step{syncStep("only", 1)}}}
+	if _, err := execute(t, f, in, nil); err == nil {
+		t.Fatal("want failure")
+	}
+	if f.task.ErrorReason != `Step "only" failed: all providers unavailable: x (down)` || f.refunds != 0 || len(f.calls) != 0 {
+		t.Fatalf("task %+v refunds %d calls %v", f.task, f.refunds, f.calls)
+	}
+}
+
+func asyncStep() domain.Step {
+	return domain.Step{Name: "gen", Type: domain.StepAsyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/submit",
+		InputMapping: map[string]any{}, OutputMapping: map[string]string{"status": "$.status", "vendor_task_id": "$.id"},
+		TimeoutSeconds: 600, Polling: &domain.Polling{StatusEndpoint: "/s/{vendor_task_id}", IntervalSeconds: 10, MaxAttempts: 5,
+			CompleteStatuses: []string{"success"}, FailedStatuses: []string{"failed"}}}
+}
+
+func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
+	polls := 0
+	f := &fakeActs{usable: []string{"a", "b"},
+		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
+			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued", Output: map[string]any{"vendor_task_id": "v1"}}, nil
+		},
+		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
+			polls++
+			if polls < 3 {
+				return &domain.PollResult{Status: "processing"}, nil
+			}
+			return &domain.PollResult{Status: "failed"}, nil
+		}}
+	_, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil)
+	if err == nil || f.task.ErrorReason != `Step "gen" failed: vendor reported status "failed"` {
+		t.Fatalf("err %v task %+v", err, f.task)
+	}
+	if got := strings.Join(f.calls, ","); got != "submit:a,poll:a,poll:a,poll:a" {
+		t.Fatalf("calls %s", got)
+	}
+}
+
+func TestAsyncGivesUpAfterMaxAttempts(t *testing.T) {
+	f := &fakeActs{usable: []string{"a"},
+		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
+			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
+		},
+		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
+			return &domain.PollResult{Status: "processing"}, nil
+		}}
+	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil); err == nil {
+		t.Fatal("want failure")
+	}
+	if f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 5 polls` {
+		t.Fatalf("task %+v", f.task)
+	}
+}
+
+func scfStep(timeout int) domain.Step {
+	return domain.Step{Name: "compose", Type: domain.StepSCF, SCFFunction: "video-compositor", InputMapping: map[string]any{},
+		OutputMapping: map[string]string{"video_url": "$.output.video_url"}, TimeoutSeconds: timeout}
+}
+
+func TestSCFCallbackCompletesStepAndIgnoresOtherSteps(t *testing.T) {
+	f := &fakeActs{}
+	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
+	env, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(QueryState)
+			var st State
+			if err != nil || v.Get(&st) != nil || st.CurrentStep != 0 || st.StepStatus[0] != domain.StatusProcessing {
+				t.Errorf("state query while waiting: %+v %v", st, err)
+			}
+			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 7, Status: "success"})
+		}, time.Minute)
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 0, Status: "success",
+				Body: map[string]any{"status": "success", "output": map[string]any{"video_url": "v.mp4"}}})
+		}, 2*time.Minute)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := env.GetWorkflowResult(&res); err != nil || res.Outputs[0]["video_url"] != "v.mp4" {
+		t.Fatalf("result %+v %v", res, err)
+	}
+}
+
+func TestSCFTimesOutWithoutCallback(t *testing.T) {
+	f := &fakeActs{}
+	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(30)}}}
+	if _, err := execute(t, f, in, nil); err == nil {
+		t.Fatal("want failure")
+	}
+	if f.task.ErrorReason != `Step "compose" failed: no callback from video-compositor within 30s` || f.refunds != 1 {
+		t.Fatalf("task %+v refunds %d", f.task, f.refunds)
+	}
+}
+
+func TestMaxExecutionTimeBoundsTheRun(t *testing.T) {
+	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	}}
+	in := Input{TaskID: "t", Schema: domain.Schema{MaxExecutionTime: 100, Steps: []domain.Step{syncStep("quick", 1), scfStep(90), scfStep(90)}}}
+	in.Schema.Steps[2].Name = "compose2"
+	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 1, Status: "success", Body: map[string]any{}})
+		}, 60*time.Second)
+	})
+	if err == nil || f.task.ErrorReason != `Step "compose2" failed: pipeline exceeded max_execution_time of 100s` {
+		t.Fatalf("err %v task %+v", err, f.task)
+	}
+}
+
+func TestCancelledPipelineFailsTaskAndRefunds(t *testing.T) {
+	f := &fakeActs{}
+	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
+	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	})
+	if !temporal.IsCanceledError(err) {
+		t.Fatalf("want cancelled, got %v", err)
+	}
+	if f.task.ErrorReason != `Step "compose" failed: pipeline was cancelled` || f.refunds != 1 || f.finished[0].Status != domain.StatusFailed {
+		t.Fatalf("task %+v refunds %d steps %+v", f.task, f.refunds, f.finished)
+	}
+}
+
+// With interval×max_attempts equal to timeout_seconds (the seed's 10 s × 60 = 600 s), every poll
+// happens and the step fails for max_attempts, not for the timeout; a shorter timeout cuts it.
+func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
+	polls := 0
+	f := &fakeActs{usable: []string{"a"},
+		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
+			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
+		},
+		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
+			polls++
+			return &domain.PollResult{Status: "processing"}, nil
+		}}
+	st := asyncStep()
+	st.Polling.MaxAttempts, st.TimeoutSeconds = 60, 600
+	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+		t.Fatal("want failure")
+	}
+	if polls != 60 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 60 polls` {
+		t.Fatalf("polls %d reason %q", polls, f.task.ErrorReason)
+	}
+	polls = 0
+	st.TimeoutSeconds = 95
+	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+		t.Fatal("want failure")
+	}
+	if polls != 10 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" when the step's timeout of 95s ran out` {
+		t.Fatalf("polls %d reason %q", polls, f.task.ErrorReason)
+	}
+}
