@@ -1,0 +1,92 @@
+// Package entry is the HTTP face of the entry subsystem (seed 001): the apply intake and task
+// status for callers, the operator routes under /internal/tasks, and the Telegram webhook.
+package entry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/config"
+	domain "github.com/taskloom/taskloom/internal/entry"
+)
+
+// handlers holds what the entry routes need.
+type handlers struct {
+	cfg   *config.Entry
+	sub   *domain.Submitter
+	tasks *domain.Tasks
+	now   func() time.Time
+}
+
+// Mount attaches the entry routes. Callers need a write key to apply and a read key for status;
+// the operator routes need an admin key; the Telegram webhook authenticates by its secret token.
+func Mount(e *echo.Echo, d httpx.Deps) error {
+	p := d.Platform
+	h := &handlers{cfg: &p.Config.Entry, sub: domain.NewSubmitter(p), tasks: domain.NewTasks(p), now: time.Now}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.sub.Runs.EnsureIndexes(ctx); err != nil {
+		// Mongo may be down at start; /readyz reports it and the worker ensures the indexes too.
+		p.Log.Warn("workflow_runs indexes not ensured", "err", err)
+	}
+	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
+	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
+	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)
+
+	ops := e.Group("/internal/tasks", d.Authn, admin)
+	ops.GET("/stats", h.stats)
+	ops.GET("/suspended", h.suspended)
+	ops.GET("/:id", h.opsTask)
+	ops.POST("/:id/resume", h.resume)
+	ops.POST("/:id/drop", h.drop)
+
+	e.POST("/telegram/webhook", h.telegram)
+	return nil
+}
+
+// readBody reads the request body within the server's body limit.
+func readBody(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+			return nil, httpx.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "request body is larger than the limit")
+		}
+		return nil, httpx.Validation("body", "could not read request body: "+err.Error())
+	}
+	return body, nil
+}
+
+// toHTTP maps the entry domain's errors; anything else goes to the shared store/Temporal mapping.
+func toHTTP(err error) error {
+	var (
+		fe *domain.FieldError
+		ee *domain.EnqueueError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return httpx.Validation(fe.Field, fmt.Sprintf("field %q %s", fe.Field, fe.Message))
+	case errors.Is(err, domain.ErrUnknownWorkflow):
+		return httpx.NotFound("workflow").WithDetail("field", "workflowId").WithDetail("reason", err.Error())
+	case errors.As(err, &ee):
+		return httpx.Unavailable(ee.Dependency, httpx.TemporalRetryAfter)
+	case errors.Is(err, domain.ErrNotFound):
+		return httpx.NotFound("task")
+	case errors.Is(err, domain.ErrNotSuspended):
+		return httpx.Conflict(err.Error())
+	}
+	if mapped := httpx.FromStore(err); mapped != err {
+		return mapped
+	}
+	return httpx.FromTemporal(err)
+}

@@ -1,0 +1,206 @@
+package entry_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
+)
+
+// Rule 1 (入口统一): HTTP and Telegram tasks are enqueued, the API process goes away, and the
+// worker alone still processes both; /internal/tasks/stats showed them processing meanwhile.
+func TestRule1TasksRunWithTheAPIStopped(t *testing.T) {
+	f := newFixture(t)
+	f.vendor.delay.Store(4000)
+	httpTask := f.apply(f.applyBody("chat-r1", "from http", nil), http.StatusAccepted)["taskId"].(string)
+	r := f.webhook(telegramUpdate(9001, 4242, "from telegram"), tgSecret)
+	if r.Status != http.StatusOK {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	tgTask := r.Map(t)["taskId"].(string)
+
+	e2e.Eventually(t, 20*time.Second, "stats to show both tasks processing", func() bool {
+		r := f.env.Do(http.MethodGet, "/internal/tasks/stats", f.env.AdminKey, nil)
+		var st domain.Stats
+		r.JSON(t, &st)
+		return st.Counts[domain.StatusProcessing] >= 2 && st.Channels[domain.ChannelHTTP].Open >= 1 && st.Channels[domain.ChannelTelegram].Open >= 1
+	})
+	f.env.API.Close() // the API process is gone; only the worker runs
+
+	tasks := &domain.Tasks{Runs: domain.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal}
+	for _, id := range []string{httpTask, tgTask} {
+		e2e.Eventually(t, 30*time.Second, id+" to complete without the API", func() bool {
+			st, err := tasks.Status(f.env.Context(), id)
+			return err == nil && st.Status == domain.StatusCompleted
+		})
+	}
+	st, _ := tasks.Status(f.env.Context(), httpTask)
+	if st.Result["text"] != "echo: from http" || st.Result["history_len"] != 1.0 {
+		t.Fatalf("http result: %+v", st)
+	}
+	e2e.Eventually(t, 10*time.Second, "the telegram reply", func() bool { return len(f.tg.MessagesTo("4242")) == 1 })
+	if m := f.tg.MessagesTo("4242")[0]; m.Text != "echo: from telegram" || m.ReplyTo != 9008 {
+		t.Fatalf("reply: %+v", m)
+	}
+	f.saveHistory(tgTask, "telegram_completed_reply")
+}
+
+// Rule 2 (幂等一致): the same key twice is one task, one run, one workflow_runs document — also
+// after the first run finished, and for keys the intake generates from a repeated click.
+func TestRule2SameKeyIsOneTask(t *testing.T) {
+	f := newFixture(t)
+	key := testenv.Unique("click-")
+	body := f.applyBody("chat-r2", "hello", map[string]any{"idempotencyKey": key})
+	first := f.apply(body, http.StatusAccepted)
+	second := f.apply(body, http.StatusAccepted)
+	id := first["taskId"].(string)
+	if second["taskId"] != id || second["duplicate"] != true || first["duplicate"] != false {
+		t.Fatalf("same key, different answers: %v / %v", first, second)
+	}
+	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.saveHistory(id, "http_completed")
+
+	third := f.apply(body, http.StatusOK) // after completion: the stored result, no new run
+	if third["taskId"] != id || third["status"] != domain.StatusCompleted || third["from"] != domain.CollRuns {
+		t.Fatalf("after completion: %v", third)
+	}
+	if n := f.runsWithKey(key); n != 1 {
+		t.Fatalf("workflow_runs documents for the key: %d", n)
+	}
+	if n := f.vendor.calls.Load(); n != 1 {
+		t.Fatalf("the pipeline ran %d times", n)
+	}
+	e2e.Eventually(t, 10*time.Second, "one execution with the key in visibility", func() bool {
+		resp, err := f.env.Platform.Temporal.CountWorkflow(f.env.Context(), &workflowservice.CountWorkflowExecutionsRequest{
+			Query: "TaskloomKey = '" + key + "'"})
+		return err == nil && resp.GetCount() == 1
+	})
+
+	// No key: a double click in one window builds the same {channel}:{workflowId}:{chatId}:{ts}.
+	a := f.apply(f.applyBody("chat-r2-click", "click", nil), http.StatusAccepted)
+	b := f.apply(f.applyBody("chat-r2-click", "click", nil), http.StatusAccepted)
+	if a["taskId"] != b["taskId"] || b["duplicate"] != true {
+		t.Fatalf("double click made two tasks: %v / %v", a, b)
+	}
+}
+
+// Rule 3 (超时降级): waitForResult past waitTimeoutSeconds answers 202 with the taskId, and GET
+// shows the completion later; a fast task answers 200 with its result.
+func TestRule3WaitTimeoutAnswers202ThenCompletes(t *testing.T) {
+	f := newFixture(t)
+	fast := f.apply(f.applyBody("chat-r3", "quick", map[string]any{"waitForResult": true, "waitTimeoutSeconds": 20}), http.StatusOK)
+	if fast["status"] != domain.StatusCompleted || fast["result"].(map[string]any)["text"] != "echo: quick" {
+		t.Fatalf("fast wait: %v", fast)
+	}
+
+	f.vendor.delay.Store(3000)
+	slow := f.apply(f.applyBody("chat-r3-slow", "slow", map[string]any{"waitForResult": true, "waitTimeoutSeconds": 1}), http.StatusAccepted)
+	id := slow["taskId"].(string)
+	if slow["status"] == domain.StatusCompleted {
+		t.Fatalf("answered completed before the vendor did: %v", slow)
+	}
+	st := f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	if st["result"].(map[string]any)["text"] != "echo: slow" {
+		t.Fatalf("result: %v", st)
+	}
+}
+
+// Rule 4 (挂起恢复): retries exhausted → suspended, listed in /internal/tasks/suspended; resume via
+// the API runs it to completion; the same with the signal the temporal CLI sends; drop ends one.
+func TestRule4SuspendedTasksResume(t *testing.T) {
+	f := newFixture(t)
+	f.vendor.fail.Store(true)
+	id := f.apply(f.applyBody("chat-r4", "needs an operator", nil), http.StatusAccepted)["taskId"].(string)
+	st := f.waitStatus(id, domain.StatusSuspended, 30*time.Second)
+	retry := st["retry"].(map[string]any)
+	if retry["count"] != 1.0 || retry["max"] != 1.0 || st["attempts"] != 2.0 || st["lastError"] == "" {
+		t.Fatalf("suspended status: %v", st)
+	}
+	e2e.Eventually(t, 10*time.Second, "the task in /internal/tasks/suspended", func() bool {
+		r := f.env.Do(http.MethodGet, "/internal/tasks/suspended", f.env.AdminKey, nil)
+		var list struct {
+			Tasks []domain.SuspendedTask `json:"tasks"`
+		}
+		r.JSON(t, &list)
+		for _, s := range list.Tasks {
+			if s.TaskID == id {
+				return s.Reason != "" && s.Attempts == 2 && s.Channel == domain.ChannelHTTP && s.Since != nil
+			}
+		}
+		return false
+	})
+	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+id+"/resume", "", nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("resume without a key: %d", r.Status)
+	}
+
+	f.vendor.fail.Store(false)
+	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+id+"/resume", f.env.AdminKey, map[string]any{"reason": "vendor fixed"}); r.Status != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", r.Status, r.Body)
+	}
+	done := f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	if done["result"].(map[string]any)["text"] != "echo: needs an operator" || done["retry"].(map[string]any)["count"] != 0.0 {
+		t.Fatalf("after resume: %v", done)
+	}
+	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+id+"/resume", f.env.AdminKey, nil); r.Status != http.StatusConflict {
+		t.Fatalf("resume of a completed task: %d %s", r.Status, r.Body)
+	}
+	f.saveHistory(id, "http_suspended_resumed")
+
+	// The temporal CLI path: `temporal workflow signal --workflow-id <taskId> --name resume`.
+	f.vendor.fail.Store(true)
+	cli := f.apply(f.applyBody("chat-r4-cli", "resumed from the CLI", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(cli, domain.StatusSuspended, 30*time.Second)
+	f.vendor.fail.Store(false)
+	signalWithCLI(t, f, cli)
+	f.waitStatus(cli, domain.StatusCompleted, 30*time.Second)
+
+	// The same signal through the SDK client (what the CLI does over gRPC), with no payload.
+	f.vendor.fail.Store(true)
+	sdk := f.apply(f.applyBody("chat-r4-sdk", "resumed by signal", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(sdk, domain.StatusSuspended, 30*time.Second)
+	f.vendor.fail.Store(false)
+	if err := f.env.Platform.Temporal.SignalWorkflow(f.env.Context(), sdk, "", domain.SignalResume, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStatus(sdk, domain.StatusCompleted, 30*time.Second)
+
+	// Drop.
+	f.vendor.fail.Store(true)
+	dropped := f.apply(f.applyBody("chat-r4-drop", "not worth it", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(dropped, domain.StatusSuspended, 30*time.Second)
+	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+dropped+"/drop", f.env.AdminKey, nil); r.Status != http.StatusAccepted {
+		t.Fatalf("drop: %d %s", r.Status, r.Body)
+	}
+	f.waitStatus(dropped, domain.StatusDropped, 30*time.Second)
+	f.saveHistory(dropped, "http_suspended_dropped")
+	r := f.env.Do(http.MethodGet, "/internal/tasks/"+dropped, f.env.AdminKey, nil)
+	if r.Status != http.StatusOK || r.Map(t)["run"].(map[string]any)["status"] != domain.StatusDropped {
+		t.Fatalf("ops view of the dropped task: %d %s", r.Status, r.Body)
+	}
+}
+
+// signalWithCLI runs ./.bin/temporal workflow signal against the test's dev server.
+func signalWithCLI(t *testing.T, f *fixture, taskID string) {
+	t.Helper()
+	addr, _ := testenv.Temporal(t)
+	bin := filepath.Join(testenv.RepoRoot(), ".bin", "temporal")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("temporal CLI: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(f.env.Context(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "workflow", "signal", "--address", addr, "--namespace", f.env.Config.Temporal.Namespace,
+		"--workflow-id", taskID, "--name", domain.SignalResume).CombinedOutput()
+	if err != nil {
+		t.Fatalf("temporal workflow signal: %v\n%s", err, out)
+	}
+}

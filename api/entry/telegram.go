@@ -1,0 +1,55 @@
+package entry
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	domain "github.com/taskloom/taskloom/internal/entry"
+)
+
+// secretHeader is the header Telegram sends with setWebhook's secret_token.
+const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// telegram is POST /telegram/webhook: check the secret token, map the Update to an envelope
+// (channel telegram, key from the update id), enqueue it and answer 200 at once; the worker
+// replies with sendMessage when the task completes. A redelivered update finds its first task.
+// Telegram redelivers on any non-2xx, so a 503 while Temporal is down loses nothing.
+func (h *handlers) telegram(c echo.Context) error {
+	want := h.cfg.TelegramWebhookSecret
+	got := c.Request().Header.Get(secretHeader)
+	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return httpx.Unauthorized("missing or wrong " + secretHeader)
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	u, err := domain.ParseUpdate(body)
+	if err != nil {
+		return httpx.Validation("body", err.Error())
+	}
+	req, keyTS, ok := domain.MapUpdate(u, h.cfg.TelegramWorkflowFor)
+	if !ok {
+		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true})
+	}
+	if err := req.Validate(); err != nil {
+		// Answering non-2xx would make Telegram redeliver a message that can never pass.
+		h.sub.Log.Warn("telegram update ignored", "update_id", u.UpdateID, "err", err)
+		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": err.Error()})
+	}
+	env := req.Envelope(domain.Defaults{Channel: domain.ChannelTelegram, Source: "telegram-bot", RetryMax: h.cfg.RetryMax,
+		Now: h.now(), KeyTS: keyTS})
+	acc, err := h.sub.Submit(c.Request().Context(), env)
+	var fe *domain.FieldError
+	if errors.As(err, &fe) {
+		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": fe.Error()})
+	}
+	if err != nil {
+		return toHTTP(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "taskId": acc.TaskID, "duplicate": acc.Duplicate})
+}

@@ -1,0 +1,92 @@
+// Package entry is the domain of seed 001: the TaskEnvelope every intake (HTTP, Telegram, CLI)
+// builds, its validation, the idempotency key and the workflow ID derived from it, the
+// workflow_runs store, the submitter all intakes share, and the Telegram Bot API pieces. It has no
+// workflow code; workflows/entry runs the envelopes.
+package entry
+
+import "time"
+
+// TaskType is the envelope's type; seed 001 knows one.
+const TaskType = "workflow.execute"
+
+// Channels an envelope arrives through (payload.telemetry.channel).
+const (
+	ChannelHTTP     = "http"
+	ChannelTelegram = "telegram"
+	ChannelCLI      = "cli"
+)
+
+// Channels lists every channel, in the order stats report them.
+var Channels = []string{ChannelHTTP, ChannelTelegram, ChannelCLI}
+
+// Task statuses (the envelope's status and GET /api/workflows/tasks/{task_id}).
+const (
+	StatusPending    = "pending"
+	StatusProcessing = "processing"
+	StatusRetrying   = "retrying"
+	StatusCompleted  = "completed"
+	StatusSuspended  = "suspended"
+	StatusDropped    = "dropped"
+	StatusFailed     = "failed"
+)
+
+// Statuses lists every status, in the order stats report them.
+var Statuses = []string{StatusPending, StatusProcessing, StatusRetrying, StatusCompleted, StatusSuspended, StatusDropped, StatusFailed}
+
+// Terminal reports whether a task in status s will not run again by itself.
+func Terminal(s string) bool {
+	return s == StatusCompleted || s == StatusDropped || s == StatusFailed
+}
+
+// TaskEnvelope is the seed's envelope, field for field.
+type TaskEnvelope struct {
+	TaskID  string  `json:"taskId"`
+	Type    string  `json:"type"`
+	Payload Payload `json:"payload"`
+	Context Context `json:"context"`
+	Retry   Retry   `json:"retry"`
+	Status  string  `json:"status"`
+}
+
+// Payload is what the pipeline runs on.
+type Payload struct {
+	// WorkflowID names the pipeline to run (pipeline_schemas.name); WorkflowVersion pins a
+	// version, empty meaning the latest.
+	WorkflowID      string         `json:"workflowId"`
+	WorkflowVersion string         `json:"workflowVersion,omitempty"`
+	UserText        string         `json:"userText"`
+	HistoryChunks   []string       `json:"historyChunks"`
+	Policy          map[string]any `json:"policy,omitempty"`
+	CoreEnvelope    map[string]any `json:"coreEnvelope"`
+	Telemetry       Telemetry      `json:"telemetry"`
+	Metadata        map[string]any `json:"metadata,omitempty"`
+	Source          string         `json:"source"`
+}
+
+// Telemetry says where the envelope came from; the retry curve depends on Channel.
+type Telemetry struct {
+	Channel   string `json:"channel"`
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// Context carries the idempotency key and tracing ids.
+type Context struct {
+	IdempotencyKey string         `json:"idempotencyKey"`
+	TraceID        string         `json:"traceId,omitempty"`
+	User           map[string]any `json:"user,omitempty"`
+	RequestID      string         `json:"requestId,omitempty"`
+}
+
+// Retry is the envelope's retry budget: Count retries done out of Max; NextAttemptAt is when the
+// next one runs (zero when none is scheduled).
+type Retry struct {
+	Count         int       `json:"count" bson:"count"`
+	Max           int       `json:"max" bson:"max"`
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero" bson:"next_attempt_at,omitempty"`
+}
+
+// ChatID is coreEnvelope.metadata.chat_id as text ("" when missing).
+func (p *Payload) ChatID() string {
+	md, _ := p.CoreEnvelope["metadata"].(map[string]any)
+	return idText(md["chat_id"])
+}

@@ -1,0 +1,118 @@
+package entry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+// visibilityQuery selects entry workflows, optionally narrowed by more conditions.
+func visibilityQuery(extra string) string {
+	q := fmt.Sprintf("TaskloomKind = '%s'", Kind)
+	if extra != "" {
+		q += " AND " + extra
+	}
+	return q
+}
+
+// Stats are the counts of GET /internal/tasks/stats, from Temporal visibility.
+type Stats struct {
+	// Counts is the number of tasks in each status (the seed's counts.processing and friends).
+	Counts map[string]int64 `json:"counts"`
+	// Channels is the number of tasks per channel, and of those still open (not completed,
+	// dropped or failed).
+	Channels map[string]ChannelStats `json:"channels"`
+	// SuspendedThreshold is ENTRY_SUSPENDED_ALERT_THRESHOLD, so a dashboard can compare.
+	SuspendedThreshold int `json:"suspendedThreshold"`
+}
+
+// ChannelStats counts one channel's tasks.
+type ChannelStats struct {
+	Total int64 `json:"total"`
+	Open  int64 `json:"open"`
+}
+
+// Stats counts tasks by status and by channel. Visibility is eventually consistent: a status
+// change shows up within about a second.
+func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
+	st := &Stats{Counts: map[string]int64{}, Channels: map[string]ChannelStats{}, SuspendedThreshold: threshold}
+	for _, s := range Statuses {
+		n, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s'", s)))
+		if err != nil {
+			return nil, err
+		}
+		st.Counts[s] = n
+	}
+	open := fmt.Sprintf("TaskloomStatus NOT IN ('%s', '%s', '%s')", StatusCompleted, StatusDropped, StatusFailed)
+	for _, c := range Channels {
+		total, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomChannel = '%s'", c)))
+		if err != nil {
+			return nil, err
+		}
+		n, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomChannel = '%s' AND %s", c, open)))
+		if err != nil {
+			return nil, err
+		}
+		st.Channels[c] = ChannelStats{Total: total, Open: n}
+	}
+	return st, nil
+}
+
+// CountSuspended is the number of suspended tasks (the monitor's and the alert's number).
+func (t *Tasks) CountSuspended(ctx context.Context) (int64, error) {
+	return t.count(ctx, suspendedQuery())
+}
+
+func suspendedQuery() string {
+	return visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s' AND ExecutionStatus = 'Running'", StatusSuspended))
+}
+
+func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
+	resp, err := t.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		return 0, fmt.Errorf("count workflows (%s): %w", q, err)
+	}
+	return resp.GetCount(), nil
+}
+
+// SuspendedTask is one line of GET /internal/tasks/suspended.
+type SuspendedTask struct {
+	TaskID     string     `json:"taskId"`
+	WorkflowID string     `json:"workflowId"`
+	Channel    string     `json:"channel"`
+	ChatID     string     `json:"chatId,omitempty"`
+	Reason     string     `json:"reason"`
+	Attempts   int        `json:"attempts"`
+	Retry      Retry      `json:"retry"`
+	Since      *time.Time `json:"since,omitempty"`
+}
+
+// Suspended lists up to limit suspended tasks (in visibility's order, newest started first; SQL
+// visibility refuses ORDER BY) with the reason and attempts that workflow_runs holds.
+func (t *Tasks) Suspended(ctx context.Context, limit int) ([]SuspendedTask, error) {
+	resp, err := t.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: suspendedQuery(), PageSize: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list suspended tasks: %w", err)
+	}
+	ids := make([]string, 0, len(resp.GetExecutions()))
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	runs, err := t.Runs.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SuspendedTask, 0, len(ids))
+	for _, id := range ids {
+		s := SuspendedTask{TaskID: id}
+		if r, ok := runs[id]; ok {
+			s.WorkflowID, s.Channel, s.ChatID, s.Reason = r.WorkflowID, r.Channel, r.ChatID, r.SuspendedReason
+			s.Attempts, s.Retry, s.Since = r.Attempts, r.Retry, r.SuspendedAt
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

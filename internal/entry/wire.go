@@ -1,0 +1,25 @@
+package entry
+
+import (
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// NewSubmitter builds the submitter over the platform's clients (API, Telegram webhook and CLI
+// share it).
+func NewSubmitter(p *platform.Platform) *Submitter {
+	return &Submitter{Runs: NewStore(p.Mongo), Pipelines: pipeline.NewStore(p.Mongo), Temporal: p.Temporal,
+		TaskQueue: p.Config.Temporal.TaskQueue, Config: &p.Config.Entry, Log: p.Log.With("subsystem", "entry"),
+		Metrics: NewMetrics(p.Metrics)}
+}
+
+// NewTasks builds the status and operator view over the platform's clients.
+func NewTasks(p *platform.Platform) *Tasks {
+	return &Tasks{Runs: NewStore(p.Mongo), Temporal: p.Temporal}
+}
+
+// NewMonitor builds the suspended-task monitor the worker runs.
+func NewMonitor(p *platform.Platform) *SuspendedMonitor {
+	return &SuspendedMonitor{Tasks: NewTasks(p), Threshold: p.Config.Entry.SuspendedAlertThreshold,
+		Interval: p.Config.Entry.SuspendedCheckInterval, Metrics: NewMetrics(p.Metrics), Log: p.Log.With("subsystem", "entry")}
+}

@@ -1,0 +1,146 @@
+package entry
+
+import (
+	"time"
+
+	"github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// Names shared by the workflow (workflows/entry), the activities, the API and the CLI. An
+// operator signals with these names too: `temporal workflow signal --workflow-id <taskId> --name resume`.
+const (
+	// WorkflowType is EntryTaskWorkflow's registered name.
+	WorkflowType = "EntryTaskWorkflow"
+	// Kind is the TaskloomKind search attribute of entry workflows.
+	Kind = "entry"
+	// QueryStatus returns the task's TaskStatus while the workflow runs.
+	QueryStatus = "status"
+	// SignalResume runs a suspended task again with a fresh retry budget.
+	SignalResume = "resume"
+	// SignalDrop ends a suspended (or retrying) task as dropped.
+	SignalDrop = "drop"
+)
+
+// Activity names (registered by activities/entry).
+const (
+	ActPrepareRun   = "EntryPrepareRun"
+	ActRecordStatus = "EntryRecordStatus"
+	ActSendReply    = "EntrySendReply"
+)
+
+// Application error types a test or the Web UI can recognise.
+const (
+	// ErrTypeUnknownPipeline: the envelope's workflowId names no pipeline (any more). Retrying
+	// cannot help, so the task is suspended at once for an operator.
+	ErrTypeUnknownPipeline = "EntryUnknownPipeline"
+	// ErrTypeQuotaExhausted: the quota account has no unit left; a retry may succeed once an
+	// operator grants more.
+	ErrTypeQuotaExhausted = "EntryQuotaExhausted"
+	// ErrTypeTelegramRejected: Telegram refused the reply for good.
+	ErrTypeTelegramRejected = "EntryTelegramRejected"
+)
+
+// WorkflowInput starts an EntryTaskWorkflow. The retry curve is resolved from configuration when
+// the task is accepted, so a configuration change never alters a running task's history.
+type WorkflowInput struct {
+	Envelope TaskEnvelope
+	// UserID and FeatureID are the pipeline task's quota account.
+	UserID    string
+	FeatureID string
+	// RetryDelays[i] is the wait before retry i+1; the last one repeats.
+	RetryDelays []time.Duration
+	// Reply sends the result to the Telegram chat when the task completes; ReplyField picks the
+	// output field sent.
+	Reply      bool
+	ReplyField string
+	// Carry is the state a continued-as-new run takes over (nil for a new task).
+	Carry *Carry `json:",omitempty"`
+}
+
+// Carry is what EntryTaskWorkflow hands to its next run when it continues as new after many
+// operator resumes.
+type Carry struct {
+	Attempts int
+	Seq      int
+}
+
+// RetryDelay is the wait before retry n (1-based).
+func (in *WorkflowInput) RetryDelay(n int) time.Duration {
+	if len(in.RetryDelays) == 0 {
+		return time.Second
+	}
+	return in.RetryDelays[min(max(n-1, 0), len(in.RetryDelays)-1)]
+}
+
+// TaskStatus is what GET /api/workflows/tasks/{task_id} answers and what the status query returns.
+type TaskStatus struct {
+	TaskID          string         `json:"taskId"`
+	Status          string         `json:"status"`
+	Retry           Retry          `json:"retry"`
+	Result          map[string]any `json:"result,omitempty"`
+	LastError       string         `json:"lastError,omitempty"`
+	WorkflowID      string         `json:"workflowId"`
+	Channel         string         `json:"channel"`
+	Attempts        int            `json:"attempts"`
+	PipelineTaskID  string         `json:"pipelineTaskId,omitempty"`
+	SuspendedReason string         `json:"suspendedReason,omitempty"`
+	SuspendedAt     *time.Time     `json:"suspendedAt,omitempty"`
+	// From says where the answer came from: "workflow" (a live query) or "workflow_runs".
+	From string `json:"from,omitempty"`
+}
+
+// PrepareRequest asks for one pipeline run's bookkeeping before its child workflow starts.
+type PrepareRequest struct {
+	EntryTaskID    string
+	PipelineTaskID string
+	Pipeline       string
+	Version        string
+	UserID         string
+	FeatureID      string
+	InputData      map[string]any
+}
+
+// PrepareResult is the pipeline version the run uses, with its schema snapshot.
+type PrepareResult struct {
+	Pipeline          string
+	Version           string
+	Schema            pipeline.Schema
+	EligibleForRefund bool
+}
+
+// ReplyRequest sends a completed Telegram task's result to its chat.
+type ReplyRequest struct {
+	TaskID  string
+	ChatID  string
+	Text    string
+	ReplyTo int64
+}
+
+// InputData is the pipeline task's input_data for an envelope: the text, the history, the
+// policy and the metadata, plus the chat and channel for pipelines that need them.
+func InputData(env *TaskEnvelope) map[string]any {
+	history := make([]any, len(env.Payload.HistoryChunks))
+	for i, h := range env.Payload.HistoryChunks {
+		history[i] = h
+	}
+	data := map[string]any{
+		"user_text":      env.Payload.UserText,
+		"history_chunks": history,
+		"chat_id":        env.Payload.ChatID(),
+		"channel":        env.Payload.Telemetry.Channel,
+		"entry_task_id":  env.TaskID,
+	}
+	if env.Payload.Policy != nil {
+		data["policy"] = env.Payload.Policy
+	}
+	if env.Payload.Metadata != nil {
+		data["metadata"] = env.Payload.Metadata
+	}
+	return data
+}
+
+// SignalPayload is the optional body of resume and drop signals (the CLI may send none).
+type SignalPayload struct {
+	Operator string `json:"operator,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}

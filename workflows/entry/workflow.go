@@ -1,0 +1,280 @@
+// Package entry holds EntryTaskWorkflow (seed 001): one durable task per envelope. It runs the
+// named pipeline as a child workflow, retries a failed run after a durable timer whose curve
+// depends on the channel, and, once the retry budget is used up, suspends until an operator
+// signals resume or drop. A query answers the task's status while it runs.
+package entry
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/searchattr"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
+)
+
+// Activity options, next to the code that uses them.
+var (
+	// prepareOptions: the pipeline bookkeeping of one run. A few quick retries ride out a Mongo
+	// blip; a longer outage fails the run, which the entry retry curve then retries.
+	prepareOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+			MaximumAttempts: 3, NonRetryableErrorTypes: []string{domain.ErrTypeUnknownPipeline, domain.ErrTypeQuotaExhausted}},
+	}
+	// recordOptions: workflow_runs writes are retried until Mongo answers; a status that never
+	// reaches workflow_runs would be lost once the workflow closes.
+	recordOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 15 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	}
+	// replyOptions: Telegram's retry_after becomes the next retry delay (the activity sets it).
+	replyOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
+	}
+)
+
+// continueAsNewAfter is the history length past which a resumed task continues as new, so an
+// operator resuming the same task many times cannot grow its history without bound.
+const continueAsNewAfter = 2000
+
+type run struct {
+	in     domain.WorkflowInput
+	st     *domain.TaskStatus
+	seq    int
+	log    log.Logger
+	resume workflow.ReceiveChannel
+	drop   workflow.ReceiveChannel
+}
+
+// EntryTaskWorkflow runs one envelope to completion, retry, suspension or drop, and returns the
+// final status.
+func EntryTaskWorkflow(ctx workflow.Context, in domain.WorkflowInput) (*domain.TaskStatus, error) {
+	r, err := setup(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+func setup(ctx workflow.Context, in domain.WorkflowInput) (*run, error) {
+	env := in.Envelope
+	if env.TaskID == "" || env.Payload.WorkflowID == "" {
+		return nil, temporal.NewNonRetryableApplicationError("entry input needs a task id and a workflowId", "InvalidInput", nil)
+	}
+	r := &run{in: in,
+		st: &domain.TaskStatus{TaskID: env.TaskID, Status: domain.StatusPending, Retry: domain.Retry{Max: env.Retry.Max},
+			WorkflowID: env.Payload.WorkflowID, Channel: env.Payload.Telemetry.Channel},
+		resume: workflow.GetSignalChannel(ctx, domain.SignalResume),
+		drop:   workflow.GetSignalChannel(ctx, domain.SignalDrop),
+	}
+	if c := in.Carry; c != nil {
+		r.st.Attempts, r.seq = c.Attempts, c.Seq
+	}
+	r.log = log.With(workflow.GetLogger(ctx), "task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel,
+		"workflow_id", env.Payload.WorkflowID, "trace_id", env.Context.TraceID)
+	if err := workflow.SetQueryHandler(ctx, domain.QueryStatus, func() (domain.TaskStatus, error) { return *r.st, nil }); err != nil {
+		return nil, fmt.Errorf("register status query: %w", err)
+	}
+	return r, nil
+}
+
+func (r *run) execute(ctx workflow.Context) (*domain.TaskStatus, error) {
+	for {
+		output, reason, err := r.runBudget(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if output != nil {
+			return r.complete(ctx, output)
+		}
+		if reason == "" { // dropped while waiting for a retry
+			return r.st, nil
+		}
+		if err := r.transition(ctx, domain.StatusSuspended, reason); err != nil {
+			return nil, err
+		}
+		r.log.Warn("entry task suspended", "reason", reason, "attempts", r.st.Attempts)
+		if !r.awaitOperator(ctx) {
+			return r.st, r.transition(ctx, domain.StatusDropped, "")
+		}
+		r.st.Retry = domain.Retry{Max: r.in.Envelope.Retry.Max}
+		r.st.SuspendedReason, r.st.SuspendedAt = "", nil
+		if workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
+			in := r.in
+			in.Carry = &domain.Carry{Attempts: r.st.Attempts, Seq: r.seq}
+			return nil, workflow.NewContinueAsNewError(ctx, EntryTaskWorkflow, in)
+		}
+	}
+}
+
+// runBudget runs attempts until one succeeds (output), the budget is used up or the failure
+// cannot be retried (reason), or an operator drops the task during a retry wait (neither).
+func (r *run) runBudget(ctx workflow.Context) (output map[string]any, reason string, err error) {
+	for {
+		out, failure, retryable, err := r.attempt(ctx)
+		if err != nil || out != nil {
+			return out, "", err
+		}
+		r.st.LastError = failure
+		if !retryable {
+			return nil, "unrecoverable: " + failure, nil
+		}
+		if r.st.Retry.Count >= r.st.Retry.Max {
+			return nil, fmt.Sprintf("retries exhausted (%d of %d): %s", r.st.Retry.Count, r.st.Retry.Max, failure), nil
+		}
+		r.st.Retry.Count++
+		delay := r.in.RetryDelay(r.st.Retry.Count)
+		r.st.Retry.NextAttemptAt = workflow.Now(ctx).Add(delay).UTC()
+		if err := r.transition(ctx, domain.StatusRetrying, ""); err != nil {
+			return nil, "", err
+		}
+		r.log.Info("entry task retrying", "retry", r.st.Retry.Count, "delay", delay, "err", failure)
+		if dropped := r.awaitRetry(ctx, delay); dropped {
+			return nil, "", r.transition(ctx, domain.StatusDropped, "")
+		}
+		r.st.Retry.NextAttemptAt = time.Time{}
+	}
+}
+
+// attempt is one run of the pipeline as a child workflow. A failed run returns its reason and
+// whether retrying can help; err is only for the workflow's own failures.
+func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure string, retryable bool, err error) {
+	r.st.Attempts++
+	var taskID string
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pipeline.NewTaskID() }).Get(&taskID); err != nil {
+		return nil, "", false, fmt.Errorf("new pipeline task id: %w", err)
+	}
+	r.st.PipelineTaskID = taskID
+	if err := r.transition(ctx, domain.StatusProcessing, ""); err != nil {
+		return nil, "", false, err
+	}
+	env := r.in.Envelope
+	var prep domain.PrepareResult
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), domain.ActPrepareRun, domain.PrepareRequest{
+		EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: domain.InputData(&env)}).Get(ctx, &prep)
+	if err != nil {
+		var ae *temporal.ApplicationError
+		return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == domain.ErrTypeUnknownPipeline), nil
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            pipeline.WorkflowID(taskID),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(pipelinewf.Kind),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(prep.Pipeline)),
+	})
+	var res pipelinewf.Result
+	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID,
+		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, Schema: prep.Schema,
+		InputData: domain.InputData(&env)}).Get(ctx, &res)
+	if err != nil {
+		return nil, fmt.Sprintf("pipeline %s@%s: %s", prep.Pipeline, prep.Version, message(err)), true, nil
+	}
+	output = map[string]any{}
+	if n := len(res.Outputs); n > 0 && res.Outputs[n-1] != nil {
+		output = res.Outputs[n-1]
+	}
+	return output, "", false, nil
+}
+
+// message is the innermost application error's message (what a human needs), else err's text.
+func message(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	return err.Error()
+}
+
+// awaitRetry waits the retry delay on a durable timer. A resume signal skips the wait; a drop
+// signal ends the task (dropped reports it).
+func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped bool) {
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimer(tctx, delay), func(workflow.Future) {})
+	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalResume) })
+	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalDrop); dropped = true })
+	sel.Select(ctx)
+	return dropped
+}
+
+// awaitOperator blocks a suspended task until resume (true) or drop (false).
+func (r *run) awaitOperator(ctx workflow.Context) (resumed bool) {
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalResume); resumed = true })
+	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalDrop) })
+	sel.Select(ctx)
+	return resumed
+}
+
+// receive takes one signal; its payload is optional (the temporal CLI may send none).
+func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name string) {
+	var p domain.SignalPayload
+	c.Receive(ctx, &p)
+	r.log.Info("operator signal", "signal", name, "operator", p.Operator, "reason", p.Reason)
+}
+
+// transition records the status in workflow_runs, then shows it: the status query and the
+// TaskloomStatus search attribute (ops listings and stats query it) change only once the record
+// exists, so a caller who sees a status can also read it from workflow_runs.
+func (r *run) transition(ctx workflow.Context, status, reason string) error {
+	now := workflow.Now(ctx).UTC()
+	r.seq++
+	u := domain.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
+		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), domain.ActRecordStatus, u).Get(ctx, nil); err != nil {
+		return fmt.Errorf("record status %s: %w", status, err)
+	}
+	r.st.Status = status
+	if status == domain.StatusSuspended {
+		r.st.SuspendedReason, r.st.SuspendedAt = reason, &now
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
+		r.log.Warn("upsert TaskloomStatus failed", "status", status, "err", err)
+	}
+	return nil
+}
+
+// complete records the result and, for Telegram, sends it to the chat. A reply Telegram refuses
+// for good is logged; the task still completed.
+func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.TaskStatus, error) {
+	r.st.Result, r.st.LastError = output, ""
+	if err := r.transition(ctx, domain.StatusCompleted, ""); err != nil {
+		return nil, err
+	}
+	if !r.in.Reply {
+		return r.st, nil
+	}
+	env := r.in.Envelope
+	req := domain.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: domain.ReplyText(output, r.in.ReplyField),
+		ReplyTo: messageID(env.Payload.CoreEnvelope)}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), domain.ActSendReply, req).Get(ctx, nil); err != nil {
+		r.log.Warn("telegram reply not sent", "err", err)
+	}
+	return r.st, nil
+}
+
+// messageID is coreEnvelope.metadata.message_id (the message the reply answers), 0 when absent.
+func messageID(core map[string]any) int64 {
+	md, _ := core["metadata"].(map[string]any)
+	switch v := md["message_id"].(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}

@@ -1,0 +1,205 @@
+package entry
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
+)
+
+// fakeActs are the entry activities with the workflow_runs writes kept in memory.
+type fakeActs struct {
+	records  []domain.StatusUpdate
+	prepErr  error
+	replies  []domain.ReplyRequest
+	replyErr []error
+}
+
+func (f *fakeActs) prepare(_ context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
+	if f.prepErr != nil {
+		return nil, f.prepErr
+	}
+	return &domain.PrepareResult{Pipeline: req.Pipeline, Version: "1.0.0",
+		Schema: pipeline.Schema{Steps: []pipeline.Step{{Name: "reply", Type: pipeline.StepSyncAPI}}}}, nil
+}
+
+func (f *fakeActs) record(_ context.Context, u domain.StatusUpdate) error {
+	f.records = append(f.records, u)
+	return nil
+}
+
+func (f *fakeActs) reply(_ context.Context, r domain.ReplyRequest) error {
+	f.replies = append(f.replies, r)
+	if len(f.replyErr) > 0 {
+		err := f.replyErr[0]
+		f.replyErr = f.replyErr[1:]
+		return err
+	}
+	return nil
+}
+
+func (f *fakeActs) statuses() []string {
+	out := make([]string, len(f.records))
+	for i, r := range f.records {
+		out[i] = r.Status
+	}
+	return out
+}
+
+func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	Register(env)
+	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
+	env.RegisterActivityWithOptions(f.prepare, activity.RegisterOptions{Name: domain.ActPrepareRun})
+	env.RegisterActivityWithOptions(f.record, activity.RegisterOptions{Name: domain.ActRecordStatus})
+	env.RegisterActivityWithOptions(f.reply, activity.RegisterOptions{Name: domain.ActSendReply})
+	return env
+}
+
+func input(channel string, retryMax int) domain.WorkflowInput {
+	text, history := "hello", []string{"before"}
+	req := &domain.ApplyRequest{WorkflowID: "echo", UserText: &text, HistoryChunks: &history,
+		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "42", "message_id": 9.0}}, RetryMax: &retryMax}
+	env := req.Envelope(domain.Defaults{Channel: channel, Source: "test", Now: time.Unix(1700000000, 0), Window: time.Second})
+	return domain.WorkflowInput{Envelope: env, UserID: "u", FeatureID: "f", RetryDelays: []time.Duration{time.Minute, 2 * time.Minute},
+		Reply: channel == domain.ChannelTelegram, ReplyField: "text"}
+}
+
+func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
+	f := &fakeActs{}
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"x": 1.0}, {"text": "hi back"}}}, nil)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 2))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != domain.StatusCompleted || st.Result["text"] != "hi back" || st.Attempts != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := f.statuses(); len(got) != 2 || got[0] != domain.StatusProcessing || got[1] != domain.StatusCompleted {
+		t.Fatalf("records: %v", got)
+	}
+	if len(f.replies) != 1 || f.replies[0].Text != "hi back" || f.replies[0].ChatID != "42" || f.replies[0].ReplyTo != 9 {
+		t.Fatalf("replies: %+v", f.replies)
+	}
+}
+
+func TestRetriesOnTheChannelCurveThenSuspendsAndResumes(t *testing.T) {
+	f := &fakeActs{}
+	env := newEnv(t, f)
+	calls := 0
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, _ pipelinewf.Input) (*pipelinewf.Result, error) {
+			calls++
+			if calls <= 3 {
+				return nil, temporal.NewNonRetryableApplicationError("vendor down", pipelinewf.ErrTypeStepFailed, nil)
+			}
+			return &pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil
+		})
+	start := env.Now()
+	var suspendedAt time.Time
+	env.RegisterDelayedCallback(func() {
+		var st domain.TaskStatus
+		v, err := env.QueryWorkflow(domain.QueryStatus)
+		if err != nil || v.Get(&st) != nil {
+			t.Errorf("query: %v", err)
+			return
+		}
+		if st.Status != domain.StatusSuspended || st.Retry.Count != 2 || st.Attempts != 3 {
+			t.Errorf("before resume: %+v", st)
+		}
+		suspendedAt = env.Now()
+		env.SignalWorkflow(domain.SignalResume, nil)
+	}, time.Hour)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 2))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != domain.StatusCompleted || st.Attempts != 4 || st.Retry.Count != 0 {
+		t.Fatalf("final: %+v", st)
+	}
+	// Two retries waited 1m and 2m on durable timers before the suspension.
+	var retrying []domain.StatusUpdate
+	for _, r := range f.records {
+		if r.Status == domain.StatusRetrying {
+			retrying = append(retrying, r)
+		}
+	}
+	if len(retrying) != 2 || retrying[0].Retry.NextAttemptAt.Sub(start) < time.Minute || suspendedAt.IsZero() {
+		t.Fatalf("retry records: %+v", retrying)
+	}
+	want := []string{"processing", "retrying", "processing", "retrying", "processing", "suspended", "processing", "completed"}
+	if got := f.statuses(); len(got) != len(want) {
+		t.Fatalf("records: %v, want %v", got, want)
+	}
+	for i, s := range want {
+		if f.records[i].Status != s || f.records[i].Seq != i+1 {
+			t.Fatalf("record %d: %+v, want %s seq %d", i, f.records[i], s, i+1)
+		}
+	}
+}
+
+func TestUnknownPipelineSuspendsAtOnceAndDropEndsIt(t *testing.T) {
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", domain.ErrTypeUnknownPipeline, nil)}
+	env := newEnv(t, f)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(domain.SignalDrop, domain.SignalPayload{Operator: "ops", Reason: "obsolete"})
+	}, time.Minute)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 3))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	got := f.statuses()
+	if st.Status != domain.StatusDropped || st.Attempts != 1 || len(got) != 3 || got[1] != domain.StatusSuspended {
+		t.Fatalf("status %+v, records %v", st, got)
+	}
+	if r := f.records[1]; r.Reason == "" || r.Retry.Count != 0 {
+		t.Fatalf("suspension record: %+v", r)
+	}
+}
+
+func TestDropDuringARetryWait(t *testing.T) {
+	f := &fakeActs{}
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(nil, errors.New("boom"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(domain.SignalDrop, nil) }, 10*time.Second)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 3))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != domain.StatusDropped || st.Attempts != 1 || len(f.replies) != 0 {
+		t.Fatalf("status: %+v replies %v", st, f.replies)
+	}
+}
+
+func TestTelegramRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
+	f := &fakeActs{replyErr: []error{temporal.NewApplicationErrorWithOptions("429", "EntryTelegramRateLimited",
+		temporal.ApplicationErrorOptions{NextRetryDelay: 7 * time.Second})}}
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "yo"}}}, nil)
+	start := env.Now()
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 0))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.replies) != 2 || env.Now().Sub(start) < 7*time.Second {
+		t.Fatalf("replies %d after %s", len(f.replies), env.Now().Sub(start))
+	}
+}
