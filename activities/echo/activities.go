@@ -1,0 +1,119 @@
+// Package echo holds the TaskEcho subsystem's activities: the steps of the PullLeaseSweeper
+// schedule and of queue operations, as methods over the domain service.
+package echo
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/taskloom/taskloom/internal/echo"
+)
+
+// Activities are the echo activities; register once with w.RegisterActivity(&Activities{...}).
+type Activities struct {
+	Service *echo.Service
+	Alerts  echo.AlertThresholds
+}
+
+// SweepResult is what one sweep did.
+type SweepResult struct {
+	Overdue       int               `json:"overdue"`
+	Released      int               `json:"released"`
+	Expired       int               `json:"expired"`
+	PrunedClaims  int64             `json:"pruned_claims"`
+	AlertBreaches []string          `json:"alert_breaches"`
+	Alerts        *echo.AlertReport `json:"alerts,omitempty"`
+}
+
+// maxSweepSteps bounds one activity's loop; the next scheduled run continues.
+const maxSweepSteps = 200
+
+// ReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
+// them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
+// retry after a crash just continues.
+func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
+	var r SweepResult
+	overdue, err := a.Service.CountOverdueLeases(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Overdue = overdue
+	for range maxSweepSteps {
+		n, err := a.Service.ReleaseExpiredLeases(ctx, echo.SweepBatchSize)
+		if err != nil {
+			return r, fmt.Errorf("release expired leases: %w", err)
+		}
+		r.Released += n
+		activity.RecordHeartbeat(ctx, r.Released)
+		if n == 0 {
+			break
+		}
+	}
+	return r, nil
+}
+
+// ExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
+// selects only tasks not yet archived/deleted.
+func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
+	total := 0
+	for range maxSweepSteps {
+		n, err := a.Service.ExpireTasks(ctx, echo.SweepBatchSize)
+		if err != nil {
+			return total, fmt.Errorf("expire tasks: %w", err)
+		}
+		total += n
+		activity.RecordHeartbeat(ctx, total)
+		if n == 0 {
+			break
+		}
+	}
+	return total, nil
+}
+
+// CheckAlertsAndPrune evaluates the alert thresholds (WARN logs on breach) and prunes old claim
+// ledger rows. Both are read-or-delete-old operations, safe to repeat.
+func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, error) {
+	var r SweepResult
+	pruned, err := a.Service.PruneClaims(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.PrunedClaims = pruned
+	rep, err := a.Service.CheckAlerts(ctx, a.Alerts)
+	if err != nil {
+		return r, err
+	}
+	r.Alerts, r.AlertBreaches = rep, rep.Breaches
+	return r, nil
+}
+
+// QueueOpBatch is the input of ApplyQueueOpBatch.
+type QueueOpBatch struct {
+	Op      echo.QueueOp `json:"op"`
+	AfterID string       `json:"after_id"`
+}
+
+// QueueOpBatchResult says how many tasks the batch changed and where the next one starts
+// ("" = done).
+type QueueOpBatchResult struct {
+	Changed int    `json:"changed"`
+	NextID  string `json:"next_id"`
+}
+
+// ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
+// again ends in the same state, and the cursor only moves forward.
+func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
+	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, echo.QueueOpBatchSize)
+	if err != nil {
+		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
+	}
+	return QueueOpBatchResult{Changed: n, NextID: next}, nil
+}
+
+// FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
+// a retry writes one more audit row at worst.
+func (a *Activities) FinishQueueOp(ctx context.Context, op echo.QueueOp, changed int) error {
+	return a.Service.FinishQueueOp(ctx, op, changed)
+}

@@ -1,0 +1,84 @@
+package echo
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// AlertThresholds are the seed's alert rules ("告警规则"). They are evaluated by the sweeper once a
+// run over the last AlertWindow of audit_log, and every breach is a WARN log line with
+// alert=<name>, which log-based alerting can match. Zero disables a rule.
+type AlertThresholds struct {
+	Window time.Duration
+	// MinSuccessRate: successful lease endings (confirm, push) over all endings below this.
+	MinSuccessRate float64
+	// MaxTimeouts: leases released by timeout within the window above this.
+	MaxTimeouts int
+	// MaxPullsPerKeyPerMinute: one API key pulling more often than this (possible abuse); checked
+	// by the rate limiter on every pull.
+	MaxPullsPerKeyPerMinute int
+	// MaxQueueOps: queue operations within the window above this.
+	MaxQueueOps int
+}
+
+// DefaultAlertThresholds are the documented defaults (see README "Echo / TaskEcho").
+func DefaultAlertThresholds() AlertThresholds {
+	return AlertThresholds{Window: time.Hour, MinSuccessRate: 0.8, MaxTimeouts: 100, MaxPullsPerKeyPerMinute: 120, MaxQueueOps: 60}
+}
+
+// AlertReport is what CheckAlerts saw.
+type AlertReport struct {
+	Successes int      `json:"successes"`
+	Failures  int      `json:"failures"`
+	Timeouts  int      `json:"timeouts"`
+	QueueOps  int      `json:"queue_ops"`
+	Breaches  []string `json:"breaches"`
+}
+
+// CheckAlerts evaluates the alert rules over the audit log of the last window and logs breaches.
+func (s *Service) CheckAlerts(ctx context.Context, th AlertThresholds) (*AlertReport, error) {
+	since := s.now().Add(-th.Window)
+	cur, err := s.audit.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
+	if err != nil {
+		return nil, wrap("read audit for alerts", err)
+	}
+	var rows []AuditEntry
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, wrap("decode audit for alerts", err)
+	}
+	r := &AlertReport{Breaches: []string{}}
+	for _, e := range rows {
+		switch {
+		case e.Action == "confirm" || e.Action == "push-close":
+			r.Successes += e.Count
+		case e.Action == "release":
+			r.Failures += e.Count
+		case e.Action == "lease-timeout":
+			r.Failures += e.Count
+			r.Timeouts += e.Count
+		case strings.HasPrefix(e.Action, "queue-"):
+			r.QueueOps++
+		}
+	}
+	if total := r.Successes + r.Failures; th.MinSuccessRate > 0 && total > 0 {
+		if rate := float64(r.Successes) / float64(total); rate < th.MinSuccessRate {
+			r.Breaches = append(r.Breaches, "pull_success_rate_low")
+			s.log.WarnContext(ctx, "echo alert: pull success rate below threshold", "alert", "pull_success_rate_low",
+				"rate", rate, "threshold", th.MinSuccessRate, "window", th.Window.String())
+		}
+	}
+	if th.MaxTimeouts > 0 && r.Timeouts > th.MaxTimeouts {
+		r.Breaches = append(r.Breaches, "pull_timeouts_high")
+		s.log.WarnContext(ctx, "echo alert: pull timeouts above threshold", "alert", "pull_timeouts_high",
+			"timeouts", r.Timeouts, "threshold", th.MaxTimeouts, "window", th.Window.String())
+	}
+	if th.MaxQueueOps > 0 && r.QueueOps > th.MaxQueueOps {
+		r.Breaches = append(r.Breaches, "queue_operations_high")
+		s.log.WarnContext(ctx, "echo alert: queue operations above threshold", "alert", "queue_operations_high",
+			"operations", r.QueueOps, "threshold", th.MaxQueueOps, "window", th.Window.String())
+	}
+	return r, nil
+}

@@ -1,0 +1,180 @@
+package echo
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// concurrencyTasks is the size of the concurrency tests' queue. The acceptance size is 10,000
+// (ECHO_CONCURRENCY_TASKS=10000); the default is smaller because FerretDB v1's SQLite backend
+// does not use its _id index for lookups, so every task write scans the collection and a 10,000
+// task run costs O(n²) work — minutes on a shared 2-core machine. On MongoDB (TEST_MONGO_URI) the
+// full size runs in seconds.
+func concurrencyTasks(t *testing.T, def int) int {
+	if v := os.Getenv("ECHO_CONCURRENCY_TASKS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("ECHO_CONCURRENCY_TASKS=%q is not a positive integer", v)
+		}
+		return n
+	}
+	return def
+}
+
+// seedServerTasks inserts n pullable server tasks in one insertMany (the API path would take
+// minutes on FerretDB for 10,000).
+func (f *fixture) seedServerTasks(project string, n int) {
+	f.t.Helper()
+	docs := make([]any, n)
+	for i := range docs {
+		id := fmt.Sprintf("t%05d", i)
+		at := f.now.Add(time.Duration(i) * time.Millisecond)
+		docs[i] = &Task{Key: TaskKey(project, nil, id), ProjectID: project, TaskID: id, Name: id, Prompt: id,
+			SpecFile: []string{}, Status: StatusPending, Tags: []string{}, Source: SourceServer, CreatedAt: at,
+			UpdatedAt: at, ServerModifiedAt: &at, PullHistory: []PullEntry{}, Messages: []Message{}, Logs: []LogEntry{}}
+	}
+	if _, err := f.svc.tasks.InsertMany(f.ctx, docs); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// drain runs pullers concurrently until each has seen three empty pulls in a row and returns how
+// often each task id was delivered. onBatch, when set, handles each batch (e.g. confirms it).
+func (f *fixture) drain(project string, pullers, limit int, onBatch func(*PullResult)) map[string]int {
+	f.t.Helper()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, pullers)
+	for p := range pullers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for empty := 0; empty < 3; {
+				r, err := f.svc.Pull(f.ctx, Actor{Name: fmt.Sprintf("puller-%d", p)}, PullFilter{ProjectID: project, Limit: limit})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(r.Tasks) == 0 {
+					empty++
+					continue
+				}
+				empty = 0
+				mu.Lock()
+				for _, t := range r.Tasks {
+					seen[t.TaskID]++
+				}
+				mu.Unlock()
+				if onBatch != nil {
+					onBatch(r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		f.t.Fatal(err)
+	}
+	return seen
+}
+
+func TestConcurrentPullersReceiveEveryTaskExactlyOnce(t *testing.T) {
+	const pullers, limit = 32, 50
+	total := concurrencyTasks(t, 400)
+	f := newFixtureOn(t, patientMongo(t))
+	f.seedServerTasks("big", total)
+	start := time.Now()
+	seen := f.drain("big", pullers, limit, nil)
+	t.Logf("%d pullers drained %d tasks in %s", pullers, total, time.Since(start))
+	if len(seen) != total {
+		t.Fatalf("delivered %d distinct tasks, want %d", len(seen), total)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("task %s delivered %d times", id, n)
+		}
+	}
+}
+
+func TestLeaseExpiringMidRunIsRedeliveredOnceWithTimeout(t *testing.T) {
+	const pullers, limit = 8, 50
+	total := concurrencyTasks(t, 300)
+	f := newFixtureOn(t, patientMongo(t))
+	f.seedServerTasks("exp", total)
+	var clockMu sync.Mutex
+	f.svc.SetClock(func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return f.now })
+	// The first batch is lost by its puller (never confirmed). Every other batch is confirmed as
+	// soon as it arrives. After the third batch the clock jumps past the lease timeout, mid-run.
+	var mu sync.Mutex
+	var lost *PullResult
+	batches := 0
+	staleConfirms := map[string]bool{} // confirmed too late: legitimately redelivered
+	seen := f.drain("exp", pullers, limit, func(r *PullResult) {
+		mu.Lock()
+		batches++
+		first, jump := lost == nil, batches == 3
+		if first {
+			lost = r
+		}
+		mu.Unlock()
+		if jump {
+			clockMu.Lock()
+			f.now = f.now.Add(f.svc.Settings().PullTimeout + time.Minute)
+			clockMu.Unlock()
+		}
+		if first {
+			return
+		}
+		items, err := f.svc.ConfirmBatch(f.ctx, Actor{Name: "puller"}, "exp", nil, r.LeaseID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		confirmed := 0
+		for _, it := range items {
+			if it.Err == nil {
+				confirmed++
+			}
+		}
+		if confirmed < len(r.Tasks) { // part of the batch was re-pulled before the confirm
+			mu.Lock()
+			for _, task := range r.Tasks {
+				staleConfirms[task.TaskID] = true
+			}
+			mu.Unlock()
+		}
+	})
+	if len(seen) != total {
+		t.Fatalf("delivered %d distinct tasks, want %d", len(seen), total)
+	}
+	lostIDs := map[string]bool{}
+	for _, task := range lost.Tasks {
+		lostIDs[task.TaskID] = true
+	}
+	for id, n := range seen {
+		switch {
+		case lostIDs[id] && n != 2:
+			t.Fatalf("lost task %s delivered %d times, want exactly 2", id, n)
+		case !lostIDs[id] && !staleConfirms[id] && n != 1:
+			t.Fatalf("task %s delivered %d times, want 1", id, n)
+		case n > 2:
+			t.Fatalf("task %s delivered %d times", id, n)
+		}
+	}
+	for id := range lostIDs {
+		task, err := f.svc.Task(f.ctx, TaskRef{ProjectID: "exp", TaskID: id}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := task.PullHistory
+		if len(h) != 2 || h[0].LeaseID != lost.LeaseID || deref(h[0].Reason) != ReleaseTimeout || deref(h[0].ReleasedBy) != ReleasedByTimeout {
+			t.Fatalf("task %s history %+v, want the lost lease closed by timeout", id, h)
+		}
+	}
+}

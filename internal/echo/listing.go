@@ -1,0 +1,292 @@
+package echo
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// TaskStats counts tasks by status; running and cancelled count only toward Total (TaskEcho).
+type TaskStats struct {
+	Total   int `json:"total"`
+	Pending int `json:"pending"`
+	Done    int `json:"done"`
+	Error   int `json:"error"`
+}
+
+func (t *TaskStats) add(status string, n int) {
+	t.Total += n
+	switch status {
+	case StatusPending:
+		t.Pending += n
+	case StatusDone:
+		t.Done += n
+	case StatusError:
+		t.Error += n
+	}
+}
+
+// Page is a 1-based page request.
+type Page struct{ Page, Size int }
+
+func (p Page) opts() *options.FindOptionsBuilder {
+	return options.Find().SetSkip(int64((p.Page - 1) * p.Size)).SetLimit(int64(p.Size))
+}
+
+// ProjectSummary is a project with its queue and task counts (queue tasks, soft-deleted
+// included, as TaskEcho counted them).
+type ProjectSummary struct {
+	Project    *Project
+	QueueCount int
+	Stats      TaskStats
+}
+
+// ListProjects lists projects, most recently active first. search is a case-insensitive
+// substring of the name or custom title; tags must all be present (AND).
+func (s *Service) ListProjects(ctx context.Context, pg Page, search string, tags []string) ([]ProjectSummary, int64, error) {
+	f := bson.M{}
+	if search != "" {
+		rx := bson.Regex{Pattern: regexp.QuoteMeta(search), Options: "i"}
+		f["$or"] = bson.A{bson.M{"name": rx}, bson.M{"metadata.custom_title": rx}}
+	}
+	if len(tags) > 0 {
+		f["metadata.tags"] = bson.M{"$all": tags}
+	}
+	total, err := s.projects.CountDocuments(ctx, f)
+	if err != nil {
+		return nil, 0, wrap("count projects", err)
+	}
+	cur, err := s.projects.Find(ctx, f, pg.opts().SetSort(bson.D{{Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}))
+	if err != nil {
+		return nil, 0, wrap("list projects", err)
+	}
+	var ps []*Project
+	if err := cur.All(ctx, &ps); err != nil {
+		return nil, 0, wrap("decode projects", err)
+	}
+	out := make([]ProjectSummary, 0, len(ps))
+	for _, p := range ps {
+		sum, err := s.summarize(ctx, p)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *sum)
+	}
+	return out, total, nil
+}
+
+func (s *Service) summarize(ctx context.Context, p *Project) (*ProjectSummary, error) {
+	qn, err := s.queues.CountDocuments(ctx, bson.M{"project_id": p.ProjectID})
+	if err != nil {
+		return nil, wrap("count queues", err)
+	}
+	st, err := s.statusCounts(ctx, bson.M{"project_id": p.ProjectID, "queue_id": bson.M{"$ne": nil}})
+	if err != nil {
+		return nil, err
+	}
+	return &ProjectSummary{Project: p, QueueCount: int(qn), Stats: st[""]}, nil
+}
+
+// ProjectSummary returns one project with its counts.
+func (s *Service) ProjectSummary(ctx context.Context, projectID string) (*ProjectSummary, error) {
+	p, err := s.Project(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return s.summarize(ctx, p)
+}
+
+// statusCounts groups the tasks matching f by queue and status; key "" holds the sum.
+func (s *Service) statusCounts(ctx context.Context, f bson.M) (map[string]TaskStats, error) {
+	pipe := bson.A{
+		bson.M{"$match": f},
+		bson.M{"$group": bson.M{"_id": bson.M{"q": "$queue_id", "s": "$status"}, "n": bson.M{"$sum": 1}}},
+	}
+	cur, err := s.tasks.Aggregate(ctx, pipe)
+	if err != nil {
+		return nil, wrap("count tasks by status", err)
+	}
+	var rows []struct {
+		ID struct {
+			Q *string `bson:"q"`
+			S string  `bson:"s"`
+		} `bson:"_id"`
+		N int `bson:"n"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, wrap("decode task counts", err)
+	}
+	out := map[string]TaskStats{"": {}}
+	for _, r := range rows {
+		sum := out[""]
+		sum.add(r.ID.S, r.N)
+		out[""] = sum
+		if r.ID.Q != nil {
+			q := out[*r.ID.Q]
+			q.add(r.ID.S, r.N)
+			out[*r.ID.Q] = q
+		}
+	}
+	return out, nil
+}
+
+// QueueSummary is a queue with its task counts.
+type QueueSummary struct {
+	Queue *Queue
+	Stats TaskStats
+}
+
+// ListQueues lists a project's queues, most recently active first.
+func (s *Service) ListQueues(ctx context.Context, projectID string, pg Page, search string) ([]QueueSummary, int64, error) {
+	if _, err := s.Project(ctx, projectID); err != nil {
+		return nil, 0, err
+	}
+	f := bson.M{"project_id": projectID}
+	if search != "" {
+		f["name"] = bson.Regex{Pattern: regexp.QuoteMeta(search), Options: "i"}
+	}
+	total, err := s.queues.CountDocuments(ctx, f)
+	if err != nil {
+		return nil, 0, wrap("count queues", err)
+	}
+	cur, err := s.queues.Find(ctx, f, pg.opts().SetSort(bson.D{{Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}))
+	if err != nil {
+		return nil, 0, wrap("list queues", err)
+	}
+	var qs []*Queue
+	if err := cur.All(ctx, &qs); err != nil {
+		return nil, 0, wrap("decode queues", err)
+	}
+	counts, err := s.statusCounts(ctx, bson.M{"project_id": projectID, "queue_id": bson.M{"$ne": nil}})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]QueueSummary, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, QueueSummary{Queue: q, Stats: counts[q.QueueID]})
+	}
+	return out, total, nil
+}
+
+// QueueSummary returns one queue with its counts.
+func (s *Service) QueueSummary(ctx context.Context, projectID, queueID string) (*QueueSummary, error) {
+	_, q, err := s.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID})
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.statusCounts(ctx, bson.M{"project_id": projectID, "queue_id": queueID})
+	if err != nil {
+		return nil, err
+	}
+	return &QueueSummary{Queue: q, Stats: counts[queueID]}, nil
+}
+
+// TaskListQuery filters a task listing.
+type TaskListQuery struct {
+	Page
+	Status string
+	// Tags match any (OR), case-insensitively (queue lists).
+	Tags []string
+	// PulledStatus is "pulled", "not_pulled" or "" (project lists).
+	PulledStatus string
+	// IncludeDeleted lists soft-deleted tasks too (TaskEcho's queue list did).
+	IncludeDeleted bool
+}
+
+// ListTasks lists the tasks of a queue (queueID set; oldest first) or the project-level tasks
+// (queueID nil; newest first).
+func (s *Service) ListTasks(ctx context.Context, projectID string, queueID *string, q TaskListQuery) ([]*Task, int64, error) {
+	f := bson.M{"project_id": projectID, "queue_id": queueID}
+	sort := bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}
+	if queueID != nil {
+		f["queue_id"] = *queueID
+		sort = bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
+	}
+	if !q.IncludeDeleted {
+		f["deleted_at"] = nil
+	}
+	if q.Status != "" {
+		f["status"] = q.Status
+	}
+	if len(q.Tags) > 0 {
+		or := bson.A{}
+		for _, t := range q.Tags {
+			or = append(or, bson.Regex{Pattern: "^" + regexp.QuoteMeta(strings.TrimSpace(t)) + "$", Options: "i"})
+		}
+		f["tags"] = bson.M{"$in": or}
+	}
+	switch q.PulledStatus {
+	case "pulled":
+		f["pulled_at"] = bson.M{"$ne": nil}
+	case "not_pulled":
+		f["pulled_at"] = nil
+	}
+	total, err := s.tasks.CountDocuments(ctx, f)
+	if err != nil {
+		return nil, 0, wrap("count tasks", err)
+	}
+	cur, err := s.tasks.Find(ctx, f, q.opts().SetSort(sort))
+	if err != nil {
+		return nil, 0, wrap("list tasks", err)
+	}
+	out := []*Task{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, 0, wrap("decode tasks", err)
+	}
+	return out, total, nil
+}
+
+// Version is the light "did anything change" answer of the */check endpoints.
+type Version struct {
+	Version       int64     `json:"version"`
+	LastUpdatedAt time.Time `json:"last_updated_at"`
+	Count         int64     `json:"count"`
+}
+
+// CheckVersion computes the newest updated_at (as ms) and the count of the documents matching f
+// in coll ("projects", "queues" or "tasks").
+func (s *Service) CheckVersion(ctx context.Context, coll string, f bson.M) (*Version, error) {
+	c := s.db.Collection(coll)
+	n, err := c.CountDocuments(ctx, f)
+	if err != nil {
+		return nil, wrap("count "+coll, err)
+	}
+	v := &Version{Count: n, LastUpdatedAt: s.now()}
+	var doc struct {
+		UpdatedAt time.Time `bson:"updated_at"`
+	}
+	err = c.FindOne(ctx, f, options.FindOne().SetSort(bson.D{{Key: "updated_at", Value: -1}})).Decode(&doc)
+	if err == nil {
+		v.Version, v.LastUpdatedAt = doc.UpdatedAt.UnixMilli(), doc.UpdatedAt
+	}
+	return v, nil
+}
+
+// GlobalStats is S1: live counts over every project (queue tasks only, as TaskEcho).
+type GlobalStats struct {
+	ProjectCount int64     `json:"project_count"`
+	QueueCount   int64     `json:"queue_count"`
+	TaskCount    int       `json:"task_count"`
+	TaskStats    TaskStats `json:"task_stats"`
+}
+
+// Stats returns S1.
+func (s *Service) Stats(ctx context.Context) (*GlobalStats, error) {
+	pn, err := s.projects.CountDocuments(ctx, bson.M{})
+	if err != nil {
+		return nil, wrap("count projects", err)
+	}
+	qn, err := s.queues.CountDocuments(ctx, bson.M{})
+	if err != nil {
+		return nil, wrap("count queues", err)
+	}
+	st, err := s.statusCounts(ctx, bson.M{"queue_id": bson.M{"$ne": nil}})
+	if err != nil {
+		return nil, err
+	}
+	return &GlobalStats{ProjectCount: pn, QueueCount: qn, TaskCount: st[""].Total, TaskStats: st[""]}, nil
+}

@@ -1,0 +1,267 @@
+package echo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	mathrand "math/rand/v2"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// PullFilter selects the server tasks a pull may claim (the seed's 2.6 filters).
+type PullFilter struct {
+	ProjectID string
+	// QueueID restricts to one queue; ProjectOnly to tasks outside any queue. Neither: the
+	// whole project, queues included (seed 2.2).
+	QueueID        *string
+	ProjectOnly    bool
+	Statuses       []string
+	Tags           []string
+	CreatedAfter   *time.Time
+	CreatedBefore  *time.Time
+	ModifiedAfter  *time.Time // also "since"
+	ModifiedBefore *time.Time
+	Priority       any
+	TaskIDs        []string
+	Limit          int
+}
+
+// PullResult is what one pull call claimed. All tasks share LeaseID.
+type PullResult struct {
+	LeaseID        string
+	PulledAt       time.Time
+	LeaseExpiresAt time.Time
+	Tasks          []*Task
+}
+
+// claimWindowFactor: each round reads this many times the tasks still wanted, so that pullers
+// racing for the same head of the queue find unclaimed tasks further down without a new query.
+const claimWindowFactor = 4
+
+// maxClaimWindow caps one candidate read.
+const maxClaimWindow = 1000
+
+// pullableFilter is the query of tasks f may claim at now: server tasks, not deleted, not
+// archived or expired, not pulled or under an expired lease, matching every filter.
+func pullableFilter(f PullFilter, now time.Time) bson.M {
+	q := bson.M{"project_id": f.ProjectID, "source": SourceServer, "deleted_at": nil, "archived_at": nil}
+	and := bson.A{
+		bson.M{"$or": bson.A{bson.M{"expires_at": nil}, bson.M{"expires_at": bson.M{"$gt": now}}}},
+		// Never pulled (or released), or leased but past its expiry. A confirmed task keeps
+		// pulled_at and has no lease_expires_at, so it matches neither.
+		bson.M{"$or": bson.A{bson.M{"pulled_at": nil}, bson.M{"lease_expires_at": bson.M{"$lte": now}}}},
+	}
+	switch {
+	case f.QueueID != nil:
+		q["queue_id"] = *f.QueueID
+	case f.ProjectOnly:
+		q["queue_id"] = nil
+	}
+	if len(f.Statuses) > 0 {
+		q["status"] = bson.M{"$in": f.Statuses}
+	}
+	if len(f.Tags) > 0 {
+		q["tags"] = bson.M{"$in": f.Tags}
+	}
+	if r := timeRange(f.CreatedAfter, f.CreatedBefore); r != nil {
+		q["created_at"] = r
+	}
+	if r := timeRange(f.ModifiedAfter, f.ModifiedBefore); r != nil {
+		q["server_modified_at"] = r
+	}
+	if f.Priority != nil {
+		q["priority"] = f.Priority
+	}
+	if len(f.TaskIDs) > 0 {
+		q["task_id"] = bson.M{"$in": f.TaskIDs}
+	}
+	q["$and"] = and
+	return q
+}
+
+func timeRange(after, before *time.Time) bson.M {
+	if after == nil && before == nil {
+		return nil
+	}
+	r := bson.M{}
+	if after != nil {
+		r["$gte"] = *after
+	}
+	if before != nil {
+		r["$lte"] = *before
+	}
+	return r
+}
+
+// pullOrder is highest priority first, then oldest; _id breaks ties so the order is total.
+var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
+
+// Pull claims up to f.Limit tasks for actor under one new lease. It runs at most ClaimRounds
+// rounds of (read a window of candidates, claim the next ones in one ledger insert, write the
+// winners in one update), so a call costs a bounded number of round trips whatever the limit.
+// Concurrent pullers never receive the same task: a task is handed out only by the writer whose
+// ledger claim on its revision won.
+func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
+	if f.Limit <= 0 || f.Limit > s.set.PullBatchSize {
+		f.Limit = s.set.PullBatchSize
+	}
+	now := s.now()
+	res := &PullResult{LeaseID: newLeaseID(), PulledAt: now, LeaseExpiresAt: now.Add(s.set.PullTimeout)}
+	var window []*Task
+	contended := false
+	for round := 0; round < s.set.ClaimRounds && len(res.Tasks) < f.Limit; round++ {
+		need := f.Limit - len(res.Tasks)
+		if len(window) == 0 {
+			var err error
+			if window, err = s.pullCandidates(ctx, f, now, need); err != nil {
+				return nil, err
+			}
+			if len(window) == 0 {
+				break
+			}
+		}
+		batch, rest := nextBatch(window, need, contended)
+		window = rest
+		got, err := s.claimForPull(ctx, actor, batch, res)
+		if err != nil {
+			return nil, err
+		}
+		contended = contended || len(got) < len(batch)
+		res.Tasks = append(res.Tasks, got...)
+	}
+	sortPullOrder(res.Tasks)
+	s.metrics.PulledTasks.WithLabelValues(f.ProjectID).Add(float64(len(res.Tasks)))
+	if len(res.Tasks) > 0 {
+		s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "pull", ProjectID: f.ProjectID, QueueID: f.QueueID,
+			TaskIDs: taskIDs(res.Tasks), Count: len(res.Tasks), Details: map[string]any{"lease_id": res.LeaseID}})
+	}
+	return res, nil
+}
+
+// nextBatch takes the next need candidates from window. Uncontended, that is the head, so a
+// lone puller gets strict priority order. Once a claim has been lost to another puller, all of
+// them are racing for the same head; starting at a random point of the window spreads them out
+// so each round wins something instead of losing the same race again.
+func nextBatch(window []*Task, need int, contended bool) (batch, rest []*Task) {
+	n := min(need, len(window))
+	if !contended || n == len(window) {
+		return window[:n], window[n:]
+	}
+	off := mathrand.IntN(len(window) - n + 1)
+	batch = append([]*Task{}, window[off:off+n]...)
+	rest = append(append([]*Task{}, window[:off]...), window[off+n:]...)
+	return batch, rest
+}
+
+func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, need int) ([]*Task, error) {
+	window := min(need*claimWindowFactor, maxClaimWindow)
+	cur, err := s.tasks.Find(ctx, pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
+	if err != nil {
+		return nil, wrap("find pull candidates", err)
+	}
+	var out []*Task
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, wrap("read pull candidates", err)
+	}
+	return out, nil
+}
+
+// claimForPull claims batch for the lease in res and returns the tasks won, updated in memory
+// to what was written (the ledger guarantees nobody changed them since they were read).
+func (s *Service) claimForPull(ctx context.Context, actor Actor, batch []*Task, res *PullResult) ([]*Task, error) {
+	won, err := s.claimMany(ctx, batch, "pull")
+	if err != nil || len(won) == 0 {
+		return nil, err
+	}
+	entry := PullEntry{LeaseID: res.LeaseID, PulledAt: res.PulledAt, PulledBy: actor.Name}
+	set := bson.M{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
+	var fresh, expired []*Task
+	for _, t := range won {
+		if t.LeaseID == nil {
+			fresh = append(fresh, t)
+		} else {
+			expired = append(expired, t)
+		}
+	}
+	if len(fresh) > 0 {
+		if err := s.bulkSame(ctx, "claim pulled tasks", fresh, bson.M{"$set": set, "$push": bson.M{"pull_history": entry}}); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.reclaimExpired(ctx, expired, entry, set, res.PulledAt); err != nil {
+		return nil, err
+	}
+	for _, t := range won {
+		s.applyPull(t, entry, res)
+	}
+	return won, nil
+}
+
+// reclaimExpired hands tasks whose lease had expired to the new lease, closing the old lease's
+// history entry with reason timeout in the same write (one bulk round trip).
+func (s *Service) reclaimExpired(ctx context.Context, expired []*Task, entry PullEntry, set bson.M, now time.Time) error {
+	if len(expired) == 0 {
+		return nil
+	}
+	updates := make([]taskUpdate, len(expired))
+	for i, t := range expired {
+		s.observeClose(t, now, ReleaseTimeout, false)
+		h := append(closedHistory(t, now, ReleasedByTimeout, ReleaseTimeout, false), entry)
+		st := bson.M{"pull_history": h}
+		for k, v := range set {
+			st[k] = v
+		}
+		updates[i] = taskUpdate{task: t, update: bson.M{"$set": st}}
+	}
+	return s.bulkWrite(ctx, "reclaim expired leases", updates)
+}
+
+func (s *Service) applyPull(t *Task, entry PullEntry, res *PullResult) {
+	if t.LeaseID != nil {
+		t.PullHistory = closedHistory(t, res.PulledAt, ReleasedByTimeout, ReleaseTimeout, false)
+	}
+	t.PullHistory = append(t.PullHistory, entry)
+	t.Rev++
+	t.PulledAt, t.PulledBy = &res.PulledAt, &entry.PulledBy
+	t.LeaseID, t.LeaseExpiresAt = &res.LeaseID, &res.LeaseExpiresAt
+}
+
+func taskIDs(ts []*Task) []string {
+	const maxAuditIDs = 200
+	out := make([]string, 0, min(len(ts), maxAuditIDs))
+	for i, t := range ts {
+		if i == maxAuditIDs {
+			break
+		}
+		out = append(out, t.TaskID)
+	}
+	return out
+}
+
+// ClampLimit maps a requested limit onto 1..pull_batch_size (0 means the maximum).
+func (s *Service) ClampLimit(n int) (int, error) {
+	if n < 0 {
+		return 0, fmt.Errorf("limit must not be negative")
+	}
+	if n == 0 || n > s.set.PullBatchSize {
+		return s.set.PullBatchSize, nil
+	}
+	return n, nil
+}
+
+// sortPullOrder orders tasks as pullOrder does.
+func sortPullOrder(ts []*Task) {
+	slices.SortStableFunc(ts, func(a, b *Task) int {
+		if a.PriorityRank != b.PriorityRank {
+			return b.PriorityRank - a.PriorityRank
+		}
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
+}

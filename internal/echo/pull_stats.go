@@ -1,0 +1,101 @@
+package echo
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// PullStats is PL7 over a project's server tasks and the tasks pushed back after a pull.
+type PullStats struct {
+	TotalServerTasks int `json:"total_server_tasks"`
+	NotPulled        int `json:"not_pulled"`
+	Pulled           int `json:"pulled"`
+	PulledNotPushed  int `json:"pulled_not_pushed"`
+	TotalPulls       int `json:"total_pulls"`
+	SuccessfulPulls  int `json:"successful_pulls"`
+	TimedOut         int `json:"timed_out"`
+	Released         int `json:"released"`
+	// PullSuccessRate is the integer percent of ended leases that ended by push or confirm.
+	PullSuccessRate int `json:"pull_success_rate"`
+	// AveragePullDuration is the mean seconds from pull to push/confirm; nil without any.
+	AveragePullDuration *float64 `json:"average_pull_duration"`
+}
+
+// ComputePullStats derives PL7 from tasks (pure, so the arithmetic is unit-tested).
+func ComputePullStats(tasks []*Task) PullStats {
+	var st PullStats
+	var durSum float64
+	ended := 0
+	for _, t := range tasks {
+		if t.Source == SourceServer {
+			st.TotalServerTasks++
+			if t.PulledAt == nil {
+				st.NotPulled++
+			} else {
+				st.Pulled++
+			}
+		}
+		if t.LeaseID != nil {
+			st.PulledNotPushed++
+		}
+		for _, e := range t.PullHistory {
+			st.TotalPulls++
+			if e.ReleasedAt == nil {
+				continue
+			}
+			ended++
+			switch {
+			case e.PushedAt != nil:
+				st.SuccessfulPulls++
+				durSum += e.PushedAt.Sub(e.PulledAt).Seconds()
+			case deref(e.Reason) == ReleaseTimeout:
+				st.TimedOut++
+			case deref(e.Reason) == ReleaseClient:
+				st.Released++
+			}
+		}
+	}
+	if ended > 0 {
+		st.PullSuccessRate = int(math.Round(float64(st.SuccessfulPulls) / float64(ended) * 100))
+	}
+	if st.SuccessfulPulls > 0 {
+		avg := math.Round(durSum/float64(st.SuccessfulPulls)*10) / 10
+		st.AveragePullDuration = &avg
+	}
+	return st
+}
+
+// PullStatsFor computes PL7 for a project.
+func (s *Service) PullStatsFor(ctx context.Context, projectID string) (*PullStats, error) {
+	f := bson.M{"project_id": projectID, "$or": bson.A{bson.M{"source": SourceServer}, bson.M{"pulled_at": bson.M{"$ne": nil}}}}
+	proj := options.Find().SetProjection(bson.M{"source": 1, "pulled_at": 1, "lease_id": 1, "pull_history": 1})
+	cur, err := s.tasks.Find(ctx, f, proj)
+	if err != nil {
+		return nil, wrap("read pull stats", err)
+	}
+	var tasks []*Task
+	if err := cur.All(ctx, &tasks); err != nil {
+		return nil, wrap("decode pull stats", err)
+	}
+	st := ComputePullStats(tasks)
+	return &st, nil
+}
+
+// PendingPulls lists tasks pulled more than timeout ago whose lease is still open (PL8), oldest
+// pull first.
+func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout time.Duration) ([]*Task, error) {
+	f := bson.M{"project_id": projectID, "lease_id": bson.M{"$ne": nil}, "pulled_at": bson.M{"$lte": s.now().Add(-timeout)}}
+	cur, err := s.tasks.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "pulled_at", Value: 1}}))
+	if err != nil {
+		return nil, wrap("read pending pulls", err)
+	}
+	out := []*Task{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, wrap("decode pending pulls", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,224 @@
+package echo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// QueueOp is one queue operation (reset, reset-error, re-run) over the tasks of a queue. It is
+// applied in batches by a Temporal workflow so that a crash mid-way finishes the job; every batch
+// is idempotent (a task already reset matches nothing or is rewritten to the same state).
+type QueueOp struct {
+	OpID      string    `json:"op_id"`
+	ProjectID string    `json:"project_id"`
+	QueueID   string    `json:"queue_id"`
+	Operation string    `json:"operation"`
+	Actor     string    `json:"actor"`
+	At        time.Time `json:"at"`
+}
+
+// ValidQueueOperation reports whether op is one of the three queue operations.
+func ValidQueueOperation(op string) bool { return op == OpReset || op == OpResetError || op == OpReRun }
+
+// clearsPull says whether op releases leases and clears pulled_at (reset_clear_pull_status /
+// rerun_clear_pull_status; reset-error follows the reset setting).
+func (s *Service) clearsPull(op string) bool {
+	if op == OpReRun || op == OpTaskReRun {
+		return s.set.RerunClearPullStatus
+	}
+	return s.set.ResetClearPullStatus
+}
+
+func queueOpFilter(op QueueOp) bson.M {
+	f := bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID, "deleted_at": nil}
+	if op.Operation == OpResetError {
+		f["status"] = StatusError
+	}
+	return f
+}
+
+// CountQueueOp counts the tasks op will touch, for the HTTP answer.
+func (s *Service) CountQueueOp(ctx context.Context, op QueueOp) (int, error) {
+	n, err := s.tasks.CountDocuments(ctx, queueOpFilter(op))
+	if err != nil {
+		return 0, wrap("count tasks for "+op.Operation, err)
+	}
+	return int(n), nil
+}
+
+// QueueOpBatchSize is how many tasks one activity call resets.
+const QueueOpBatchSize = 500
+
+// ApplyQueueOpBatch resets the next batch of tasks after afterID (in _id order) and returns how
+// many it changed and the last _id seen ("" when the queue is exhausted).
+func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID string, batch int) (int, string, error) {
+	f := queueOpFilter(op)
+	if afterID != "" {
+		oid, err := bson.ObjectIDFromHex(afterID)
+		if err != nil {
+			return 0, "", fmt.Errorf("queue op cursor %q: %w", afterID, err)
+		}
+		f["_id"] = bson.M{"$gt": oid}
+	}
+	cur, err := s.tasks.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(batch)))
+	if err != nil {
+		return 0, "", wrap("read tasks for "+op.Operation, err)
+	}
+	var tasks []*Task
+	if err := cur.All(ctx, &tasks); err != nil {
+		return 0, "", wrap("decode tasks for "+op.Operation, err)
+	}
+	if len(tasks) == 0 {
+		return 0, "", nil
+	}
+	changed, err := s.resetTasks(ctx, op, tasks)
+	if err != nil {
+		return changed, "", err
+	}
+	return changed, tasks[len(tasks)-1].ID.Hex(), nil
+}
+
+// resetTasks applies op to tasks, re-reading and retrying the ones a concurrent writer changed.
+func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) (int, error) {
+	changed := 0
+	for attempt := 0; len(tasks) > 0; attempt++ {
+		if attempt == maxWriteAttempts {
+			return changed, fmt.Errorf("%s: %d tasks kept changing concurrently", op.Operation, len(tasks))
+		}
+		won, err := s.claimMany(ctx, tasks, op.Operation)
+		if err != nil {
+			return changed, err
+		}
+		if err := s.writeReset(ctx, op, won); err != nil {
+			return changed, err
+		}
+		changed += len(won)
+		tasks, err = s.reloadLost(ctx, tasks, won, op)
+		if err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+func (s *Service) writeReset(ctx context.Context, op QueueOp, won []*Task) error {
+	clear := s.clearsPull(op.Operation)
+	base := bson.M{"status": StatusPending, "pending_since": op.At}
+	if clear {
+		base["pulled_at"], base["pulled_by"] = nil, nil
+	}
+	var plain []*Task
+	var leased []taskUpdate
+	for _, t := range won {
+		if !clear || t.LeaseID == nil {
+			plain = append(plain, t)
+			continue
+		}
+		s.observeClose(t, op.At, ReleaseQueueOp, false)
+		set := closeLeaseSet(t, op.At, op.Actor, ReleaseQueueOp, false, false)
+		set["status"], set["pending_since"] = StatusPending, op.At
+		leased = append(leased, taskUpdate{task: t, update: bson.M{"$set": set}})
+	}
+	if len(plain) > 0 {
+		if err := s.bulkSame(ctx, op.Operation+" tasks", plain, bson.M{"$set": base}); err != nil {
+			return err
+		}
+	}
+	return s.bulkWrite(ctx, op.Operation+" leased tasks", leased)
+}
+
+// reloadLost re-reads the tasks whose claim was lost and keeps those op still applies to.
+func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp) ([]*Task, error) {
+	gotIt := make(map[bson.ObjectID]bool, len(won))
+	for _, t := range won {
+		gotIt[t.ID] = true
+	}
+	var ids bson.A
+	for _, t := range tasks {
+		if !gotIt[t.ID] {
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	f := queueOpFilter(op)
+	f["_id"] = bson.M{"$in": ids}
+	cur, err := s.tasks.Find(ctx, f)
+	if err != nil {
+		return nil, wrap("re-read contended tasks", err)
+	}
+	var out []*Task
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, wrap("decode contended tasks", err)
+	}
+	return out, nil
+}
+
+// FinishQueueOp stamps the queue (last_reset_at, last_operation) and records the operation in
+// the audit log and the metrics. Re-running it rewrites the same values.
+func (s *Service) FinishQueueOp(ctx context.Context, op QueueOp, count int) error {
+	set := bson.M{"last_reset_at": op.At, "last_operation": op.Operation, "last_task_at": op.At, "updated_at": s.now()}
+	if _, err := s.queues.UpdateOne(ctx, bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID}, bson.M{"$set": set}); err != nil {
+		return wrap("stamp queue "+op.QueueID, err)
+	}
+	s.metrics.QueueOperations.WithLabelValues(op.Operation).Inc()
+	q := op.QueueID
+	s.recordAudit(ctx, AuditEntry{At: op.At, Actor: op.Actor, Action: "queue-" + op.Operation, ProjectID: op.ProjectID,
+		QueueID: &q, Count: count, Details: map[string]any{"op_id": op.OpID, "cleared_pull": s.clearsPull(op.Operation)}})
+	return nil
+}
+
+// RunQueueOp applies a whole queue operation in-process (batches, then the stamp). The Temporal
+// workflow does the same steps as separate activities.
+func (s *Service) RunQueueOp(ctx context.Context, op QueueOp) (int, error) {
+	total, after := 0, ""
+	for {
+		n, next, err := s.ApplyQueueOpBatch(ctx, op, after, QueueOpBatchSize)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	return total, s.FinishQueueOp(ctx, op, total)
+}
+
+// ReRunTask re-runs one task (T4): status pending and, per rerun_clear_pull_status, its lease
+// ends (reason queue-op) and it becomes pullable again.
+func (s *Service) ReRunTask(ctx context.Context, actor Actor, ref TaskRef) (*Task, time.Time, error) {
+	now := s.now()
+	clear := s.clearsPull(OpTaskReRun)
+	var closed *Task
+	t, err := s.writeTask(ctx, "task-re-run", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
+		func(t *Task) (bson.M, error) {
+			set := bson.M{"status": StatusPending, "pending_since": now}
+			if clear {
+				if t.LeaseID != nil {
+					closed = t
+				}
+				for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseQueueOp, false, false) {
+					set[k] = v
+				}
+			}
+			return bson.M{"$set": set}, nil
+		})
+	if err != nil {
+		return nil, now, err
+	}
+	if closed != nil {
+		s.observeClose(closed, now, ReleaseQueueOp, false)
+	}
+	s.metrics.QueueOperations.WithLabelValues(OpTaskReRun).Inc()
+	s.touch(ctx, ref.ProjectID, t.QueueID, now)
+	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "task-re-run", ProjectID: ref.ProjectID, QueueID: t.QueueID,
+		TaskIDs: []string{t.TaskID}, Count: 1})
+	return t, now, nil
+}

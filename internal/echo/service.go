@@ -1,0 +1,196 @@
+package echo
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Collection names.
+const (
+	CollProjects = "projects"
+	CollQueues   = "queues"
+	CollTasks    = "tasks"
+	CollClaims   = "task_claims"
+	CollAudit    = "audit_log"
+)
+
+// Settings are the seed's configuration items (see internal/config/echo.go for the env vars).
+type Settings struct {
+	// PullTimeout is how long a lease lasts (pull_timeout, default 1 h).
+	PullTimeout time.Duration
+	// PullBatchSize caps limit on every pull (pull_batch_size, default 100).
+	PullBatchSize int
+	// TaskExpiry, when positive, gives server tasks created without expires_at an expiry of
+	// created_at + TaskExpiry (task_expiry_time; 0 = never expire).
+	TaskExpiry time.Duration
+	// TaskExpiryAction says what the sweeper does with expired, unpulled server tasks:
+	// "archive" (set archived_at, keep the document) or "delete" (soft delete).
+	TaskExpiryAction string
+	// ResetClearPullStatus / RerunClearPullStatus: whether reset / re-run release leases.
+	ResetClearPullStatus bool
+	RerunClearPullStatus bool
+	// ConflictPolicy is the default push conflict rule when neither the request nor the project
+	// says otherwise: overwrite (TaskEcho's behaviour) or reject.
+	ConflictPolicy string
+	// ClaimRounds bounds the find+claim rounds of one pull call.
+	ClaimRounds int
+}
+
+// DefaultSettings are the seed's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		PullTimeout:          time.Hour,
+		PullBatchSize:        100,
+		TaskExpiryAction:     "archive",
+		ResetClearPullStatus: true,
+		RerunClearPullStatus: true,
+		ConflictPolicy:       ConflictOverwrite,
+		ClaimRounds:          6,
+	}
+}
+
+// Validate fails loudly on settings that would make pulls misbehave.
+func (s Settings) Validate() error {
+	switch {
+	case s.PullTimeout <= 0:
+		return fmt.Errorf("echo settings: pull timeout must be positive, got %s", s.PullTimeout)
+	case s.PullBatchSize < 1:
+		return fmt.Errorf("echo settings: pull batch size must be at least 1, got %d", s.PullBatchSize)
+	case s.TaskExpiryAction != "archive" && s.TaskExpiryAction != "delete":
+		return fmt.Errorf("echo settings: task expiry action must be archive or delete, got %q", s.TaskExpiryAction)
+	case s.ConflictPolicy != ConflictOverwrite && s.ConflictPolicy != ConflictReject:
+		return fmt.Errorf("echo settings: conflict policy must be overwrite or reject, got %q", s.ConflictPolicy)
+	case s.ClaimRounds < 1:
+		return fmt.Errorf("echo settings: claim rounds must be at least 1, got %d", s.ClaimRounds)
+	}
+	return nil
+}
+
+// Actor is who performs an operation: the API key's name (recorded as pulled_by / released_by)
+// and its id for the audit log.
+type Actor struct {
+	Name  string
+	KeyID string
+}
+
+// Service holds every TaskEcho business operation. It is safe for concurrent use and keeps no
+// state of its own beyond its clients: every replica works on the same Mongo documents.
+type Service struct {
+	db       *mongo.Database
+	projects *mongo.Collection
+	queues   *mongo.Collection
+	tasks    *mongo.Collection
+	claims   *mongo.Collection
+	audit    *mongo.Collection
+	set      Settings
+	metrics  *Metrics
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// NewService builds the service; metrics may be nil (a private registry is used).
+func NewService(db *mongo.Database, set Settings, metrics *Metrics, log *slog.Logger) (*Service, error) {
+	if err := set.Validate(); err != nil {
+		return nil, err
+	}
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{
+		db: db, projects: db.Collection(CollProjects), queues: db.Collection(CollQueues),
+		tasks: db.Collection(CollTasks), claims: db.Collection(CollClaims), audit: db.Collection(CollAudit),
+		set: set, metrics: metrics, log: log.With("subsystem", "echo"),
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+	}, nil
+}
+
+// Settings returns the service's configuration.
+func (s *Service) Settings() Settings { return s.set }
+
+// Metrics returns the service's Prometheus collectors.
+func (s *Service) Metrics() *Metrics { return s.metrics }
+
+// SetClock replaces the clock; tests use it to move leases past their expiry.
+func (s *Service) SetClock(now func() time.Time) { s.now = now }
+
+// EnsureIndexes creates the seed's indexes ("数据库索引") and the ones the pull query, the
+// sweeper and the uniqueness rules need. Creating an existing index is a no-op.
+func (s *Service) EnsureIndexes(ctx context.Context) error {
+	idx := func(keys bson.D, name string, unique bool) mongo.IndexModel {
+		o := options.Index().SetName(name)
+		if unique {
+			o.SetUnique(true)
+		}
+		return mongo.IndexModel{Keys: keys, Options: o}
+	}
+	sets := map[*mongo.Collection][]mongo.IndexModel{
+		s.projects: {idx(bson.D{{Key: "project_id", Value: 1}}, "project_id_unique", true),
+			idx(bson.D{{Key: "last_task_at", Value: -1}}, "last_task_at", false)},
+		s.queues: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}}, "project_queue_unique", true)},
+		s.tasks: {
+			idx(bson.D{{Key: "key", Value: 1}}, "key_unique", true),
+			idx(bson.D{{Key: "source", Value: 1}}, "source", false),
+			idx(bson.D{{Key: "pulled_at", Value: 1}}, "pulled_at", false),
+			idx(bson.D{{Key: "source", Value: 1}, {Key: "pulled_at", Value: 1}}, "source_pulled_at", false),
+			idx(bson.D{{Key: "deleted_at", Value: 1}}, "deleted_at", false),
+			idx(bson.D{{Key: "server_modified_at", Value: 1}}, "server_modified_at", false),
+			idx(bson.D{{Key: "priority", Value: 1}}, "priority", false),
+			// The pull query: equality on project/source/deleted, then the sort.
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "source", Value: 1}, {Key: "deleted_at", Value: 1},
+				{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}}, "pull_order", false),
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "task_id", Value: 1}}, "project_queue_task", false),
+			idx(bson.D{{Key: "lease_id", Value: 1}}, "lease_id", false),
+			idx(bson.D{{Key: "lease_expires_at", Value: 1}}, "lease_expires_at", false),
+			idx(bson.D{{Key: "expires_at", Value: 1}}, "expires_at", false),
+		},
+		s.claims: {idx(bson.D{{Key: "at", Value: 1}}, "at", false)},
+		s.audit: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "at", Value: -1}}, "project_at", false),
+			idx(bson.D{{Key: "at", Value: -1}}, "at", false)},
+	}
+	for coll, models := range sets {
+		if err := createMissingIndexes(ctx, coll, models); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createMissingIndexes creates the indexes coll does not have yet. Asking to create existing
+// ones together with new ones crashes FerretDB v1 (a slice-bounds panic in its createIndexes),
+// and the API and the worker both ensure indexes at start.
+func createMissingIndexes(ctx context.Context, coll *mongo.Collection, models []mongo.IndexModel) error {
+	specs, err := coll.Indexes().ListSpecifications(ctx)
+	if err != nil {
+		return fmt.Errorf("list indexes on %s: %w", coll.Name(), err)
+	}
+	have := map[string]bool{}
+	for _, s := range specs {
+		have[s.Name] = true
+	}
+	var missing []mongo.IndexModel
+	for _, m := range models {
+		o := &options.IndexOptions{}
+		for _, set := range m.Options.List() {
+			_ = set(o)
+		}
+		if o.Name == nil || !have[*o.Name] {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := coll.Indexes().CreateMany(ctx, missing); err != nil {
+		return fmt.Errorf("create indexes on %s: %w", coll.Name(), err)
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+package echo
+
+import "github.com/taskloom/taskloom/internal/config"
+
+// SettingsFromConfig maps the env configuration onto the service settings.
+func SettingsFromConfig(c config.Echo) Settings {
+	s := DefaultSettings()
+	s.PullTimeout = c.PullTimeout
+	s.PullBatchSize = c.PullBatchSize
+	s.TaskExpiry = c.TaskExpiryTime
+	s.TaskExpiryAction = c.TaskExpiryAction
+	s.ResetClearPullStatus = c.ResetClearPullStatus
+	s.RerunClearPullStatus = c.RerunClearPullStatus
+	s.ConflictPolicy = c.ConflictPolicy
+	return s
+}
+
+// LimitsFromConfig maps the env configuration onto the pull limits.
+func LimitsFromConfig(c config.Echo) PullLimits {
+	return PullLimits{
+		PerMinute: c.PullRateLimitPerMinute, PerHour: c.PullRateLimitPerHour, DailyQuota: c.PullQuota,
+		MinInterval: c.PullMinInterval, AlertPerMinute: c.AlertMaxPullsPerMinute,
+	}
+}
+
+// AlertsFromConfig maps the env configuration onto the alert thresholds.
+func AlertsFromConfig(c config.Echo) AlertThresholds {
+	return AlertThresholds{
+		Window: c.AlertWindow, MinSuccessRate: c.AlertMinSuccessRate, MaxTimeouts: c.AlertMaxTimeouts,
+		MaxPullsPerKeyPerMinute: c.AlertMaxPullsPerMinute, MaxQueueOps: c.AlertMaxQueueOperations,
+	}
+}

@@ -1,0 +1,83 @@
+package echo
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	echoact "github.com/taskloom/taskloom/activities/echo"
+	"github.com/taskloom/taskloom/internal/echo"
+)
+
+func queueOp(op string) echo.QueueOp {
+	return echo.QueueOp{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
+}
+
+// The workflow walks the batches with the cursor each one returns, then stamps the queue once
+// with the total.
+func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *echoact.Activities
+	op := queueOp(echo.OpReset)
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op}).Return(echoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(echoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(echoact.QueueOpBatchResult{}, nil).Once()
+	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 520).Return(nil).Once()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res QueueOpResult
+	if err := env.GetWorkflowResult(&res); err != nil || res.Changed != 520 || res.Batches != 3 {
+		t.Fatalf("result %+v (%v)", res, err)
+	}
+	env.AssertExpectations(t)
+}
+
+// A batch that fails transiently is retried; the stamp only happens after every batch.
+func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *echoact.Activities
+	op := queueOp(echo.OpReRun)
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(echoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(echoact.QueueOpBatchResult{Changed: 3}, nil).Once()
+	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 3).Return(nil).Once()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestQueueOperationRejectsUnknownOperation(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: queueOp("drop-table")})
+	var ae *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != "InvalidOperation" {
+		t.Fatalf("error %v, want a non-retryable InvalidOperation", err)
+	}
+}
+
+func TestSweeperRunsEveryStep(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *echoact.Activities
+	env.OnActivity(a.ReleaseExpiredLeases, mock.Anything).Return(echoact.SweepResult{Overdue: 4, Released: 4}, nil).Once()
+	env.OnActivity(a.ExpireTasks, mock.Anything).Return(2, nil).Once()
+	env.OnActivity(a.CheckAlertsAndPrune, mock.Anything).Return(echoact.SweepResult{PrunedClaims: 9, AlertBreaches: []string{"pull_timeouts_high"}}, nil).Once()
+	env.ExecuteWorkflow(PullLeaseSweeperWorkflow)
+	var res echoact.SweepResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Released != 4 || res.Expired != 2 || res.PrunedClaims != 9 || len(res.AlertBreaches) != 1 {
+		t.Fatalf("sweep %+v", res)
+	}
+}
