@@ -1,0 +1,59 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
+	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/uisession"
+)
+
+// plainError turns an error from a store or the echo service into a sentence for the page. The
+// service's own messages are already written for people (TaskEcho's wording); infrastructure
+// failures become advice instead of driver text.
+func plainError(err error) string {
+	var de *echosvc.Error
+	var ve *echosvc.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		if len(ve.Errors) > 0 {
+			return "输入有误：" + ve.Errors[0].Reason
+		}
+		return "输入有误：" + ve.Message
+	case errors.As(err, &de):
+		return de.Message
+	case errors.Is(err, auth.ErrNotFound):
+		return "API Key 不存在"
+	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials):
+		return err.Error()
+	case httpx.IsUnavailable(err):
+		return "数据库暂时无法访问，请稍后重试。"
+	}
+	var he *httpx.Error
+	if errors.As(err, &he) {
+		return he.Message
+	}
+	return "操作失败：服务器内部错误，详情见服务端日志。"
+}
+
+func statusOf(err error) int {
+	var de *echosvc.Error
+	switch {
+	case errors.As(err, &de):
+		switch de.Kind {
+		case echosvc.KindNotFound:
+			return http.StatusNotFound
+		case echosvc.KindGone:
+			return http.StatusGone
+		case echosvc.KindConflict, echosvc.KindDuplicate:
+			return http.StatusConflict
+		case echosvc.KindValidation:
+			return http.StatusBadRequest
+		}
+	case httpx.IsUnavailable(err):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,90 @@
+// Package ui is the TaskEcho web UI under /ui/: server-rendered html/template pages with
+// embedded hand-written CSS and JS. Sign-in is a session cookie (package uisession); every page
+// action calls the same internal/echo Service methods and internal/auth store the JSON API uses,
+// so the UI has no business rules of its own, only presentation.
+package ui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
+	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/uisession"
+)
+
+// UI holds the page handlers' dependencies.
+type UI struct {
+	p        *platform.Platform
+	users    *uisession.Users
+	sessions *uisession.Sessions
+	keys     *auth.Store
+	svc      *echosvc.Service
+	logins   *throttle
+	pages    pages
+}
+
+// Mount attaches the UI routes to e.
+func Mount(e *echo.Echo, d httpx.Deps) error {
+	u, err := New(d.Platform)
+	if err != nil {
+		return err
+	}
+	u.routes(e)
+	return nil
+}
+
+// New builds the UI over p with the same echo service constructor the JSON API uses. The UI's
+// own indexes are best effort: a database that is down at start is logged, as the API does for
+// api_keys.
+func New(p *platform.Platform) (*UI, error) {
+	users := uisession.NewUsers(p.Mongo)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc, err := echosvc.ServiceFor(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("ui: %w", err)
+	}
+	pg, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
+		keys: auth.NewStore(p.Mongo), svc: svc, logins: &throttle{}, pages: pg}
+	if p.Redis != nil {
+		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
+	}
+	for name, ensure := range map[string]func(context.Context) error{
+		"ui_users": users.EnsureIndexes, "ui_sessions": u.sessions.EnsureIndexes} {
+		if err := ensure(ctx); err != nil {
+			p.Log.Warn("ui indexes not ensured", "collection", name, "err", err)
+		}
+	}
+	return u, nil
+}
+
+func (u *UI) routes(e *echo.Echo) {
+	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
+	e.GET("/ui/static/*", staticHandler())
+
+	pub := e.Group("/ui", securityHeaders)
+	pub.GET("/login", u.loginPage)
+	pub.POST("/login", u.login)
+	pub.GET("/init", u.initPage)
+	pub.POST("/init", u.initAdmin)
+
+	g := e.Group("/ui", securityHeaders, u.requireSession)
+	g.POST("/logout", u.logout)
+	g.GET("/", u.home)
+	g.GET("/api-keys", u.keysPage)
+	g.POST("/api-keys", u.createKey)
+	g.POST("/api-keys/:kid/deactivate", u.deactivateKey)
+	u.echoRoutes(g)
+}
