@@ -1,0 +1,185 @@
+// Package webhook holds the side effects of the webhook result table workflows: Feishu reads
+// and writes through internal/webhook, the push to the summary receiver, and starting
+// delivery workflows from the sweep.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/webhook"
+	wf "github.com/taskloom/taskloom/workflows/webhook"
+)
+
+// ErrNotConfigured is the non-retryable failure type when no Feishu app is configured.
+const ErrNotConfigured = "FeishuNotConfigured"
+
+// Activities are the webhook activities; register them with Register.
+type Activities struct {
+	Feishu    *feishu.Client // nil when FEISHU_APP_ID is unset and no emulator runs
+	Fields    webhook.FieldNames
+	Temporal  client.Client // the sweep starts delivery workflows with it
+	HTTP      *http.Client  // for pushes
+	BotSecret string        // SUMMARY_WEBHOOK_SECRET: Feishu custom-bot mode
+	Log       *slog.Logger
+}
+
+func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Tables, error) {
+	if a.Feishu == nil {
+		return nil, temporal.NewNonRetryableApplicationError("Feishu is not configured: set FEISHU_APP_ID and FEISHU_APP_SECRET (or run the dev stack's emulator)", ErrNotConfigured, nil)
+	}
+	t, err := webhook.OpenTables(ctx, a.Feishu, u, a.Fields)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "BadTableURL", err)
+	}
+	return t, nil
+}
+
+// logger carries the keys seed 000 asks for on every webhook line.
+func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
+	return a.Log.With("biz_type", row.BizType, "group_id", row.GroupID, "task_ids", webhook.FormatTaskIDs(row.TaskIDs),
+		"webhook_status", status, "record_id", row.RecordID)
+}
+
+// Attempt checks a row's readiness with one batched task lookup and, when every task is
+// finished, builds the payload and pushes it. A push failure is returned in the result (it
+// counts towards the row's RetryCount) rather than as an activity error, so Temporal never
+// re-pushes behind the state machine's back; Feishu read errors are activity errors and are
+// retried before anything is pushed.
+func (a *Activities) Attempt(ctx context.Context, in wf.AttemptInput) (wf.AttemptResult, error) {
+	t, err := a.tables(ctx, in.Target.URLs)
+	if err != nil {
+		return wf.AttemptResult{}, err
+	}
+	row := in.Row
+	if row.BadTaskIDs != "" {
+		return wf.AttemptResult{Waiting: []string{row.BadTaskIDs}}, nil
+	}
+	tasks, err := t.Tasks(ctx, row.TaskIDs)
+	if err != nil {
+		return wf.AttemptResult{}, err
+	}
+	r := webhook.Evaluate(row.TaskIDs, webhook.Statuses(tasks))
+	if !r.Ready {
+		a.logger(row, row.Status).Debug("webhook row waiting", "waiting", r.Waiting)
+		return wf.AttemptResult{Waiting: r.Waiting}, nil
+	}
+	res := wf.AttemptResult{Ready: true, StartedAt: time.Now()}
+	p, err := t.BuildPayload(ctx, row, tasks)
+	var pe *webhook.PayloadError
+	switch {
+	case errors.As(err, &pe):
+		res.Err = "build payload: " + pe.Reason
+	case err != nil:
+		return wf.AttemptResult{}, err
+	default:
+		pusher := &webhook.Pusher{URL: in.Target.SummaryURL, Secret: a.BotSecret, Client: a.HTTP}
+		if perr := pusher.Push(ctx, p); perr != nil {
+			res.Err = perr.Error()
+		}
+	}
+	res.EndedAt = time.Now()
+	outcome := webhook.StatusSuccess
+	if res.Err != "" {
+		outcome = webhook.StatusFailed
+	}
+	a.logger(row, outcome).Info("webhook push attempted", "records", recordsOf(p), "err", res.Err)
+	return res, nil
+}
+
+func recordsOf(p *webhook.Payload) int {
+	if p == nil {
+		return 0
+	}
+	return len(p.Records)
+}
+
+// WriteBack writes a transition to the row. It is idempotent: the same fields written twice
+// leave the row as after one write.
+func (a *Activities) WriteBack(ctx context.Context, in wf.WriteBackInput) error {
+	t, err := a.tables(ctx, in.URLs)
+	if err != nil {
+		return err
+	}
+	return t.WriteBack(ctx, in.RecordID, in.Transition)
+}
+
+// EscalateFailedTasks applies the task table's rule that a failed task past 3 retries is
+// error. Idempotent: already-escalated tasks no longer match the search.
+func (a *Activities) EscalateFailedTasks(ctx context.Context, u webhook.URLs) (int, error) {
+	t, err := a.tables(ctx, u)
+	if err != nil {
+		return 0, err
+	}
+	return t.EscalateFailedTasks(ctx)
+}
+
+// CreateVideoRows runs the video_screen_capture creator (idempotent: rows are looked up by
+// TaskID before creating).
+func (a *Activities) CreateVideoRows(ctx context.Context, in wf.CreatorInput) (webhook.CreateResult, error) {
+	t, err := a.tables(ctx, in.URLs)
+	if err != nil {
+		return webhook.CreateResult{}, err
+	}
+	res, err := t.CreateVideoRows(ctx, in.App, time.Now())
+	a.Log.Info("webhook creator run", "biz_type", webhook.BizVideoScreenCapture, "app", in.App, "created", res.Created, "skipped", res.Skipped, "err", err)
+	return res, err
+}
+
+// CreateSingleURLRows runs the single_url_capture aggregation (idempotent per GroupID+Date).
+// InvalidFilter is not retryable: the table needs the missing option first.
+func (a *Activities) CreateSingleURLRows(ctx context.Context, in wf.CreatorInput) (webhook.CreateResult, error) {
+	t, err := a.tables(ctx, in.URLs)
+	if err != nil {
+		return webhook.CreateResult{}, err
+	}
+	res, err := t.CreateSingleURLRows(ctx, in.ScanDate, time.Now())
+	a.Log.Info("webhook creator run", "biz_type", webhook.BizSingleURLCapture, "app", in.App, "created", res.Created, "updated", res.Updated, "err", err)
+	return res, nonRetryableFilter(err)
+}
+
+// CreateGroupRows runs CreateWebhookResultsForGroups (idempotent: BizType+GroupID+Date dedupe).
+func (a *Activities) CreateGroupRows(ctx context.Context, in wf.GroupsInput) (webhook.CreateResult, error) {
+	t, err := a.tables(ctx, in.URLs)
+	if err != nil {
+		return webhook.CreateResult{}, err
+	}
+	res, err := t.CreateWebhookResultsForGroups(ctx, in.ParentTaskID, time.Now())
+	a.Log.Info("webhook group rows", "biz_type", webhook.BizPiracyGeneralSearch, "parent_task_id", in.ParentTaskID, "created", res.Created, "skipped", res.Skipped, "err", err)
+	var pe *webhook.PayloadError
+	if errors.As(err, &pe) {
+		return res, temporal.NewNonRetryableApplicationError(pe.Reason, "ParentTaskNotFound", err)
+	}
+	return res, nonRetryableFilter(err)
+}
+
+// InvalidFilterType is the application error type of a 1254018 answer.
+const InvalidFilterType = "InvalidFilter"
+
+func nonRetryableFilter(err error) error {
+	if feishu.IsInvalidFilter(err) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), InvalidFilterType, err)
+	}
+	return err
+}
+
+// Register registers every webhook activity under its wf.*Activity name.
+func (a *Activities) Register(r interface {
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: wf.AttemptActivity})
+	r.RegisterActivityWithOptions(a.WriteBack, activity.RegisterOptions{Name: wf.WriteBackActivity})
+	r.RegisterActivityWithOptions(a.SweepRows, activity.RegisterOptions{Name: wf.SweepActivity})
+	r.RegisterActivityWithOptions(a.EscalateFailedTasks, activity.RegisterOptions{Name: wf.EscalateActivity})
+	r.RegisterActivityWithOptions(a.CreateVideoRows, activity.RegisterOptions{Name: wf.VideoRowsActivity})
+	r.RegisterActivityWithOptions(a.CreateSingleURLRows, activity.RegisterOptions{Name: wf.SingleURLActivity})
+	r.RegisterActivityWithOptions(a.CreateGroupRows, activity.RegisterOptions{Name: wf.GroupRowsActivity})
+}

@@ -1,0 +1,65 @@
+package webhook
+
+import (
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/schedule"
+	"github.com/taskloom/taskloom/internal/webhook"
+)
+
+// Schedule IDs.
+const (
+	SweepScheduleID         = "webhook-sweep"
+	creatorSchedulePrefix   = "webhook-creator-"
+	sweepKind, creatorKind  = "webhook-sweep", "webhook-creator"
+	scheduleWorkflowTimeout = 30 * time.Minute
+)
+
+// CreatorScheduleID is the schedule of the WebhookResultCreator of app.
+func CreatorScheduleID(app string) string { return creatorSchedulePrefix + app }
+
+// TargetFrom builds the target from the config section.
+func TargetFrom(c config.Webhook) Target {
+	return Target{URLs: webhook.URLs{Task: c.TaskBitableURL, Webhook: c.WebhookBitableURL, Drama: c.DramaBitableURL,
+		Capture: c.CaptureBitableURL}, SummaryURL: c.SummaryWebhookURL}
+}
+
+// PolicyFrom builds the delivery policy from the config section.
+func PolicyFrom(c config.Webhook) Policy {
+	return Policy{ReadinessBackoff: c.ReadinessBackoff, ReadinessBackoffMax: c.ReadinessBackoffMax,
+		ReadinessDeadline: c.ReadinessDeadline, RetryBackoff: c.RetryBackoff}
+}
+
+// ScheduleOptions lists the webhook schedules the config asks for: the sweep (when both tables
+// are configured) and one creator per WEBHOOK_CREATOR_APPS entry. `starter schedules apply`
+// applies them.
+func ScheduleOptions(cfg *config.Config) []client.ScheduleOptions {
+	c, tq := cfg.Webhook, cfg.Temporal.TaskQueue
+	if c.TaskBitableURL == "" || c.WebhookBitableURL == "" {
+		return nil
+	}
+	t := TargetFrom(c)
+	opts := []client.ScheduleOptions{SweepSchedule(c, tq)}
+	for _, app := range c.CreatorApps {
+		if app = strings.TrimSpace(app); app != "" {
+			in := CreatorInput{URLs: t.URLs, App: app, EnableSingleURLCapture: c.EnableSingleURLCapture}
+			opts = append(opts, CreatorSchedule(in, c.CreatorInterval, tq))
+		}
+	}
+	return opts
+}
+
+// SweepSchedule is the WebhookResultWorker schedule.
+func SweepSchedule(c config.Webhook, taskQueue string) client.ScheduleOptions {
+	in := SweepInput{Target: TargetFrom(c), Policy: PolicyFrom(c)}
+	return schedule.Every(SweepScheduleID, c.SweepInterval, sweepKind, taskQueue, scheduleWorkflowTimeout, WebhookResultWorker, in)
+}
+
+// CreatorSchedule is the WebhookResultCreator schedule of one app.
+func CreatorSchedule(in CreatorInput, every time.Duration, taskQueue string) client.ScheduleOptions {
+	return schedule.Every(CreatorScheduleID(in.App), every, creatorKind, taskQueue, scheduleWorkflowTimeout, WebhookResultCreator, in)
+}

@@ -1,0 +1,71 @@
+package webhook
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/taskloom/taskloom/internal/webhook"
+)
+
+var sweepOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 10 * time.Minute,
+	HeartbeatTimeout:    time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
+		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+}
+
+// WebhookResultWorker is one scan of the result table (run by the sweep schedule, or once by
+// `starter webhook-worker --group-id/--date`): it escalates exhausted failed tasks in the task
+// table, then ensures a WebhookDeliveryWorkflow for every pending/failed row.
+func WebhookResultWorker(ctx workflow.Context, in SweepInput) (SweepResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, sweepOptions)
+	var res SweepResult
+	if err := workflow.ExecuteActivity(ctx, EscalateActivity, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
+		workflow.GetLogger(ctx).Warn("webhook: escalating failed tasks failed", "err", err)
+	}
+	var scan SweepResult
+	if err := workflow.ExecuteActivity(ctx, SweepActivity, in).Get(ctx, &scan); err != nil {
+		return res, err
+	}
+	res.Candidates, res.Ensured = scan.Candidates, scan.Ensured
+	return res, nil
+}
+
+var creatorOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
+		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter", "ParentTaskNotFound"}},
+}
+
+// WebhookResultCreator is one creator run for an app: video_screen_capture rows for finished
+// 视频录屏采集 tasks, and with EnableSingleURLCapture the single_url_capture aggregation.
+func WebhookResultCreator(ctx workflow.Context, in CreatorInput) (CreatorResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
+	var res CreatorResult
+	if err := workflow.ExecuteActivity(ctx, VideoRowsActivity, in).Get(ctx, &res.Video); err != nil {
+		return res, err
+	}
+	if in.EnableSingleURLCapture {
+		if err := workflow.ExecuteActivity(ctx, SingleURLActivity, in).Get(ctx, &res.SingleURL); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// CreateWebhookResultsForGroups creates the piracy_general_search rows of a finished parent
+// task (ID webhook-groups-{parent}, so a repeated call finds the same execution).
+func CreateWebhookResultsForGroups(ctx workflow.Context, in GroupsInput) (webhook.CreateResult, error) {
+	if in.ParentTaskID == "" {
+		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
+	var res webhook.CreateResult
+	err := workflow.ExecuteActivity(ctx, GroupRowsActivity, in).Get(ctx, &res)
+	return res, err
+}
+
+// GroupsWorkflowID is the workflow ID of CreateWebhookResultsForGroups for a parent task.
+func GroupsWorkflowID(parentTaskID string) string { return "webhook-groups-" + parentTaskID }
