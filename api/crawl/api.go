@@ -1,0 +1,150 @@
+// Package crawl is the HTTP API of crawl tasks: start one, read its status.
+package crawl
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/crawl"
+	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
+)
+
+// Routes.
+const (
+	PathTasks = "/api/v1/crawl-tasks"
+	PathTask  = "/api/v1/crawl-tasks/:id"
+)
+
+type handlers struct {
+	deps     httpx.Deps
+	tasks    *crawl.TaskStore
+	progress *crawl.ProgressStore
+}
+
+// Mount adds the crawl task routes.
+func Mount(e *echo.Echo, d httpx.Deps) error {
+	if d.Platform == nil || d.Authn == nil {
+		return errors.New("crawl api: platform and authentication are required")
+	}
+	h := &handlers{deps: d, tasks: crawl.NewTaskStore(d.Platform.Mongo), progress: crawl.NewPlatformProgressStore(d.Platform)}
+	e.POST(PathTasks, h.create, d.Authn, auth.Require(auth.PermWrite))
+	e.GET(PathTask, h.get, d.Authn, auth.Require(auth.PermRead))
+	return nil
+}
+
+type createRequest struct {
+	OriginalTaskID int64 `json:"original_task_id" validate:"required,gt=0"`
+}
+
+// createResponse answers POST: the task's workflow and its status.
+type createResponse struct {
+	OriginalTaskID int64  `json:"original_task_id"`
+	WorkflowID     string `json:"workflow_id"`
+	RunID          string `json:"run_id,omitempty"`
+	Status         string `json:"status"`
+	Created        bool   `json:"created"`
+}
+
+// create starts the task's workflow: 202 for a new task, 200 with the
+// existing one when the ID already ran or runs (a double click or a retry).
+func (h *handlers) create(c echo.Context) error {
+	var req createRequest
+	if err := httpx.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := httpx.Validate(&req); err != nil {
+		return err
+	}
+	cfg := h.deps.Platform.Config
+	in := crawlwf.Input{OriginalTaskID: req.OriginalTaskID, Source: crawl.SourceAPI,
+		CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline}
+	ctx := c.Request().Context()
+	run, err := crawlwf.Start(ctx, h.deps.Platform.Temporal, cfg.Temporal.TaskQueue, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		return h.existing(c, req.OriginalTaskID)
+	case err != nil:
+		return httpx.FromTemporal(err)
+	}
+	return c.JSON(http.StatusAccepted, createResponse{OriginalTaskID: req.OriginalTaskID,
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), Status: crawl.TaskRunning, Created: true})
+}
+
+func (h *handlers) existing(c echo.Context, id int64) error {
+	resp := createResponse{OriginalTaskID: id, WorkflowID: crawlwf.WorkflowID(id), Status: crawl.TaskRunning}
+	t, err := h.tasks.Get(c.Request().Context(), id)
+	switch {
+	case err == nil:
+		resp.RunID, resp.Status = t.RunID, t.Status
+	case !isNotFound(err):
+		return httpx.FromStore(err)
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// taskView is GET's body. Counts come from Redis while the task runs and
+// from crawl_tasks once it finished; missing_tweets is set after a deadline.
+type taskView struct {
+	OriginalTaskID  int64                `json:"original_task_id"`
+	WorkflowID      string               `json:"workflow_id"`
+	Status          string               `json:"status"`
+	Source          string               `json:"source"`
+	TotalTweets     *int64               `json:"total_tweets"`
+	ProcessedTweets int64                `json:"processed_tweets"`
+	MissingTweets   *int64               `json:"missing_tweets,omitempty"`
+	ProgressStatus  string               `json:"progress_status,omitempty"`
+	FailureReason   string               `json:"failure_reason,omitempty"`
+	Crawler         *crawl.CrawlerRecord `json:"crawler,omitempty"`
+	CreatedAt       time.Time            `json:"created_at"`
+	UpdatedAt       time.Time            `json:"updated_at"`
+	FinishedAt      *time.Time           `json:"finished_at,omitempty"`
+}
+
+func (h *handlers) get(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return httpx.Validation("id", "id must be a positive integer original_task_id")
+	}
+	ctx := c.Request().Context()
+	t, err := h.tasks.Get(ctx, id)
+	if isNotFound(err) {
+		return httpx.NotFound("crawl task")
+	}
+	if err != nil {
+		return httpx.FromStore(err)
+	}
+	v := taskView{OriginalTaskID: id, WorkflowID: t.WorkflowID, Status: t.Status, Source: t.Source,
+		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, MissingTweets: t.MissingTweets,
+		FailureReason: t.FailureReason, Crawler: t.Crawler, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, FinishedAt: t.FinishedAt}
+	if !t.Finished() {
+		if err := h.live(ctx, id, &v); err != nil {
+			return httpx.FromStore(err)
+		}
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// live fills the counts of a running task from its task_progress hash.
+func (h *handlers) live(ctx context.Context, id int64, v *taskView) error {
+	p, err := h.progress.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	v.ProcessedTweets, v.ProgressStatus = p.ProcessedTweets, p.Status
+	if p.TotalTweets >= 0 {
+		v.TotalTweets = &p.TotalTweets
+	}
+	return nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }

@@ -1,0 +1,40 @@
+package crawl_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+// fakeCrawlerEnv turns this test binary into the fake crawler, so the
+// crawler activity runs a real subprocess (the way `starter crawl
+// fake-crawler` runs under make dev) without building the starter.
+const fakeCrawlerEnv = "TASKLOOM_TEST_FAKE_CRAWLER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeCrawlerEnv) == "1" {
+		os.Exit(runFakeCrawler(os.Args[1:]))
+	}
+	testenv.Main(m)
+}
+
+func runFakeCrawler(args []string) int {
+	var o crawl.FakeCrawlerOptions
+	fs := pflag.NewFlagSet("fake-crawler", pflag.ContinueOnError)
+	o.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := crawl.RunFakeCrawler(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

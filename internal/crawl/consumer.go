@@ -1,0 +1,176 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Consumer defaults.
+const (
+	ConsumerGroupDefault = "taskloom-crawl"
+	// BatchSizeDefault bounds how many records of one partition share a
+	// scheduler produce and a pass through Redis (itself pipelined in
+	// round trips of pipelineMax).
+	BatchSizeDefault = 500
+	retryMinDefault  = 100 * time.Millisecond
+	retryMaxDefault  = 5 * time.Second
+	shutdownCommit   = 10 * time.Second
+)
+
+// ConsumerConfig configures the group consumer of both crawl topics.
+type ConsumerConfig struct {
+	Brokers []string
+	Group   string
+	Topics  Topics
+	// BatchSize bounds one partition's batch (BatchSizeDefault when 0).
+	BatchSize int
+	// ExtraOpts are appended to the client options (tests shorten timeouts).
+	ExtraOpts []kgo.Opt
+}
+
+// Consumer reads task_control_topic and x_com_scraped_data in one consumer
+// group. Offsets are committed only for records that were processed:
+// records are marked after ProcessBatch succeeds, marks are autocommitted and
+// committed again when partitions are revoked. Rebalances wait for the
+// current poll's processing (BlockRebalanceOnPoll), so two members never
+// count the same partition at once in this process; the script's dedupe
+// covers members in different processes and redelivery after a crash.
+type Consumer struct {
+	cl        *kgo.Client
+	proc      *Processor
+	log       *slog.Logger
+	batchSize int
+}
+
+// NewConsumer joins the group lazily: nothing is fetched until Run polls.
+func NewConsumer(cfg ConsumerConfig, proc *Processor) (*Consumer, error) {
+	if err := proc.Validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("crawl consumer: no Kafka brokers")
+	}
+	if cfg.Group == "" {
+		cfg.Group = ConsumerGroupDefault
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = BatchSizeDefault
+	}
+	log := proc.Log
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topics.Control, cfg.Topics.Data),
+		kgo.AutoCommitMarks(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				log.Warn("crawl consumer: commit on revoke failed; those records will be redelivered and deduplicated", "err", err)
+			}
+		}),
+	}, cfg.ExtraOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("crawl consumer client: %w", err)
+	}
+	return &Consumer{cl: cl, proc: proc, log: log, batchSize: cfg.BatchSize}, nil
+}
+
+// Run consumes until ctx ends, then commits what was processed and leaves
+// the group. It returns nil on a normal shutdown.
+func (c *Consumer) Run(ctx context.Context) error {
+	defer c.close()
+	for {
+		fetches := c.cl.PollRecords(ctx, c.batchSize*4)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			c.cl.AllowRebalance()
+			return nil
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			c.log.Warn("crawl consumer: fetch error", "topic", topic, "partition", partition, "err", err)
+		})
+		var wg sync.WaitGroup
+		for _, recs := range byPartition(fetches) {
+			wg.Go(func() { c.processPartition(ctx, recs) })
+		}
+		wg.Wait()
+		c.cl.AllowRebalance()
+	}
+}
+
+// byPartition groups a poll's records per topic-partition, in offset order.
+// One goroutine per partition must see all of its records: the progress
+// script's dedupe relies on each partition being counted in order, and a
+// partition can appear in two fetches of one poll after a leader change.
+func byPartition(fetches kgo.Fetches) [][]*kgo.Record {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	index := map[tp]int{}
+	var out [][]*kgo.Record
+	fetches.EachRecord(func(r *kgo.Record) {
+		k := tp{r.Topic, r.Partition}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], r)
+	})
+	return out
+}
+
+// processPartition runs one partition's records in bounded batches, in
+// order, retrying a failed batch until it succeeds or ctx ends. A failure
+// here is a dependency being down or slow (malformed records never fail),
+// so waiting is right; skipping would lose counts. A failed batch is retried
+// at half its size: a dependency that timed out on a large batch (a slow
+// Redis running a 500-script pipeline past its read timeout) gets smaller
+// ones instead of the same work again on top of what it is still doing.
+// Successes grow the size back.
+func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
+	size := c.batchSize
+	wait := retryMinDefault
+	for len(recs) > 0 {
+		batch := recs[:min(size, len(recs))]
+		start := time.Now()
+		err := c.proc.ProcessBatch(ctx, batch)
+		c.proc.Metrics.batch(time.Since(start))
+		if err == nil {
+			c.cl.MarkCommitRecords(batch...)
+			recs = recs[len(batch):]
+			size, wait = min(2*size, c.batchSize), retryMinDefault
+			continue
+		}
+		if ctx.Err() != nil {
+			return // shutting down: the batch stays unmarked and is redelivered
+		}
+		c.proc.Metrics.retried()
+		size = max(1, len(batch)/2)
+		c.log.Warn("crawl consumer: batch failed, retrying smaller", "topic", batch[0].Topic, "partition", batch[0].Partition,
+			"offset", batch[0].Offset, "records", len(batch), "next_records", size, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, retryMaxDefault)
+	}
+}
+
+func (c *Consumer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownCommit)
+	defer cancel()
+	if err := c.cl.CommitMarkedOffsets(ctx); err != nil {
+		c.log.Warn("crawl consumer: final commit failed; records will be redelivered and deduplicated", "err", err)
+	}
+	c.cl.CloseAllowingRebalance()
+}

@@ -1,0 +1,229 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func fakeCrawlRecords(t testing.TB, f FakeCrawl) []*kgo.Record {
+	t.Helper()
+	recs, err := f.Records(testTopics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestConsumerOrderings(t *testing.T) {
+	cases := []struct {
+		name string
+		f    FakeCrawl
+	}{
+		{"normal order", FakeCrawl{OriginalTaskID: 101, Tweets: 40, RepliesPerTweet: 2}},
+		{"TASK_INIT last", FakeCrawl{OriginalTaskID: 102, Tweets: 40, RepliesPerTweet: 2, InitLast: true}},
+		{"zero tweets", FakeCrawl{OriginalTaskID: 103, Tweets: 0}},
+	}
+	h := newKafkaHarness(t, testPartitions)
+	h.startConsumer(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			total, err := tc.f.Produce(context.Background(), h.producer, testTopics)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "completion", func() bool { return h.notifier.count(tc.f.OriginalTaskID) > 0 })
+			p := h.progress(t, tc.f.OriginalTaskID)
+			if p.Status != StatusCompleted || p.ProcessedTweets != total || p.TotalTweets != total {
+				t.Fatalf("progress = %+v, want %d/%d COMPLETED", p, total, total)
+			}
+		})
+	}
+	// Every reply was handed to the scheduler: 80 + 80.
+	tasks := h.readTopic(t, testSchedulerTopic, 160)
+	if len(tasks) != 160 {
+		t.Fatalf("scheduler got %d reply tasks, want 160", len(tasks))
+	}
+	for _, id := range []int64{101, 102, 103} {
+		if n := h.notifier.count(id); n != 1 {
+			t.Errorf("task %d notified %d times, want 1", id, n)
+		}
+	}
+	// Only a TASK_INIT that did not complete its task announces it. (Task
+	// 102's TASK_INIT was produced last but may be consumed before the data
+	// of other partitions, so it may go either way.)
+	for id, want := range map[int64]int{101: 1, 103: 0} {
+		if n := h.notifier.announcements(id); n != want {
+			t.Errorf("task %d announced %d times, want %d", id, n, want)
+		}
+	}
+}
+
+// Every record is processed twice: the first member counts everything but
+// dies before any offset commit lands, the second starts from the beginning.
+func TestConsumerRedeliveryCountsOnce(t *testing.T) {
+	h := newKafkaHarness(t, testPartitions)
+	f := FakeCrawl{OriginalTaskID: 201, Tweets: 60, RepliesPerTweet: 1, InitLast: true}
+	h.failCommit.Store(true)
+	stop := h.startConsumer(t)
+	total, err := f.Produce(context.Background(), h.producer, testTopics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first completion", func() bool { return h.notifier.count(201) == 1 })
+	stop()
+	h.failCommit.Store(false)
+
+	h.startConsumer(t)
+	// The second member re-submits every reply (at least once downstream,
+	// with the same idempotency keys) and counts nothing again.
+	tasks := h.readTopic(t, testSchedulerTopic, 120)
+	keys := map[string]int{}
+	for _, r := range tasks {
+		keys[HeaderValue(r, "idempotency_key")]++
+	}
+	if len(tasks) != 120 || len(keys) != 60 {
+		t.Fatalf("scheduler got %d tasks with %d distinct keys, want 120 and 60", len(tasks), len(keys))
+	}
+	// Replies are handed over before counting, so the second pass's
+	// duplicates may still be on their way.
+	waitFor(t, "61 duplicates", func() bool {
+		return h.recorded(testTopics.Data, string(ResultDuplicate))+h.recorded(testTopics.Control, string(ResultDuplicate)) == 61
+	})
+	p := h.progress(t, 201)
+	if p.ProcessedTweets != total || p.Status != StatusCompleted {
+		t.Fatalf("progress = %+v, want %d processed", p, total)
+	}
+	if n := h.notifier.count(201); n != 1 {
+		t.Fatalf("completion notified %d times, want 1", n)
+	}
+	if counted := h.recorded(testTopics.Data, string(ResultCounted)); counted != 60 {
+		t.Fatalf("counted metric = %d, want 60", counted)
+	}
+}
+
+func TestConsumerLegitDuplicateCountedTwice(t *testing.T) {
+	h := newKafkaHarness(t, testPartitions)
+	h.startConsumer(t)
+	f := FakeCrawl{OriginalTaskID: 301, Tweets: 30, DupRate: 0.5, RepliesPerTweet: 1, Seed: 7}
+	_, data := f.Messages()
+	if len(data) <= 30 {
+		t.Fatalf("fake crawl produced no duplicates (%d messages)", len(data))
+	}
+	total, err := f.Produce(context.Background(), h.producer, testTopics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "completion", func() bool { return h.notifier.count(301) > 0 })
+	if p := h.progress(t, 301); p.ProcessedTweets != total || total != int64(len(data)) {
+		t.Fatalf("progress = %+v, want every send (%d) counted", p, len(data))
+	}
+}
+
+func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
+	h := newKafkaHarness(t, 1)
+	h.startConsumer(t)
+	f := FakeCrawl{OriginalTaskID: 401, Tweets: 5, RepliesPerTweet: 1}
+	recs := fakeCrawlRecords(t, f)
+	bad := []*kgo.Record{
+		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 401, "tweet_data": `)},
+		{Topic: testTopics.Control, Value: []byte(`{"type":"TASK_DONE","original_task_id":401,"total_tweets":1}`)},
+		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 401}`)},
+	}
+	// Poison records sit between good ones on the same partition.
+	h.produce(t, recs[:3]...)
+	h.produce(t, bad...)
+	h.produce(t, recs[3:]...)
+	waitFor(t, "completion", func() bool { return h.notifier.count(401) > 0 })
+	letters := h.readTopic(t, testDLQTopic, 3)
+	if len(letters) != 3 {
+		t.Fatalf("dead letters = %d, want 3", len(letters))
+	}
+	// Different topics interleave freely, so match letters by content.
+	sources := map[string]string{}
+	for _, b := range bad {
+		sources[string(b.Value)] = b.Topic
+	}
+	for _, l := range letters {
+		topic, ok := sources[string(l.Value)]
+		if !ok || HeaderValue(l, HeaderDLQReason) == "" || HeaderValue(l, HeaderDLQTopic) != topic {
+			t.Errorf("dead letter %q: reason %q source %q", l.Value, HeaderValue(l, HeaderDLQReason), HeaderValue(l, HeaderDLQTopic))
+		}
+		delete(sources, string(l.Value))
+	}
+	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != StatusCompleted {
+		t.Fatalf("progress = %+v", p)
+	}
+	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 3 {
+		t.Fatalf("dead_lettered metric = %d, want 3", n)
+	}
+	if n := counterValue(h.metrics.completions); n != 1 {
+		t.Fatalf("completions metric = %v, want 1", n)
+	}
+}
+
+// A consumer that restarts cleanly resumes after its committed offsets.
+func TestConsumerCommitsProcessedOffsets(t *testing.T) {
+	h := newKafkaHarness(t, testPartitions)
+	stop := h.startConsumer(t)
+	f := FakeCrawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
+	if _, err := f.Produce(context.Background(), h.producer, testTopics); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "completion", func() bool { return h.notifier.count(501) > 0 })
+	stop()
+	h.startConsumer(t)
+	g := FakeCrawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
+	if _, err := g.Produce(context.Background(), h.producer, testTopics); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "second completion", func() bool { return h.notifier.count(502) > 0 })
+	time.Sleep(200 * time.Millisecond)
+	// 20 + 4 replies: nothing of the first task was submitted again.
+	if tasks := h.readTopic(t, testSchedulerTopic, 24); len(tasks) != 24 {
+		t.Fatalf("scheduler got %d tasks, want 24", len(tasks))
+	}
+}
+
+// sizeLimitedScheduler fails any submission above limit, as a dependency
+// that times out on large requests would.
+type sizeLimitedScheduler struct {
+	next  Scheduler
+	limit int
+}
+
+func (s sizeLimitedScheduler) Submit(ctx context.Context, tasks []ReplyTask) error {
+	if len(tasks) > s.limit {
+		return errors.New("request too large for a slow scheduler")
+	}
+	return s.next.Submit(ctx, tasks)
+}
+
+// A dependency that only copes with small requests still gets everything:
+// failed batches are retried at half their size.
+func TestConsumerDegradesBatchSize(t *testing.T) {
+	h := newKafkaHarness(t, 1)
+	proc := h.processor(nil)
+	proc.Scheduler = sizeLimitedScheduler{next: proc.Scheduler, limit: 40}
+	c, err := NewConsumer(ConsumerConfig{Brokers: h.brokers, Group: h.group, Topics: testTopics}, proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	f := FakeCrawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
+	recs := fakeCrawlRecords(t, f)
+	h.produce(t, recs...) // one partition, one poll: a 300-record batch first
+	waitFor(t, "completion through small batches", func() bool { return h.notifier.count(601) == 1 })
+	if p := h.progress(t, 601); p.ProcessedTweets != 300 {
+		t.Fatalf("progress = %+v", p)
+	}
+	if n := counterValue(h.metrics.batchRetries); n == 0 {
+		t.Fatal("no batch was retried smaller")
+	}
+}

@@ -1,0 +1,47 @@
+package crawl
+
+import "testing"
+
+func TestFakeCrawlMessages(t *testing.T) {
+	f := FakeCrawl{OriginalTaskID: 5, Tweets: 100, DupRate: 0.2, RepliesPerTweet: 3, Drop: 4, Seed: 3}
+	init, data := f.Messages()
+	if init.Type != TypeTaskInit || init.OriginalTaskID != 5 {
+		t.Fatalf("init = %+v", init)
+	}
+	// Duplicates are announced; dropped tweets are announced but not sent.
+	if int64(len(data))+4 != init.TotalTweets || init.TotalTweets <= 100 {
+		t.Fatalf("total %d, sent %d", init.TotalTweets, len(data))
+	}
+	_, again := f.Messages()
+	if len(again) != len(data) || again[7].TweetData.ID != data[7].TweetData.ID {
+		t.Fatal("same seed must give the same crawl")
+	}
+	if len(data[0].TweetData.Replies) != 3 {
+		t.Fatalf("replies = %d", len(data[0].TweetData.Replies))
+	}
+	recs, err := f.Records(testTopics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Topic != testTopics.Control || len(recs) != len(data)+1 {
+		t.Fatalf("first record on %s, %d records", recs[0].Topic, len(recs))
+	}
+	// Every produced record parses back with the strict parsers.
+	if _, err := ParseTaskControl(recs[0].Value); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs[1:] {
+		if _, err := ParseRawScrapedData(r.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, err := FakeCrawl{OriginalTaskID: 5, Tweets: 2, InitLast: true}.Records(testTopics)
+	if err != nil || last[len(last)-1].Topic != testTopics.Control {
+		t.Fatalf("init-last order wrong: %v", err)
+	}
+	for _, bad := range []FakeCrawl{{OriginalTaskID: 0}, {OriginalTaskID: 1, DupRate: 2}, {OriginalTaskID: 1, Tweets: 1, Drop: 2}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

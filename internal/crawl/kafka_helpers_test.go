@@ -1,0 +1,226 @@
+package crawl
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	testDLQTopic       = "crawl_dead_letter"
+	testSchedulerTopic = "crawl_reply_tasks"
+	testPartitions     = 4
+)
+
+var testTopics = Topics{Control: ControlTopicDefault, Data: DataTopicDefault}
+
+// recordingNotifier stands in for the workflow and remembers calls.
+type recordingNotifier struct {
+	mu        sync.Mutex
+	calls     map[int64]int
+	announced map[int64]int
+}
+
+func (n *recordingNotifier) TaskAnnounced(_ context.Context, id int64) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.announced == nil {
+		n.announced = map[int64]int{}
+	}
+	n.announced[id]++
+	return nil
+}
+
+func (n *recordingNotifier) announcements(task int64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.announced[task]
+}
+
+func (n *recordingNotifier) TaskCompleted(_ context.Context, c Completion) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.calls == nil {
+		n.calls = map[int64]int{}
+	}
+	n.calls[c.OriginalTaskID]++
+	return nil
+}
+
+func (n *recordingNotifier) count(task int64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls[task]
+}
+
+// kafkaHarness is an in-process kfake cluster with the crawl topics, a
+// producer, and everything a Processor needs.
+type kafkaHarness struct {
+	cluster    *kfake.Cluster
+	brokers    []string
+	producer   *kgo.Client
+	store      *ProgressStore
+	notifier   *recordingNotifier
+	metrics    *Metrics
+	group      string
+	failCommit atomic.Bool
+}
+
+func newKafkaHarness(t testing.TB, partitions int32) *kafkaHarness {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.SeedTopics(partitions, testTopics.Control, testTopics.Data, testDLQTopic, testSchedulerTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	h := &kafkaHarness{cluster: cluster, brokers: cluster.ListenAddrs(), notifier: &recordingNotifier{},
+		group: "g-" + uniquePrefix(), metrics: NewMetrics(prometheus.NewRegistry())}
+	h.producer, err = kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.producer.Close)
+	b := redisBackends(t)[0]
+	h.store = NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+	// Commits fail while failCommit is set: the consumer "dies" before its
+	// offsets reach the broker, as a killed process would.
+	cluster.ControlKey(kmsg.OffsetCommit.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		if !h.failCommit.Load() {
+			return nil, nil, false
+		}
+		return failedCommit(req.(*kmsg.OffsetCommitRequest)), nil, true
+	})
+	return h
+}
+
+func failedCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.ErrorCode = kerr.InvalidCommitOffsetSize.Code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (h *kafkaHarness) processor(log *slog.Logger) *Processor {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Processor{
+		Topics:      testTopics,
+		Store:       h.store,
+		Scheduler:   NewKafkaScheduler(h.producer, testSchedulerTopic),
+		DeadLetters: NewKafkaDeadLetters(h.producer, testDLQTopic),
+		Workflows:   h.notifier,
+		Log:         log,
+		Metrics:     h.metrics,
+	}
+}
+
+// startConsumer runs a group member until the returned stop is called.
+func (h *kafkaHarness) startConsumer(t testing.TB) (stop func()) {
+	t.Helper()
+	c, err := NewConsumer(ConsumerConfig{Brokers: h.brokers, Group: h.group, Topics: testTopics,
+		ExtraOpts: []kgo.Opt{kgo.AutoCommitInterval(100 * time.Millisecond), kgo.FetchMaxWait(50 * time.Millisecond)}},
+		h.processor(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("consumer run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (h *kafkaHarness) produce(t testing.TB, recs ...*kgo.Record) {
+	t.Helper()
+	if err := h.producer.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readTopic returns every record of topic once at least want arrived.
+func (h *kafkaHarness) readTopic(t testing.TB, topic string, want int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < want {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("topic %s: %d records, want %d", topic, len(out), want)
+		}
+		out = append(out, fetches.Records()...)
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *kafkaHarness) progress(t testing.TB, task int64) Progress {
+	t.Helper()
+	p, err := h.store.Get(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recorded is the records counter of a topic and result.
+func (h *kafkaHarness) recorded(topic string, result string) int {
+	return int(counterValue(h.metrics.records.WithLabelValues(topic, result)))
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}

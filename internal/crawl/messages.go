@@ -1,0 +1,174 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+)
+
+// Topic names and the control message type are fixed by the seed's contract
+// (section 2.2/2.3): the existing crawler produces exactly these.
+const (
+	ControlTopicDefault = "task_control_topic"
+	DataTopicDefault    = "x_com_scraped_data"
+	TypeTaskInit        = "TASK_INIT"
+)
+
+// TaskControlMessage is the seed's TaskControlMessage: the crawler announces
+// how many tweets it is about to send for an original task.
+type TaskControlMessage struct {
+	Type           string `json:"type"`
+	OriginalTaskID int64  `json:"original_task_id"`
+	TotalTweets    int64  `json:"total_tweets"`
+}
+
+// RawScrapedDataMessage is the seed's RawScrapedDataMessage: one scraped tweet.
+type RawScrapedDataMessage struct {
+	OriginalTaskID int64        `json:"original_task_id"`
+	TweetData      RawTweetData `json:"tweet_data"`
+}
+
+// RawTweetData mirrors the seed's RawTweetData; every field but replies is
+// required there (serde has no default for them), so parsing requires them too.
+type RawTweetData struct {
+	ID            string     `json:"id"`
+	URL           string     `json:"url"`
+	Author        string     `json:"author"`
+	FullText      string     `json:"full_text"`
+	ReplyCount    string     `json:"reply_count"`
+	RepostCount   string     `json:"repost_count"`
+	LikeCount     string     `json:"like_count"`
+	BookmarkCount string     `json:"bookmark_count"`
+	ViewCount     string     `json:"view_count"`
+	Replies       []RawReply `json:"replies"`
+}
+
+// RawReply is one reply of a tweet; each becomes one downstream task.
+type RawReply struct {
+	Author string `json:"author"`
+	Text   string `json:"text"`
+}
+
+// ErrInvalidMessage marks a record that can never be processed; the consumer
+// sends it to the dead-letter topic instead of retrying it.
+var ErrInvalidMessage = errors.New("invalid message")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidMessage, fmt.Sprintf(format, args...))
+}
+
+// wireControl uses pointers so that a missing or null field is told apart
+// from a zero value: serde rejects both, and so do we.
+type wireControl struct {
+	Type           *string `json:"type"`
+	OriginalTaskID *int64  `json:"original_task_id"`
+	TotalTweets    *int64  `json:"total_tweets"`
+}
+
+// ParseTaskControl decodes a task_control_topic record. The JSON decoder is
+// case-sensitive and rejects duplicate keys (unlike encoding/json v1), which
+// matches what the seed's serde consumer accepts.
+func ParseTaskControl(b []byte) (TaskControlMessage, error) {
+	var w wireControl
+	if err := json.Unmarshal(b, &w); err != nil {
+		return TaskControlMessage{}, invalid("decode TaskControlMessage: %v", err)
+	}
+	switch {
+	case w.Type == nil:
+		return TaskControlMessage{}, invalid("type is missing")
+	case *w.Type != TypeTaskInit:
+		return TaskControlMessage{}, invalid("type %q is not %s", *w.Type, TypeTaskInit)
+	case w.OriginalTaskID == nil:
+		return TaskControlMessage{}, invalid("original_task_id is missing")
+	case *w.OriginalTaskID <= 0:
+		return TaskControlMessage{}, invalid("original_task_id %d is not positive", *w.OriginalTaskID)
+	case w.TotalTweets == nil:
+		return TaskControlMessage{}, invalid("total_tweets is missing")
+	case *w.TotalTweets < 0:
+		return TaskControlMessage{}, invalid("total_tweets %d is negative", *w.TotalTweets)
+	}
+	return TaskControlMessage{Type: *w.Type, OriginalTaskID: *w.OriginalTaskID, TotalTweets: *w.TotalTweets}, nil
+}
+
+type wireScraped struct {
+	OriginalTaskID *int64     `json:"original_task_id"`
+	TweetData      *wireTweet `json:"tweet_data"`
+}
+
+type wireTweet struct {
+	ID            *string      `json:"id"`
+	URL           *string      `json:"url"`
+	Author        *string      `json:"author"`
+	FullText      *string      `json:"full_text"`
+	ReplyCount    *string      `json:"reply_count"`
+	RepostCount   *string      `json:"repost_count"`
+	LikeCount     *string      `json:"like_count"`
+	BookmarkCount *string      `json:"bookmark_count"`
+	ViewCount     *string      `json:"view_count"`
+	Replies       []*wireReply `json:"replies"`
+}
+
+type wireReply struct {
+	Author *string `json:"author"`
+	Text   *string `json:"text"`
+}
+
+// ParseRawScrapedData decodes an x_com_scraped_data record with the same
+// required fields as the seed's RawScrapedPayload; replies default to none.
+func ParseRawScrapedData(b []byte) (RawScrapedDataMessage, error) {
+	var w wireScraped
+	if err := json.Unmarshal(b, &w); err != nil {
+		return RawScrapedDataMessage{}, invalid("decode RawScrapedDataMessage: %v", err)
+	}
+	switch {
+	case w.OriginalTaskID == nil:
+		return RawScrapedDataMessage{}, invalid("original_task_id is missing")
+	case *w.OriginalTaskID <= 0:
+		return RawScrapedDataMessage{}, invalid("original_task_id %d is not positive", *w.OriginalTaskID)
+	case w.TweetData == nil:
+		return RawScrapedDataMessage{}, invalid("tweet_data is missing")
+	}
+	tweet, err := w.TweetData.toTweet()
+	if err != nil {
+		return RawScrapedDataMessage{}, err
+	}
+	return RawScrapedDataMessage{OriginalTaskID: *w.OriginalTaskID, TweetData: tweet}, nil
+}
+
+func (w *wireTweet) toTweet() (RawTweetData, error) {
+	fields := []struct {
+		name string
+		v    *string
+	}{
+		{"id", w.ID}, {"url", w.URL}, {"author", w.Author}, {"full_text", w.FullText},
+		{"reply_count", w.ReplyCount}, {"repost_count", w.RepostCount}, {"like_count", w.LikeCount},
+		{"bookmark_count", w.BookmarkCount}, {"view_count", w.ViewCount},
+	}
+	for _, f := range fields {
+		if f.v == nil {
+			return RawTweetData{}, invalid("tweet_data.%s is missing", f.name)
+		}
+	}
+	// The tweet id keys the downstream tasks, so an empty one is useless.
+	if *w.ID == "" {
+		return RawTweetData{}, invalid("tweet_data.id is empty")
+	}
+	replies := make([]RawReply, 0, len(w.Replies))
+	for i, r := range w.Replies {
+		switch {
+		case r == nil:
+			return RawTweetData{}, invalid("tweet_data.replies[%d] is null", i)
+		case r.Author == nil:
+			return RawTweetData{}, invalid("tweet_data.replies[%d].author is missing", i)
+		case r.Text == nil:
+			return RawTweetData{}, invalid("tweet_data.replies[%d].text is missing", i)
+		}
+		replies = append(replies, RawReply{Author: *r.Author, Text: *r.Text})
+	}
+	return RawTweetData{
+		ID: *w.ID, URL: *w.URL, Author: *w.Author, FullText: *w.FullText,
+		ReplyCount: *w.ReplyCount, RepostCount: *w.RepostCount, LikeCount: *w.LikeCount,
+		BookmarkCount: *w.BookmarkCount, ViewCount: *w.ViewCount, Replies: replies,
+	}, nil
+}

@@ -1,0 +1,159 @@
+package crawl
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+const messagesDir = "../../testdata/crawl/messages"
+
+func readMessage(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(messagesDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func messageCorpus(t testing.TB) [][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(messagesDir, "*"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("seed corpus under %s: %v", messagesDir, err)
+	}
+	var out [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func TestParseTaskControl(t *testing.T) {
+	got, err := ParseTaskControl(readMessage(t, "control_valid.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (TaskControlMessage{Type: TypeTaskInit, OriginalTaskID: 123, TotalTweets: 450}); got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	bad := map[string]string{
+		"wrong type":     string(readMessage(t, "control_wrong_type.json")),
+		"string total":   string(readMessage(t, "control_string_total.json")),
+		"missing type":   `{"original_task_id":1,"total_tweets":1}`,
+		"null id":        `{"type":"TASK_INIT","original_task_id":null,"total_tweets":1}`,
+		"missing total":  `{"type":"TASK_INIT","original_task_id":1}`,
+		"negative total": `{"type":"TASK_INIT","original_task_id":1,"total_tweets":-1}`,
+		"zero id":        `{"type":"TASK_INIT","original_task_id":0,"total_tweets":1}`,
+		"fractional id":  `{"type":"TASK_INIT","original_task_id":1.5,"total_tweets":1}`,
+		"wrong case":     `{"TYPE":"TASK_INIT","original_task_id":1,"total_tweets":1}`,
+		"duplicate key":  `{"type":"TASK_INIT","type":"TASK_INIT","original_task_id":1,"total_tweets":1}`,
+		"trailing":       `{"type":"TASK_INIT","original_task_id":1,"total_tweets":1} x`,
+		"array":          `[]`,
+		"empty":          ``,
+	}
+	for name, in := range bad {
+		if _, err := ParseTaskControl([]byte(in)); !errors.Is(err, ErrInvalidMessage) {
+			t.Errorf("%s: err = %v, want ErrInvalidMessage", name, err)
+		}
+	}
+}
+
+func TestParseRawScrapedData(t *testing.T) {
+	got, err := ParseRawScrapedData(readMessage(t, "data_valid.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OriginalTaskID != 123 || got.TweetData.ID != "1977372429597954366" || got.TweetData.FullText != "hello 世界" ||
+		len(got.TweetData.Replies) != 2 || got.TweetData.Replies[1] != (RawReply{Author: "b", Text: "second"}) {
+		t.Fatalf("parsed %+v", got)
+	}
+	noReplies, err := ParseRawScrapedData(readMessage(t, "data_no_replies.json"))
+	if err != nil {
+		t.Fatalf("replies default to none and unknown fields are ignored, as with serde: %v", err)
+	}
+	if len(noReplies.TweetData.Replies) != 0 {
+		t.Fatalf("replies = %v", noReplies.TweetData.Replies)
+	}
+	bad := map[string]string{
+		"missing url":    string(readMessage(t, "data_missing_url.json")),
+		"not json":       string(readMessage(t, "data_not_json.txt")),
+		"missing tweet":  `{"original_task_id":1}`,
+		"tweet not obj":  `{"original_task_id":1,"tweet_data":"x"}`,
+		"id as number":   strings.Replace(string(readMessage(t, "data_valid.json")), `"1977372429597954366"`, `1977372429597954366`, 1),
+		"empty id":       strings.Replace(string(readMessage(t, "data_valid.json")), `"1977372429597954366"`, `""`, 1),
+		"reply no text":  strings.Replace(string(readMessage(t, "data_valid.json")), `"text": "first"`, `"txt": "first"`, 1),
+		"null reply":     strings.Replace(string(readMessage(t, "data_valid.json")), `{"author": "a", "text": "first"}`, `null`, 1),
+		"task id string": strings.Replace(string(readMessage(t, "data_valid.json")), `"original_task_id": 123`, `"original_task_id": "123"`, 1),
+	}
+	for name, in := range bad {
+		if _, err := ParseRawScrapedData([]byte(in)); !errors.Is(err, ErrInvalidMessage) {
+			t.Errorf("%s: err = %v, want ErrInvalidMessage", name, err)
+		}
+	}
+}
+
+// FuzzParseTaskControl: never panics; whatever parses obeys the contract and
+// survives a round trip through the wire format.
+func FuzzParseTaskControl(f *testing.F) {
+	for _, b := range messageCorpus(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseTaskControl(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidMessage) {
+				t.Fatalf("error %v does not wrap ErrInvalidMessage", err)
+			}
+			return
+		}
+		if m.Type != TypeTaskInit || m.OriginalTaskID <= 0 || m.TotalTweets < 0 {
+			t.Fatalf("accepted %+v", m)
+		}
+		again, err := ParseTaskControl(mustMarshal(t, m))
+		if err != nil || again != m {
+			t.Fatalf("round trip %+v -> %+v, %v", m, again, err)
+		}
+	})
+}
+
+func FuzzParseRawScrapedData(f *testing.F) {
+	for _, b := range messageCorpus(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseRawScrapedData(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidMessage) {
+				t.Fatalf("error %v does not wrap ErrInvalidMessage", err)
+			}
+			return
+		}
+		if m.OriginalTaskID <= 0 || m.TweetData.ID == "" {
+			t.Fatalf("accepted %+v", m)
+		}
+		again, err := ParseRawScrapedData(mustMarshal(t, m))
+		if err != nil || !reflect.DeepEqual(again, m) {
+			t.Fatalf("round trip %+v -> %+v, %v", m, again, err)
+		}
+	})
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,161 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Topics names the two input topics of the seed's contract.
+type Topics struct {
+	Control string
+	Data    string
+}
+
+// Completion is reported once per task, by the record that completed it.
+type Completion struct {
+	OriginalTaskID int64
+	Progress       Progress
+	CompletedBy    Coordinates
+}
+
+// WorkflowNotifier tells a task's workflow what the consumers saw. Both
+// calls must tolerate repeats (redelivery repeats them), which Temporal's
+// workflow ID uniqueness gives.
+type WorkflowNotifier interface {
+	// TaskAnnounced: a TASK_INIT arrived, so the task exists even when its
+	// crawler ran outside taskloom; its workflow should exist (and start its
+	// completion deadline) from now on.
+	TaskAnnounced(ctx context.Context, originalTaskID int64) error
+	// TaskCompleted: this record made the task COMPLETED.
+	TaskCompleted(ctx context.Context, c Completion) error
+}
+
+// Processor turns a batch of records of one partition into dead letters,
+// reply tasks and counts. Every step is safe to repeat, so a failed batch is
+// retried whole.
+type Processor struct {
+	Topics      Topics
+	Store       *ProgressStore
+	Scheduler   Scheduler
+	DeadLetters DeadLetterSink
+	Workflows   WorkflowNotifier
+	Log         *slog.Logger
+	// Metrics may be nil.
+	Metrics *Metrics
+}
+
+// Validate reports a missing dependency at startup rather than on the first record.
+func (p *Processor) Validate() error {
+	switch {
+	case p.Topics.Control == "" || p.Topics.Data == "":
+		return errors.New("crawl processor: both topics are required")
+	case p.Store == nil:
+		return errors.New("crawl processor: progress store is required")
+	case p.Scheduler == nil:
+		return errors.New("crawl processor: scheduler is required")
+	case p.DeadLetters == nil:
+		return errors.New("crawl processor: dead-letter sink is required")
+	case p.Workflows == nil:
+		return errors.New("crawl processor: workflow notifier is required")
+	case p.Log == nil:
+		return errors.New("crawl processor: logger is required")
+	}
+	return nil
+}
+
+// ProcessBatch handles records of one partition in offset order: rejected
+// records go to the dead-letter topic, replies go to the scheduler, and only
+// then are the tweets counted. A nil error means every record may be marked
+// for commit.
+func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
+	var (
+		letters []DeadLetter
+		tasks   []ReplyTask
+		updates []Update
+	)
+	for _, r := range recs {
+		u, replies, err := p.parse(r)
+		if err != nil {
+			letters = append(letters, DeadLetter{Record: r, Reason: err.Error()})
+			continue
+		}
+		tasks = append(tasks, replies...)
+		updates = append(updates, u)
+	}
+	if err := p.DeadLetters.Send(ctx, letters); err != nil {
+		return err
+	}
+	for _, l := range letters {
+		p.Metrics.record(l.Record.Topic, resultDeadLettered)
+		p.Log.Warn("crawl record dead-lettered", "topic", l.Record.Topic, "partition", l.Record.Partition,
+			"offset", l.Record.Offset, "reason", l.Reason)
+	}
+	if err := p.Scheduler.Submit(ctx, tasks); err != nil {
+		return err
+	}
+	outcomes, err := p.Store.ApplyBatch(ctx, updates)
+	if err != nil {
+		return err
+	}
+	for i, o := range outcomes {
+		p.Metrics.record(updates[i].Coord.Topic, string(o.Result))
+		if err := p.notify(ctx, updates[i], o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notify tells the workflow about completions and, for a TASK_INIT that did
+// not complete the task, that the task exists. A redelivered TASK_INIT
+// announces again (a no-op for an existing workflow), so an announcement
+// lost to a failed batch is made on the retry.
+func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
+	switch {
+	case o.Completer:
+		return p.complete(ctx, u, o)
+	case u.Init && o.Progress.Status != StatusCompleted:
+		if err := p.Workflows.TaskAnnounced(ctx, u.TaskID); err != nil {
+			return fmt.Errorf("announce crawl task %d: %w", u.TaskID, err)
+		}
+	}
+	return nil
+}
+
+func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
+	coord := Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	switch r.Topic {
+	case p.Topics.Control:
+		m, err := ParseTaskControl(r.Value)
+		if err != nil {
+			return Update{}, nil, err
+		}
+		return Update{TaskID: m.OriginalTaskID, Coord: coord, Init: true, TotalTweets: m.TotalTweets}, nil, nil
+	case p.Topics.Data:
+		m, err := ParseRawScrapedData(r.Value)
+		if err != nil {
+			return Update{}, nil, err
+		}
+		return Update{TaskID: m.OriginalTaskID, Coord: coord}, ReplyTasks(m, coord), nil
+	default:
+		return Update{}, nil, fmt.Errorf("%w: record from unexpected topic %q", ErrInvalidMessage, r.Topic)
+	}
+}
+
+func (p *Processor) complete(ctx context.Context, u Update, o Outcome) error {
+	c := Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
+	if err := p.Workflows.TaskCompleted(ctx, c); err != nil {
+		return fmt.Errorf("notify completion of crawl task %d: %w", u.TaskID, err)
+	}
+	if err := p.Store.MarkSignaled(ctx, u.TaskID); err != nil {
+		return err
+	}
+	p.Metrics.completed()
+	p.Log.Info("crawl task completed", "original_task_id", u.TaskID,
+		"total_tweets", o.Progress.TotalTweets, "processed_tweets", o.Progress.ProcessedTweets, "completed_by", u.Coord.String())
+	return nil
+}

@@ -1,0 +1,236 @@
+package crawl
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis hash status values, as in the seed's task_progress hash.
+const (
+	StatusInitialized = "INITIALIZED"
+	StatusProcessing  = "PROCESSING"
+	StatusCompleted   = "COMPLETED"
+)
+
+// Defaults for how long a progress hash outlives its task.
+const (
+	CompletedTTLDefault = 7 * 24 * time.Hour
+	IdleTTLDefault      = 30 * 24 * time.Hour
+)
+
+//go:embed progress.lua
+var progressLua string
+
+var progressScript = redis.NewScript(progressLua)
+
+// Coordinates identify one Kafka record; redelivery repeats them, a crawler
+// sending the same tweet twice does not.
+type Coordinates struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+func (c Coordinates) String() string {
+	return fmt.Sprintf("%s:%d:%d", c.Topic, c.Partition, c.Offset)
+}
+
+func (c Coordinates) offsetField() string {
+	return fmt.Sprintf("offset:%s:%d", c.Topic, c.Partition)
+}
+
+// Result says what one script call did.
+type Result string
+
+const (
+	ResultInitialized Result = "initialized"
+	ResultCounted     Result = "counted"
+	ResultDuplicate   Result = "duplicate"
+)
+
+// Progress is the task_progress hash as read by the script.
+type Progress struct {
+	TotalTweets     int64 // -1 until TASK_INIT arrives
+	ProcessedTweets int64
+	Status          string // "" when the hash does not exist
+}
+
+// Missing is how many announced tweets have not been counted (0 when unknown).
+func (p Progress) Missing() int64 {
+	if p.TotalTweets < 0 || p.ProcessedTweets >= p.TotalTweets {
+		return 0
+	}
+	return p.TotalTweets - p.ProcessedTweets
+}
+
+// Outcome is the script's answer for one record.
+type Outcome struct {
+	Result   Result
+	Progress Progress
+	// Completer is true for exactly one record per task: the one that made
+	// it COMPLETED (again on its redelivery until MarkSignaled succeeds).
+	Completer bool
+}
+
+// Update is one record to apply: a TASK_INIT (Init true) or a counted tweet.
+type Update struct {
+	TaskID      int64
+	Coord       Coordinates
+	Init        bool
+	TotalTweets int64
+}
+
+// ProgressStore keeps the seed's task_progress:{original_task_id} hashes.
+type ProgressStore struct {
+	rdb          redis.UniversalClient
+	prefix       string
+	completedTTL time.Duration
+	idleTTL      time.Duration
+}
+
+// NewProgressStore builds a store; prefix isolates deployments and tests and
+// is prepended to the seed's key name unchanged.
+func NewProgressStore(rdb redis.UniversalClient, prefix string, completedTTL, idleTTL time.Duration) *ProgressStore {
+	if completedTTL <= 0 {
+		completedTTL = CompletedTTLDefault
+	}
+	if idleTTL <= 0 {
+		idleTTL = IdleTTLDefault
+	}
+	return &ProgressStore{rdb: rdb, prefix: prefix, completedTTL: completedTTL, idleTTL: idleTTL}
+}
+
+// Key is the Redis key of a task's progress hash.
+func (s *ProgressStore) Key(taskID int64) string {
+	return s.prefix + "task_progress:" + strconv.FormatInt(taskID, 10)
+}
+
+// Apply runs the script for one record.
+func (s *ProgressStore) Apply(ctx context.Context, u Update) (Outcome, error) {
+	out, err := s.ApplyBatch(ctx, []Update{u})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return out[0], nil
+}
+
+// pipelineMax bounds the scripts sent in one round trip, so that one reply
+// never waits behind so many scripts that a busy Redis hits the client's
+// read timeout.
+const pipelineMax = 100
+
+// ApplyBatch runs the script for several records, in order, pipelined in
+// round trips of at most pipelineMax. A failed batch may be retried whole:
+// records already applied come back as duplicates.
+func (s *ProgressStore) ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error) {
+	outs := make([]Outcome, 0, len(us))
+	for len(us) > 0 {
+		chunk := us[:min(pipelineMax, len(us))]
+		out, err := s.runBatch(ctx, chunk)
+		if err != nil && isNoScript(err) {
+			// A restarted or flushed Redis lost the cached script; load it
+			// and replay (safe: the script dedupes).
+			if lerr := progressScript.Load(ctx, s.rdb).Err(); lerr != nil {
+				return nil, fmt.Errorf("load crawl progress script: %w", lerr)
+			}
+			out, err = s.runBatch(ctx, chunk)
+		}
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, out...)
+		us = us[len(chunk):]
+	}
+	return outs, nil
+}
+
+func (s *ProgressStore) runBatch(ctx context.Context, us []Update) ([]Outcome, error) {
+	cmds := make([]*redis.Cmd, len(us))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, u := range us {
+			cmds[i] = progressScript.EvalSha(ctx, p, []string{s.Key(u.TaskID)}, s.args(u)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run crawl progress script for %d records: %w", len(us), err)
+	}
+	outs := make([]Outcome, len(us))
+	for i, c := range cmds {
+		o, err := parseOutcome(c.Val())
+		if err != nil {
+			return nil, fmt.Errorf("crawl progress of task %d at %s: %w", us[i].TaskID, us[i].Coord, err)
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+func (s *ProgressStore) args(u Update) []any {
+	op := "tweet"
+	if u.Init {
+		op = "init"
+	}
+	return []any{op, u.Coord.offsetField(), u.Coord.Offset, u.TotalTweets,
+		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String()}
+}
+
+// MarkSignaled records that the workflow received the completion signal, so
+// a redelivered completing record does not signal again.
+func (s *ProgressStore) MarkSignaled(ctx context.Context, taskID int64) error {
+	err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "signaled").Err()
+	if err != nil {
+		return fmt.Errorf("mark completion of crawl task %d signaled: %w", taskID, err)
+	}
+	return nil
+}
+
+// Get reads a task's progress; Status is "" when there is no hash.
+func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error) {
+	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "status").Result()
+	if err != nil {
+		return Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
+	}
+	p := Progress{TotalTweets: -1}
+	if v, ok := vals[0].(string); ok {
+		if p.TotalTweets, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return Progress{}, fmt.Errorf("crawl task %d total_tweets %q: %w", taskID, v, err)
+		}
+	}
+	if v, ok := vals[1].(string); ok {
+		if p.ProcessedTweets, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return Progress{}, fmt.Errorf("crawl task %d processed_tweets %q: %w", taskID, v, err)
+		}
+	}
+	p.Status, _ = vals[2].(string)
+	return p, nil
+}
+
+func parseOutcome(v any) (Outcome, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) != 5 {
+		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
+	}
+	result, _ := arr[0].(string)
+	processed, ok1 := arr[1].(int64)
+	total, ok2 := arr[2].(int64)
+	status, _ := arr[3].(string)
+	completer, ok3 := arr[4].(int64)
+	if result == "" || !ok1 || !ok2 || !ok3 {
+		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
+	}
+	return Outcome{
+		Result:    Result(result),
+		Progress:  Progress{TotalTweets: total, ProcessedTweets: processed, Status: status},
+		Completer: completer == 1,
+	}, nil
+}
+
+func isNoScript(err error) bool {
+	return redis.HasErrorPrefix(err, "NOSCRIPT")
+}

@@ -1,0 +1,55 @@
+package crawl_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestTaskStoreLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := crawl.NewTaskStore(testenv.Mongo(t))
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	if _, err := s.Get(ctx, 1); !errors.Is(err, mongo.ErrNoDocuments) {
+		t.Fatalf("missing task: err = %v", err)
+	}
+	if err := s.MarkRunning(ctx, 1, crawl.SourceAPI, "crawl-1", "run-a", now); err != nil {
+		t.Fatal(err)
+	}
+	// A retried MarkRunning is harmless.
+	if err := s.MarkRunning(ctx, 1, crawl.SourceAPI, "crawl-1", "run-a", now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	rec := crawl.CrawlerRecord{Command: []string{"crawler", "1"}, ExitCode: 0, LastLines: []string{"done"}, Lines: 1, FinishedAt: now}
+	if err := s.SaveCrawler(ctx, 1, rec, now); err != nil {
+		t.Fatal(err)
+	}
+	fail := crawl.TaskFinish{Status: crawl.TaskFailed, TotalTweets: 10, ProcessedTweets: 7, MissingTweets: 3, FailureReason: "deadline"}
+	if err := s.Finish(ctx, 1, fail, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// A repeated Finish and a late MarkRunning of the same run change nothing.
+	if err := s.Finish(ctx, 1, crawl.TaskFinish{Status: crawl.TaskCompleted, TotalTweets: 10, ProcessedTweets: 10}, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkRunning(ctx, 1, crawl.SourceAPI, "crawl-1", "run-a", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != crawl.TaskFailed || got.TotalTweets == nil || *got.TotalTweets != 10 || got.ProcessedTweets != 7 ||
+		got.MissingTweets == nil || *got.MissingTweets != 3 || got.FailureReason != "deadline" ||
+		got.Crawler == nil || got.Crawler.LastLines[0] != "done" || !got.FinishedAt.Equal(now.Add(time.Minute)) {
+		t.Fatalf("record = %+v", got)
+	}
+}

@@ -1,0 +1,262 @@
+// Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task
+// (seed 004), from running the crawler to Completed or Failed.
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	crawlact "github.com/taskloom/taskloom/activities/crawl"
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/searchattr"
+)
+
+// Kind is the TaskloomKind search attribute value of crawl workflows.
+const Kind = "crawl"
+
+// Activity timeouts: the store activities are short single-document writes
+// or one Redis read.
+const (
+	storeActivityTimeout = 30 * time.Second
+	storeRetryMax        = time.Minute
+	// crawlerHeartbeatTimeout must exceed the runner's heartbeat interval
+	// (crawl.HeartbeatEveryDefault) with room for a slow worker.
+	crawlerHeartbeatTimeout = time.Minute
+)
+
+// Input starts a crawl task.
+type Input struct {
+	OriginalTaskID int64
+	// Source is crawl.SourceAPI (taskloom runs the crawler) or
+	// crawl.SourceKafka (the crawler ran elsewhere; only completion is awaited).
+	Source string
+	// CrawlerTimeout bounds the crawler run (CRAWL_CRAWLER_TIMEOUT).
+	CrawlerTimeout time.Duration
+	// CompletionDeadline is how long to wait for completion once the crawler
+	// has exited (CRAWL_COMPLETION_DEADLINE). Kept in the input so a config
+	// change never alters a running workflow's decisions.
+	CompletionDeadline time.Duration
+}
+
+func (in Input) validate() error {
+	switch {
+	case in.OriginalTaskID <= 0:
+		return fmt.Errorf("original_task_id %d is not positive", in.OriginalTaskID)
+	case in.Source != crawl.SourceAPI && in.Source != crawl.SourceKafka:
+		return fmt.Errorf("source %q is neither %s nor %s", in.Source, crawl.SourceAPI, crawl.SourceKafka)
+	case in.Source == crawl.SourceAPI && in.CrawlerTimeout <= 0:
+		return errors.New("crawler timeout must be positive")
+	case in.CompletionDeadline <= 0:
+		return errors.New("completion deadline must be positive")
+	}
+	return nil
+}
+
+// State is what QueryState returns and the workflow's result.
+type State struct {
+	OriginalTaskID  int64
+	Status          string // crawl.TaskRunning / TaskCompleted / TaskFailed
+	Phase           string // crawling, awaiting_completion, finished
+	TotalTweets     int64  // -1 while unknown
+	ProcessedTweets int64
+	MissingTweets   int64
+	FailureReason   string
+	CrawlerExitCode *int
+}
+
+// Workflow phases reported by QueryState.
+const (
+	PhaseCrawling           = "crawling"
+	PhaseAwaitingCompletion = "awaiting_completion"
+	PhaseFinished           = "finished"
+)
+
+// CrawlTaskWorkflow marks the task Running, runs the crawler (for tasks
+// started through taskloom), waits for the completion signal or the
+// deadline, and writes Completed or Failed.
+func CrawlTaskWorkflow(ctx workflow.Context, in Input) (State, error) {
+	w, err := setup(ctx, in)
+	if err != nil {
+		return State{}, err
+	}
+	return w.run(ctx)
+}
+
+type run struct {
+	in        Input
+	state     State
+	log       log.Logger
+	completed workflow.ReceiveChannel
+	signal    *CompletedSignal
+	// acts stays nil: its method values only name the activities.
+	acts *crawlact.Activities
+}
+
+func setup(ctx workflow.Context, in Input) (*run, error) {
+	if err := in.validate(); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidInput", nil)
+	}
+	w := &run{
+		in:        in,
+		state:     State{OriginalTaskID: in.OriginalTaskID, Status: crawl.TaskRunning, TotalTweets: -1},
+		log:       log.With(workflow.GetLogger(ctx), "original_task_id", in.OriginalTaskID),
+		completed: workflow.GetSignalChannel(ctx, SignalCompleted),
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return w.state, nil }); err != nil {
+		return nil, fmt.Errorf("register %s query: %w", QueryState, err)
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Kind.ValueSet(Kind),
+		searchattr.Status.ValueSet(crawl.TaskRunning), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	return w, nil
+}
+
+func (w *run) run(ctx workflow.Context) (State, error) {
+	sctx := storeContext(ctx)
+	if err := workflow.ExecuteActivity(sctx, w.acts.MarkRunning,
+		crawlact.MarkRunningInput{OriginalTaskID: w.in.OriginalTaskID, Source: w.in.Source}).Get(ctx, nil); err != nil {
+		return w.state, fmt.Errorf("mark crawl task running: %w", err)
+	}
+	if w.in.Source == crawl.SourceAPI {
+		w.state.Phase = PhaseCrawling
+		if reason := w.crawl(ctx); reason != "" {
+			return w.finish(ctx, crawl.TaskFailed, reason)
+		}
+	}
+	w.state.Phase = PhaseAwaitingCompletion
+	if w.awaitCompletion(ctx) {
+		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
+		return w.finish(ctx, crawl.TaskCompleted, "")
+	}
+	return w.deadlinePassed(ctx)
+}
+
+// crawl runs the crawler while listening for the completion signal (a fast
+// crawler's tweets may all be counted before it exits). It returns the
+// failure reason, or "" when the crawler succeeded.
+func (w *run) crawl(ctx workflow.Context) string {
+	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: w.in.CrawlerTimeout,
+		HeartbeatTimeout:    crawlerHeartbeatTimeout,
+		// A second run would send every tweet again; a failed crawler
+		// fails the task instead (seed: crawler failure → Failed).
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	fut := workflow.ExecuteActivity(cctx, w.acts.RunCrawler, w.in.OriginalTaskID)
+	sel := workflow.NewSelector(ctx)
+	done := false
+	sel.AddFuture(fut, func(workflow.Future) { done = true })
+	sel.AddReceive(w.completed, w.receiver(ctx))
+	for !done {
+		sel.Select(ctx)
+	}
+	var out crawlact.CrawlerOutcome
+	if err := fut.Get(ctx, &out); err != nil {
+		w.log.Warn("crawler failed", "error", err)
+		return "crawler failed: " + rootMessage(err)
+	}
+	w.state.CrawlerExitCode = &out.ExitCode
+	if out.ExitCode != 0 {
+		return out.Reason()
+	}
+	return ""
+}
+
+// receiver records the first completion signal; repeats are drained and
+// dropped.
+func (w *run) receiver(ctx workflow.Context) func(workflow.ReceiveChannel, bool) {
+	return func(c workflow.ReceiveChannel, _ bool) {
+		var s CompletedSignal
+		c.Receive(ctx, &s)
+		if w.signal == nil {
+			w.signal = &s
+		}
+	}
+}
+
+// awaitCompletion waits for the completion signal until the deadline and
+// reports whether it came. Repeated signals (a consumer crash between
+// signalling and recording it) are absorbed by receive.
+func (w *run) awaitCompletion(ctx workflow.Context) bool {
+	if w.signal != nil {
+		return true
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	timedOut := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimer(tctx, w.in.CompletionDeadline), func(workflow.Future) { timedOut = true })
+	sel.AddReceive(w.completed, w.receiver(ctx))
+	for w.signal == nil && !timedOut {
+		sel.Select(ctx)
+	}
+	return w.signal != nil
+}
+
+// deadlinePassed reads the counters once more: a task that completed in Redis
+// just as the timer fired counts as completed (its signal is on its way).
+func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
+	var p crawl.Progress
+	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.ReadProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
+		return w.state, fmt.Errorf("read crawl progress: %w", err)
+	}
+	w.state.TotalTweets, w.state.ProcessedTweets = p.TotalTweets, p.ProcessedTweets
+	if p.Status == crawl.StatusCompleted {
+		return w.finish(ctx, crawl.TaskCompleted, "")
+	}
+	w.state.MissingTweets = p.Missing()
+	if p.TotalTweets < 0 {
+		return w.finish(ctx, crawl.TaskFailed, fmt.Sprintf(
+			"completion deadline %s passed without TASK_INIT; %d tweets processed", w.in.CompletionDeadline, p.ProcessedTweets))
+	}
+	return w.finish(ctx, crawl.TaskFailed, fmt.Sprintf(
+		"completion deadline %s passed: %d of %d tweets missing", w.in.CompletionDeadline, w.state.MissingTweets, p.TotalTweets))
+}
+
+func (w *run) finish(ctx workflow.Context, status, reason string) (State, error) {
+	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
+	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.TaskFinish{
+		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
+		MissingTweets: w.state.MissingTweets, FailureReason: reason,
+	}}
+	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.Finish, in).Get(ctx, nil); err != nil {
+		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
+		return w.state, fmt.Errorf("set status search attribute: %w", err)
+	}
+	w.log.Info("crawl task finished", "status", status, "reason", reason,
+		"total_tweets", w.state.TotalTweets, "processed_tweets", w.state.ProcessedTweets)
+	return w.state, nil
+}
+
+func storeContext(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: storeActivityTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: storeRetryMax},
+	})
+}
+
+// rootMessage is the innermost error's message (an activity error wraps the
+// application error that says what happened).
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// WorkflowID is the deterministic ID of a task's workflow.
+func WorkflowID(originalTaskID int64) string {
+	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
+}

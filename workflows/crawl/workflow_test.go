@@ -1,0 +1,192 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	crawlact "github.com/taskloom/taskloom/activities/crawl"
+	"github.com/taskloom/taskloom/internal/crawl"
+)
+
+const testDeadline = 10 * time.Minute
+
+func apiInput(id int64) Input {
+	return Input{OriginalTaskID: id, Source: crawl.SourceAPI, CrawlerTimeout: time.Hour, CompletionDeadline: testDeadline}
+}
+
+type wfEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	finished *crawlact.FinishInput
+}
+
+func newEnv(t *testing.T) *wfEnv {
+	var s testsuite.WorkflowTestSuite
+	e := &wfEnv{TestWorkflowEnvironment: s.NewTestWorkflowEnvironment()}
+	var a *crawlact.Activities
+	e.RegisterActivity(a)
+	e.OnActivity(a.MarkRunning, mock.Anything, mock.Anything).Return(nil)
+	e.OnActivity(a.Finish, mock.Anything, mock.Anything).Return(func(_ context.Context, in crawlact.FinishInput) error {
+		e.finished = &in
+		return nil
+	})
+	return e
+}
+
+func (e *wfEnv) result(t *testing.T) State {
+	t.Helper()
+	if !e.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := e.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var s State
+	if err := e.GetWorkflowResult(&s); err != nil {
+		t.Fatal(err)
+	}
+	if e.finished == nil || e.finished.Finish.Status != s.Status {
+		t.Fatalf("Finish activity got %+v, result %+v", e.finished, s)
+	}
+	return s
+}
+
+func crawlerExits(e *wfEnv, code int, after time.Duration) {
+	var a *crawlact.Activities
+	e.OnActivity(a.RunCrawler, mock.Anything, mock.Anything).After(after).
+		Return(crawlact.CrawlerOutcome{ExitCode: code, LastLines: []string{"starting", "last words"}}, nil)
+}
+
+func TestCompletesWhenSignalledAfterCrawler(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 450, ProcessedTweets: 450, CompletedBy: "x:0:9"})
+	}, 5*time.Minute)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(1))
+	s := e.result(t)
+	if s.Status != crawl.TaskCompleted || s.TotalTweets != 450 || s.ProcessedTweets != 450 || *s.CrawlerExitCode != 0 {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestCompletesWhenSignalledDuringCrawl(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Hour)
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 3, ProcessedTweets: 3})
+		// A repeated signal is absorbed.
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 3, ProcessedTweets: 3})
+	}, time.Minute)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(2))
+	if s := e.result(t); s.Status != crawl.TaskCompleted || s.ProcessedTweets != 3 {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestCrawlerNonZeroExitFails(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 7, time.Minute)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(3))
+	s := e.result(t)
+	if s.Status != crawl.TaskFailed || s.FailureReason != "crawler exited with status 7: last words" {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestCrawlerActivityErrorFails(t *testing.T) {
+	e := newEnv(t)
+	var a *crawlact.Activities
+	e.OnActivity(a.RunCrawler, mock.Anything, mock.Anything).Return(crawlact.CrawlerOutcome{},
+		temporal.NewNonRetryableApplicationError("no crawler configured", crawlact.ErrTypeCrawlerNotConfigured, nil))
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(4))
+	s := e.result(t)
+	if s.Status != crawl.TaskFailed || !strings.Contains(s.FailureReason, "no crawler configured") {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestDeadlineFailsWithMissingCount(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	var a *crawlact.Activities
+	e.OnActivity(a.ReadProgress, mock.Anything, int64(5)).
+		Return(crawl.Progress{TotalTweets: 450, ProcessedTweets: 440, Status: crawl.StatusProcessing}, nil)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(5))
+	s := e.result(t)
+	if s.Status != crawl.TaskFailed || s.MissingTweets != 10 || !strings.Contains(s.FailureReason, "10 of 450 tweets missing") {
+		t.Fatalf("state = %+v", s)
+	}
+	if e.finished.Finish.MissingTweets != 10 {
+		t.Fatalf("finish = %+v", e.finished)
+	}
+}
+
+func TestDeadlineWithoutTaskInit(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	var a *crawlact.Activities
+	e.OnActivity(a.ReadProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: -1, ProcessedTweets: 12}, nil)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(6))
+	if s := e.result(t); s.Status != crawl.TaskFailed || !strings.Contains(s.FailureReason, "without TASK_INIT") {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+// Completed in Redis as the timer fired: the signal is on its way, so the
+// task is Completed, not Failed.
+func TestDeadlineRaceWithCompletion(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	var a *crawlact.Activities
+	e.OnActivity(a.ReadProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: 5, ProcessedTweets: 5, Status: crawl.StatusCompleted}, nil)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(7))
+	if s := e.result(t); s.Status != crawl.TaskCompleted {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestStartedByConsumerSkipsCrawler(t *testing.T) {
+	e := newEnv(t)
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 0, ProcessedTweets: 0})
+	}, 0)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 8, Source: crawl.SourceKafka, CompletionDeadline: testDeadline})
+	if s := e.result(t); s.Status != crawl.TaskCompleted || s.CrawlerExitCode != nil {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestQueryReportsPhase(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(QueryState)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var s State
+		if err := v.Get(&s); err != nil || s.Phase != PhaseAwaitingCompletion || s.Status != crawl.TaskRunning {
+			t.Errorf("query = %+v, %v", s, err)
+		}
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 1, ProcessedTweets: 1})
+	}, 2*time.Minute)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(9))
+	e.result(t)
+}
+
+func TestInvalidInput(t *testing.T) {
+	e := newEnv(t)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 0, Source: crawl.SourceAPI})
+	var appErr *temporal.ApplicationError
+	if err := e.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != "InvalidInput" {
+		t.Fatalf("err = %v", err)
+	}
+}
