@@ -1,0 +1,183 @@
+// Command bench is `make bench`: it starts the embedded stack (Temporal dev server, FerretDB,
+// Redis or miniredis, kfake, the Feishu emulator and the in-repo fakes), runs the worker and the
+// API as separate processes of the real binary, drives each scenario against them, measures a
+// baseline on the same servers in the same run, prints the table and writes bench/results.json.
+//
+// BENCH_SCALE (default 1) multiplies every scenario's size; the default run takes a few minutes
+// on a 2-core machine. BENCH_ONLY=pull,apply runs only the named scenarios (results.json is
+// then written only when every scenario ran, so a partial run never replaces the full table).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/logging"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// run is what every scenario gets: the servers, the app processes, a platform over the same
+// configuration (for baselines and seeding), an admin key and the size multiplier.
+type run struct {
+	root      string
+	stack     *stack
+	app       *app
+	p         *platform.Platform
+	adminKey  string
+	scale     float64
+	noopQueue string
+}
+
+// size scales a scenario's default size, never below min.
+func (r *run) size(n, min int) int {
+	return max(int(float64(n)*r.scale), min)
+}
+
+type scenario struct {
+	name string
+	run  func(ctx context.Context, r *run) []Result
+}
+
+var scenarios = []scenario{
+	{"pipeline", benchPipeline},
+	{"pull", benchPull},
+	{"crawl", benchCrawl},
+	{"webhook", benchWebhook},
+	// Last: every accepted apply keeps an entry workflow running after its 202.
+	{"apply", benchApply},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := mainErr(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(ctx context.Context) error {
+	scale := 1.0
+	if v := os.Getenv("BENCH_SCALE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("BENCH_SCALE=%q: want a positive number", v)
+		}
+		scale = f
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	logf("building ./starter")
+	bin, err := buildStarter(ctx, root)
+	if err != nil {
+		return err
+	}
+	logf("starting the stack")
+	s, err := startStack(ctx, root)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	a, err := startApp(ctx, s, bin)
+	if err != nil {
+		return err
+	}
+	defer a.stop()
+	r, cleanup, err := newRun(ctx, root, s, a, scale)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	rep := &report{Started: started, Scale: scale, Host: host()}
+	only := os.Getenv("BENCH_ONLY") // comma-separated scenario names, for iterating on one
+	for _, sc := range scenarios {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
+			continue
+		}
+		logf("scenario %s", sc.name)
+		rep.Results = append(rep.Results, sc.run(ctx, r)...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	rep.Results = append(rep.Results, benchMemory(a))
+	rep.Duration = time.Since(started).Round(time.Second).String()
+	fmt.Println()
+	rep.print(os.Stdout)
+	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisSrc, rep.Duration)
+	if md := os.Getenv("BENCH_MARKDOWN"); md != "" {
+		f, err := os.Create(md)
+		if err != nil {
+			return err
+		}
+		rep.markdown(f)
+		_ = f.Close()
+	}
+	if only != "" {
+		return nil
+	}
+	return rep.writeJSON(filepath.Join(root, "bench", "results.json"))
+}
+
+// newRun opens a platform over the stack's configuration, creates the admin key, and runs the
+// baseline's own worker on its own task queue.
+func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (*run, func(), error) {
+	p, err := platform.Open(ctx, s.cfg, logging.NewTo(io.Discard, "error"))
+	if err != nil {
+		return nil, nil, err
+	}
+	_, key, err := auth.NewStore(p.Mongo).Create(ctx, auth.NewKey{Name: "bench-admin", Permission: auth.PermAdmin})
+	if err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("create bench admin key: %w", err)
+	}
+	r := &run{root: root, stack: s, app: a, p: p, adminKey: key, scale: scale, noopQueue: "bench-noop-" + suffix()}
+	w := sdkworker.New(p.Temporal, r.noopQueue, sdkworker.Options{})
+	w.RegisterWorkflow(BenchNoopWorkflow)
+	w.RegisterActivity(NoopActivity)
+	if err := w.Start(); err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("start baseline worker: %w", err)
+	}
+	return r, func() { w.Stop(); p.Close() }, nil
+}
+
+// noopOptions starts one baseline workflow.
+func (r *run) noopOptions(id string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: id, TaskQueue: r.noopQueue}
+}
+
+// hasRoute asks the running API whether a route exists: an unknown route answers 404
+// RESOURCE_NOT_FOUND "route not found", a known one anything else (an empty body is a 400).
+func (r *run) hasRoute(ctx context.Context, method, path string) bool {
+	status, err := call(ctx, method, r.app.apiURL+path, r.adminKey, nil, nil)
+	if err == nil || status != 404 {
+		return status != 0
+	}
+	return !strings.Contains(err.Error(), "route not found")
+}
+
+func host() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/pipeline"
+)
+
+const (
+	benchQuotaUser    = "bench-user"
+	benchQuotaFeature = "bench-feature"
+	// onePipeline is the seed's 1-step sync_api example; threePipeline repeats its step.
+	onePipeline   = "basic_clean_pipeline"
+	threePipeline = "bench_three_step_pipeline"
+	pipelineConc  = 16
+)
+
+// benchPipeline: 1-step and 3-step sync_api pipelines started over POST /api/v1/pipeline-tasks
+// and awaited to completion, against bare workflows with one no-op activity.
+func benchPipeline(ctx context.Context, r *run) []Result {
+	if !r.hasRoute(ctx, "POST", "/api/v1/pipeline-tasks") {
+		return []Result{{Scenario: "pipeline", Skipped: "POST /api/v1/pipeline-tasks is not mounted"}}
+	}
+	if err := seedPipelines(ctx, r); err != nil {
+		return []Result{{Scenario: "pipeline", Skipped: "seeding failed: " + err.Error()}}
+	}
+	n := r.size(100, 10)
+	base := noopBaseline(ctx, r, n, pipelineConc)
+	var out []Result
+	for _, pc := range []struct {
+		name, pipeline string
+	}{{"pipeline 1-step", onePipeline}, {"pipeline 3-step", threePipeline}} {
+		res := Result{Scenario: pc.name, Unit: "pipelines", N: n}
+		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, _ int) error {
+			return runPipeline(ctx, r, pc.pipeline)
+		})
+		if failed > 0 {
+			res.Skipped = fmt.Sprintf("%d of %d runs failed: %v", failed, n, err)
+			out = append(out, res)
+			continue
+		}
+		res.Throughput, res.P50Ms, res.P99Ms = lat.fill(n, elapsed)
+		base.apply(&res)
+		res.Notes = fmt.Sprintf("%d concurrent clients; latency = POST to workflow completed", pipelineConc)
+		out = append(out, res)
+	}
+	return out
+}
+
+// runPipeline starts one task over HTTP and waits for its workflow; a failed run is an error.
+func runPipeline(ctx context.Context, r *run, name string) error {
+	var created struct {
+		TaskID     string `json:"task_id"`
+		WorkflowID string `json:"workflow_id"`
+	}
+	body := map[string]any{"pipeline": name, "user_id": benchQuotaUser, "feature_id": benchQuotaFeature,
+		"input_data": map[string]any{"input_image": "https://cos.example/bench/1.jpg"}}
+	if _, err := call(ctx, "POST", r.app.apiURL+"/api/v1/pipeline-tasks", r.adminKey, body, &created); err != nil {
+		return err
+	}
+	if err := r.p.Temporal.GetWorkflow(ctx, created.WorkflowID, "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("pipeline task %s: %w", created.TaskID, err)
+	}
+	task, err := pipeline.NewStore(r.p.Mongo).GetTask(ctx, created.TaskID)
+	if err != nil {
+		return err
+	}
+	if task.Status != pipeline.StatusSuccess {
+		return fmt.Errorf("pipeline task %s ended %s: %s", task.ID, task.Status, task.ErrorReason)
+	}
+	return nil
+}
+
+// seedPipelines registers the fake vendors, publishes the seed's examples and the 3-step
+// pipeline, and grants enough quota.
+func seedPipelines(ctx context.Context, r *run) error {
+	store := pipeline.NewStore(r.p.Mongo)
+	if err := store.EnsureIndexes(ctx); err != nil {
+		return err
+	}
+	dir := filepath.Join(r.root, "testdata", "pipelines")
+	if err := vendors.Seed(ctx, store, r.stack.vendors.URL, dir); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, onePipeline+".json"))
+	if err != nil {
+		return err
+	}
+	d, err := pipeline.ParseDefinition(raw)
+	if err != nil {
+		return err
+	}
+	d.Name = threePipeline
+	step := d.Schema.Steps[0]
+	d.Schema.Steps = nil
+	for i := range 3 {
+		s := step
+		s.Name = fmt.Sprintf("%s_%d", step.Name, i+1)
+		d.Schema.Steps = append(d.Schema.Steps, s)
+	}
+	lk, err := store.Lookup(ctx)
+	if err != nil {
+		return err
+	}
+	if err := pipeline.ValidateDefinition(d, lk); err != nil {
+		return fmt.Errorf("3-step pipeline: %w", err)
+	}
+	if _, _, err := store.PublishSchema(ctx, d); err != nil {
+		return err
+	}
+	// The apply scenario's pipelines run as the entry subsystem's configured user.
+	entry := r.stack.cfg.Entry
+	for _, q := range [][2]string{{benchQuotaUser, benchQuotaFeature}, {entry.UserID, entry.FeatureID}} {
+		if _, err := store.SetQuota(ctx, q[0], q[1], 10_000_000); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baseline is a measured reference the scenario's rows are compared with.
+type baseline struct {
+	name          string
+	tput, p50, p9 float64
+	err           error
+}
+
+// apply copies the baseline into res and computes the throughput ratio.
+func (b baseline) apply(res *Result) {
+	if b.err != nil {
+		res.Baseline = b.name + " failed: " + b.err.Error()
+		return
+	}
+	res.Baseline, res.BaselineThroughput, res.BaselineP50Ms, res.BaselineP99Ms = b.name, b.tput, b.p50, b.p9
+	if b.tput > 0 {
+		res.Ratio, res.RatioOf = res.Throughput/b.tput, "throughput"
+	}
+}
+
+// noopBaseline runs n bare workflows with one no-op activity at conc, start to completion.
+func noopBaseline(ctx context.Context, r *run, n, conc int) baseline {
+	id := "bench-noop-" + suffix() + "-"
+	lat, elapsed, failed, err := runLoad(ctx, n, conc, func(ctx context.Context, i int) error {
+		run, err := r.p.Temporal.ExecuteWorkflow(ctx, r.noopOptions(fmt.Sprint(id, i)), BenchNoopWorkflow)
+		if err != nil {
+			return err
+		}
+		return run.Get(ctx, nil)
+	})
+	b := baseline{name: "workflow + 1 no-op activity"}
+	if failed > 0 {
+		b.err = fmt.Errorf("%d failed: %w", failed, err)
+		return b
+	}
+	b.tput, b.p50, b.p9 = lat.fill(n, elapsed)
+	return b
+}
