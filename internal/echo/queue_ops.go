@@ -56,14 +56,15 @@ const QueueOpBatchSize = 500
 // ApplyQueueOpBatch resets the next batch of tasks after afterID (in _id order) and returns how
 // many it changed and the last _id seen ("" when the queue is exhausted).
 func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID string, batch int) (int, string, error) {
-	f := queueOpFilter(op)
+	var after bson.ObjectID // the zero id sorts before every real one
 	if afterID != "" {
-		oid, err := bson.ObjectIDFromHex(afterID)
-		if err != nil {
+		var err error
+		if after, err = bson.ObjectIDFromHex(afterID); err != nil {
 			return 0, "", fmt.Errorf("queue op cursor %q: %w", afterID, err)
 		}
-		f["_id"] = bson.M{"$gt": oid}
 	}
+	f := queueOpFilter(op)
+	f["_id"] = bson.M{"$gt": after}
 	cur, err := s.tasks.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(batch)))
 	if err != nil {
 		return 0, "", wrap("read tasks for "+op.Operation, err)
@@ -75,34 +76,49 @@ func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID str
 	if len(tasks) == 0 {
 		return 0, "", nil
 	}
-	changed, err := s.resetTasks(ctx, op, tasks)
-	if err != nil {
-		return changed, "", err
+	if err := s.resetTasks(ctx, op, tasks); err != nil {
+		return 0, "", err
 	}
-	return changed, tasks[len(tasks)-1].ID.Hex(), nil
+	last := tasks[len(tasks)-1].ID
+	changed, err := s.countApplied(ctx, op, after, last)
+	if err != nil {
+		return 0, "", err
+	}
+	return changed, last.Hex(), nil
+}
+
+// countApplied counts the tasks in the cursor range (after, last] that op has reset, read back
+// from their pending_since stamp rather than summed from this call's writes. A batch whose worker
+// died after writing is retried from the same cursor; for reset-error the retry no longer sees
+// the tasks it already reset and reaches further, so only a read-back over the whole range
+// counts each task of the operation exactly once.
+func (s *Service) countApplied(ctx context.Context, op QueueOp, after, last bson.ObjectID) (int, error) {
+	n, err := s.tasks.CountDocuments(ctx, bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID, "deleted_at": nil,
+		"pending_since": op.At, "_id": bson.M{"$gt": after, "$lte": last}})
+	if err != nil {
+		return 0, wrap("count tasks reset by "+op.Operation, err)
+	}
+	return int(n), nil
 }
 
 // resetTasks applies op to tasks, re-reading and retrying the ones a concurrent writer changed.
-func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) (int, error) {
-	changed := 0
+func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) error {
 	for attempt := 0; len(tasks) > 0; attempt++ {
 		if attempt == maxWriteAttempts {
-			return changed, fmt.Errorf("%s: %d tasks kept changing concurrently", op.Operation, len(tasks))
+			return fmt.Errorf("%s: %d tasks kept changing concurrently", op.Operation, len(tasks))
 		}
 		won, err := s.claimMany(ctx, tasks, op.Operation)
 		if err != nil {
-			return changed, err
+			return err
 		}
 		if err := s.writeReset(ctx, op, won); err != nil {
-			return changed, err
+			return err
 		}
-		changed += len(won)
-		tasks, err = s.reloadLost(ctx, tasks, won, op)
-		if err != nil {
-			return changed, err
+		if tasks, err = s.reloadLost(ctx, tasks, won, op); err != nil {
+			return err
 		}
 	}
-	return changed, nil
+	return nil
 }
 
 func (s *Service) writeReset(ctx context.Context, op QueueOp, won []*Task) error {
