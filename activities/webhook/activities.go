@@ -43,6 +43,33 @@ func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Table
 	return t, nil
 }
 
+// attemptHeartbeatEvery is well inside the attempt's HeartbeatTimeout (workflows/webhook).
+const attemptHeartbeatEvery = 5 * time.Second
+
+// keepAlive calls beat (the activity heartbeat) every interval until the returned stop is called. The heartbeat says "this worker is
+// alive", not "this step made progress": a worker that dies in the middle of an attempt is noticed
+// after the short HeartbeatTimeout instead of the whole StartToCloseTimeout, while a slow but
+// live Feishu call (rate-limit backoff) is never cut short by it.
+func keepAlive(ctx context.Context, every time.Duration, beat func()) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
 // logger carries the keys seed 000 asks for on every webhook line.
 func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 	return a.Log.With("biz_type", row.BizType, "group_id", row.GroupID, "task_ids", webhook.FormatTaskIDs(row.TaskIDs),
@@ -55,6 +82,7 @@ func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 // re-pushes behind the state machine's back; Feishu read errors are activity errors and are
 // retried before anything is pushed.
 func (a *Activities) Attempt(ctx context.Context, in wf.AttemptInput) (wf.AttemptResult, error) {
+	defer keepAlive(ctx, attemptHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
 	t, err := a.tables(ctx, in.Target.URLs)
 	if err != nil {
 		return wf.AttemptResult{}, err

@@ -115,6 +115,7 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 		}
 	}
 	startWorkerProcess(t, env.Config)
+	restarted := time.Now()
 
 	pending := func() (n int, statuses map[any]int) {
 		statuses = map[any]int{}
@@ -126,9 +127,9 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 		}
 		return n, statuses
 	}
-	// A readiness check in flight at the kill is retried only after its 2-minute
-	// start-to-close timeout (the activity does not heartbeat), so allow more than that.
-	deadline := time.Now().Add(4 * time.Minute)
+	// A readiness check in flight at the kill is retried after the attempt's 20 s heartbeat
+	// timeout, then the readiness backoff; a minute is ample.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		p, statuses := pending()
 		if len(recv.Received()) >= rows && p == 0 {
@@ -140,6 +141,7 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	recovered := time.Since(restarted).Round(100 * time.Millisecond)
 	time.Sleep(3 * time.Second) // a duplicate push would arrive within a retry backoff
 	seen := map[string]int{}
 	for _, d := range recv.Received() {
@@ -159,5 +161,5 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 	if len(seen) != rows {
 		t.Errorf("%d distinct rows pushed, want %d", len(seen), rows)
 	}
-	t.Logf("%d rows waiting on running tasks, worker SIGKILLed mid-loop: each pushed once after restart", rows)
+	t.Logf("%d rows waiting on running tasks, worker SIGKILLed mid-loop: each pushed once, all written back %v after the restart", rows, recovered)
 }

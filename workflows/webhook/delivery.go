@@ -19,6 +19,9 @@ import (
 var (
 	attemptOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
+		// The activity heartbeats while it runs, so an attempt lost with its worker is retried
+		// after 20 s rather than 2 min.
+		HeartbeatTimeout: 20 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: 4, NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL"}},
 	}
