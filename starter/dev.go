@@ -83,6 +83,9 @@ func runDev(ctx context.Context) error {
 		}
 		fakes[name] = url
 	}
+	if err := writeDevEnv(cfg); err != nil {
+		return err
+	}
 	p, err := platform.Open(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -193,6 +196,37 @@ func ensureDevAdminKey(ctx context.Context, p *platform.Platform) (string, error
 	return key, store.Ensure(ctx, key, "dev-admin", auth.PermAdmin)
 }
 
+// devEnvFile keeps the addresses `make dev` chose, for starter commands run from another shell.
+var devEnvFile = filepath.Join(devDataDir, "dev.env")
+
+// writeDevEnv writes the connection settings the dev stack filled in as KEY='value' lines, so that
+// `set -a; . ./.data/dev.env; set +a` lets `starter apikey`, `schedules`, `crawl start`,
+// `webhook-*` … reach the same servers.
+func writeDevEnv(cfg *config.Config) error {
+	w := cfg.Webhook
+	vars := []struct{ k, v string }{
+		{"TEMPORAL_ADDRESS", cfg.Temporal.Address}, {"TEMPORAL_NAMESPACE", cfg.Temporal.Namespace},
+		{"MONGO_URI", cfg.Mongo.URI}, {"MONGO_DATABASE", cfg.Mongo.Database}, {"REDIS_URL", cfg.Redis.URL},
+		{"KAFKA_BROKERS", strings.Join(cfg.Kafka.Brokers, ",")},
+		{"FEISHU_APP_ID", w.FeishuAppID}, {"FEISHU_APP_SECRET", w.FeishuAppSecret}, {"FEISHU_BASE_URL", w.FeishuBaseURL},
+		{"TASK_BITABLE_URL", w.TaskBitableURL}, {"WEBHOOK_BITABLE_URL", w.WebhookBitableURL},
+		{"DRAMA_BITABLE_URL", w.DramaBitableURL}, {"CAPTURE_BITABLE_URL", w.CaptureBitableURL},
+		{"SUMMARY_WEBHOOK_URL", w.SummaryWebhookURL},
+	}
+	var b strings.Builder
+	b.WriteString("# written by `make dev`: set -a; . ./.data/dev.env; set +a\n")
+	for _, kv := range vars {
+		fmt.Fprintf(&b, "%s='%s'\n", kv.k, strings.ReplaceAll(kv.v, "'", `'\''`))
+	}
+	if err := os.MkdirAll(devDataDir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", devEnvFile, err)
+	}
+	if err := os.WriteFile(devEnvFile, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", devEnvFile, err)
+	}
+	return nil
+}
+
 func printDevBanner(cfg *config.Config, stack *devstack.Stack, fakes map[string]string, key string, lines []string) {
 	api := "http://" + cfg.API.Addr
 	var b strings.Builder
@@ -208,7 +242,8 @@ func printDevBanner(cfg *config.Config, stack *devstack.Stack, fakes map[string]
 	for name, url := range fakes {
 		fmt.Fprintf(&b, "  %-14s %s\n", name, url)
 	}
-	fmt.Fprintf(&b, "\n  Admin API key  %s\n\n", key)
+	fmt.Fprintf(&b, "\n  Admin API key  %s\n", key)
+	fmt.Fprintf(&b, "  Other shells   set -a; . ./%s; set +a   (then e.g. go run ./starter apikey list)\n\n", devEnvFile)
 	for _, l := range lines {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
