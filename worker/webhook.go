@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -24,10 +27,32 @@ func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 	} else {
 		p.AddCheck("feishu", cl.Ping)
 	}
+	records, err := openRecords(p)
+	if err != nil {
+		return err
+	}
 	wfwebhook.Register(w)
 	(&wact.Activities{
 		Feishu: cl, Fields: webhook.FieldNamesFrom(cfg), Temporal: p.Temporal,
 		HTTP: &http.Client{Timeout: cfg.SummaryWebhookTimeout}, BotSecret: cfg.SummaryWebhookSecret, Log: p.Log,
+		Records: records,
 	}).Register(w)
 	return nil
+}
+
+// openRecords opens WEBHOOK_RECORDS_SQLITE when it is set. The handle lives as long as the
+// process: it is read-only, so nothing is lost when the process ends without closing it.
+func openRecords(p *platform.Platform) (*webhook.SQLiteRecords, error) {
+	cfg := p.Config.Webhook
+	if cfg.RecordsSQLite == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := webhook.OpenSQLiteRecords(ctx, cfg.RecordsSQLite, cfg.RecordsSQLiteTable, cfg.RecordsSQLiteTaskID)
+	if err != nil {
+		return nil, fmt.Errorf("WEBHOOK_RECORDS_SQLITE: %w", err)
+	}
+	p.AddCheck("records-sqlite", r.Ping)
+	return r, nil
 }

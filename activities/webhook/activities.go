@@ -29,7 +29,10 @@ type Activities struct {
 	Temporal  client.Client // the sweep starts delivery workflows with it
 	HTTP      *http.Client  // for pushes
 	BotSecret string        // SUMMARY_WEBHOOK_SECRET: Feishu custom-bot mode
-	Log       *slog.Logger
+	// Records is the local SQLite capture database (WEBHOOK_RECORDS_SQLITE); nil uses the
+	// Feishu capture table.
+	Records *webhook.SQLiteRecords
+	Log     *slog.Logger
 }
 
 func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Tables, error) {
@@ -40,6 +43,7 @@ func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Table
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "BadTableURL", err)
 	}
+	t.SQLite = a.Records
 	return t, nil
 }
 

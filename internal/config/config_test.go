@@ -16,6 +16,8 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TASKLOOM_ENV":         "staging",
 		"API_BODY_LIMIT":       "lots",
 		"API_SHUTDOWN_TIMEOUT": "soon",
+
+		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -22,6 +23,12 @@ type Webhook struct {
 	DramaBitableURL   string `env:"DRAMA_BITABLE_URL"`
 	// CaptureBitableURL is the capture result table the Records of a payload come from.
 	CaptureBitableURL string `env:"CAPTURE_BITABLE_URL"`
+
+	// RecordsSQLite is a local SQLite database of capture records (read-only); when set it is
+	// where piracy_general_search Records come from instead of the capture table (seed 000).
+	RecordsSQLite       string `env:"WEBHOOK_RECORDS_SQLITE"`
+	RecordsSQLiteTable  string `env:"WEBHOOK_RECORDS_SQLITE_TABLE" envDefault:"capture_records"`
+	RecordsSQLiteTaskID string `env:"WEBHOOK_RECORDS_SQLITE_TASKID_COLUMN" envDefault:"task_id"`
 
 	SummaryWebhookURL string `env:"SUMMARY_WEBHOOK_URL"`
 	// SummaryWebhookSecret switches the push to Feishu custom-bot mode: the payload is sent
@@ -98,6 +105,9 @@ type CaptureFields struct {
 	CapturedAt string `env:"CAPTURE_FIELD_CAPTUREDAT" envDefault:"CapturedAt"`
 }
 
+// sqlIdent is a table or column name that can be spliced into a query.
+var sqlIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // FeishuConfigured reports whether real (or explicitly given) Feishu credentials are set.
 func (c *Webhook) FeishuConfigured() bool { return c.FeishuAppID != "" && c.FeishuAppSecret != "" }
 
@@ -131,6 +141,12 @@ func (c *Webhook) validate() error {
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))
+		}
+	}
+	for name, v := range map[string]string{"WEBHOOK_RECORDS_SQLITE_TABLE": c.RecordsSQLiteTable,
+		"WEBHOOK_RECORDS_SQLITE_TASKID_COLUMN": c.RecordsSQLiteTaskID} {
+		if !sqlIdent.MatchString(v) {
+			errs = append(errs, fmt.Errorf("%s: %q must be a plain SQL identifier (letters, digits, _)", name, v))
 		}
 	}
 	if c.ReadinessBackoffMax < c.ReadinessBackoff {

@@ -26,6 +26,8 @@ type Tables struct {
 	Webhook feishu.Table
 	Drama   *feishu.Table
 	Capture *feishu.Table
+	// SQLite, when set, is where piracy_general_search records come from instead of Capture.
+	SQLite *SQLiteRecords
 }
 
 // OpenTables resolves the links (wiki links cost one get_node per client, then are cached).

@@ -85,10 +85,11 @@ func bodyCases(s *spec, r route, key string) []badCase {
 	return cases
 }
 
-// hostileIDs are path parameter values that must match nothing: a NoSQL operator object, path
-// traversal, a regex wildcard, invalid UTF-8 and an oversized id.
+// hostileIDs are path parameter values that must match nothing: a NoSQL operator object, an
+// SQL-injection shape, path traversal, a regex wildcard, invalid UTF-8 and an oversized id.
 var hostileIDs = []string{
 	url.PathEscape(`{"$gt":""}`),
+	url.PathEscape(`' OR '1'='1' --`),
 	url.PathEscape(`../../../etc/passwd`),
 	"..%2F..%2F..%2Fetc%2Fpasswd",
 	url.PathEscape(`.*`),

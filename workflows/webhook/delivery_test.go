@@ -1,10 +1,14 @@
 package webhook_test
 
 import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	wact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
@@ -186,5 +190,52 @@ func TestSweepFilters(t *testing.T) {
 	}
 	if res := e.sweep(webhook.RowFilter{Date: "2025-12-18"}); res.Candidates != 1 {
 		t.Fatalf("date %+v", res)
+	}
+}
+
+// With WEBHOOK_RECORDS_SQLITE set, a piracy_general_search row's Records come from the capture
+// side's SQLite database, not from the Feishu capture table.
+func TestPiracyRecordsFromSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "capture.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLE capture_records (task_id INTEGER, url TEXT)`,
+		`INSERT INTO capture_records VALUES (702, 'https://sqlite/702'), (703, 'https://sqlite/703'), (9, 'https://other')`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = db.Close()
+	records, err := webhook.OpenSQLiteRecords(t.Context(), path, "capture_records", "task_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = records.Close() })
+	e := newEnv(t, func(a *wact.Activities) { a.Records = records })
+	e.addTask("701", "综合页搜索", "success", map[string]any{"BookID": "B700", "UserID": "U7"})
+	for _, id := range []string{"702", "703"} {
+		e.addTask(id, "盗版筛查", "success", map[string]any{"ParentTaskID": "701", "BookID": "B700", "UserID": "U7"})
+		if _, err := e.fs.Create(t.Context(), *e.tables.Capture, map[string]any{"TaskID": id, "Scene": "盗版筛查", "Title": "feishu " + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := e.addRow(webhook.BizPiracyGeneralSearch, "kwai_B700_U7", []string{"701", "702", "703"},
+		map[string]any{"ParentTaskID": "701", "DramaInfo": `{"短剧 ID":"B700"}`})
+	e.sweep(webhook.RowFilter{})
+	if out := e.outcome(rec); out.Status != "success" {
+		t.Fatalf("outcome %+v", out)
+	}
+	pushes := e.recv.got()
+	if len(pushes) != 1 {
+		t.Fatalf("%d pushes, want 1", len(pushes))
+	}
+	var urls []string
+	for _, r := range pushes[0].body["records"].([]any) {
+		urls = append(urls, fmt.Sprint(r.(map[string]any)["url"]))
+	}
+	if strings.Join(urls, " ") != "https://sqlite/702 https://sqlite/703" {
+		t.Fatalf("records %v, want the two SQLite rows of the row's TaskIDs", pushes[0].body["records"])
 	}
 }

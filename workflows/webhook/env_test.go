@@ -76,7 +76,9 @@ type env struct {
 	acts   *wact.Activities
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts the emulator, a worker on its own task queue and the receiver; opts adjust the
+// activities before the worker registers them.
+func newEnv(t *testing.T, opts ...func(*wact.Activities)) *env {
 	t.Helper()
 	fx, err := feishuemu.LoadFixtureFile(testenv.RepoRoot() + "/testdata/feishu/taskloom_base.json")
 	if err != nil {
@@ -114,6 +116,9 @@ func newEnv(t *testing.T) *env {
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if os.Getenv("WEBHOOK_TEST_LOG") != "" {
 		e.acts.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	for _, o := range opts {
+		o(e.acts)
 	}
 	w := sdkworker.New(tc, e.queue, sdkworker.Options{})
 	wf.Register(w)
