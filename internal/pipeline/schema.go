@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // StepType is the seed's step `type`.
@@ -126,7 +127,12 @@ func (s Schema) RefundsOnFailure() bool { return s.OnFailure != OnFailureNoRefun
 func ParseDefinition(data []byte) (*Definition, error) {
 	var d Definition
 	if err := decodeStrict(data, &d); err != nil {
-		return nil, err
+		var loose struct {
+			Schema struct {
+				Steps []json.RawMessage `json:"steps"`
+			} `json:"schema"`
+		}
+		return nil, inStep(err, data, &loose, func() []json.RawMessage { return loose.Schema.Steps })
 	}
 	if d.Version == "" {
 		d.Version = DefaultVersion
@@ -138,7 +144,10 @@ func ParseDefinition(data []byte) (*Definition, error) {
 func ParseSchema(data []byte) (*Schema, error) {
 	var s Schema
 	if err := decodeStrict(data, &s); err != nil {
-		return nil, err
+		var loose struct {
+			Steps []json.RawMessage `json:"steps"`
+		}
+		return nil, inStep(err, data, &loose, func() []json.RawMessage { return loose.Steps })
 	}
 	return &s, nil
 }
@@ -155,6 +164,33 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// inStep re-attributes a strict-decoding error to the step it came from, so that a typo or a
+// wrongly typed value inside a step is reported as "step N "name": steps[N].field" like the
+// validator's problems. It decodes the document loosely into loose, then each step of it on its
+// own; when that does not find the step (the error is outside the steps), err is returned as is.
+func inStep(err error, data []byte, loose any, steps func() []json.RawMessage) error {
+	if json.Unmarshal(data, loose) != nil {
+		return err
+	}
+	for i, raw := range steps() {
+		var st Step
+		serr := decodeStrict(raw, &st)
+		var fe *FieldError
+		if serr == nil || !errors.As(serr, &fe) {
+			continue
+		}
+		fe.StepIndex = i
+		var named struct {
+			Name any `json:"name"`
+		}
+		if json.Unmarshal(raw, &named) == nil {
+			fe.StepName, _ = named.Name.(string)
+		}
+		return fe
+	}
+	return err
+}
+
 // describeDecodeError turns encoding/json's errors into a FieldError naming the JSON field.
 func describeDecodeError(err error) error {
 	var typeErr *json.UnmarshalTypeError
@@ -166,6 +202,9 @@ func describeDecodeError(err error) error {
 	if errors.As(err, &syntaxErr) {
 		return &FieldError{StepIndex: -1, Field: "(document)",
 			Message: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
+		return &FieldError{StepIndex: -1, Field: strings.TrimSuffix(name, `"`), Message: "unknown field (check its spelling)"}
 	}
 	return &FieldError{StepIndex: -1, Field: "(document)", Message: err.Error()}
 }
