@@ -396,7 +396,7 @@ func (a *api) pullPending(c echo.Context) error {
 	if _, err := a.svc.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
-	list, err := a.svc.PendingPulls(ctx, pid, time.Duration(secs)*time.Second)
+	list, _, err := a.svc.PendingPulls(ctx, pid, time.Duration(secs)*time.Second, 0)
 	if err != nil {
 		return fail(err)
 	}

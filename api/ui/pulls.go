@@ -90,14 +90,11 @@ func (u *UI) pullsPage(c echo.Context) error {
 	if err := u.charts(ctx, &d); err != nil {
 		return u.failPage(c, err)
 	}
-	pending, err := u.svc.PendingPulls(ctx, d.ProjectID, timeout)
+	pending, total, err := u.svc.PendingPulls(ctx, d.ProjectID, timeout, pendingShown)
 	if err != nil {
 		return u.failPage(c, err)
 	}
-	if len(pending) > pendingShown {
-		d.More, pending = len(pending)-pendingShown, pending[:pendingShown]
-	}
-	d.Pending = pending
+	d.Pending, d.More = pending, total-len(pending)
 	if d.TaskQuery != "" {
 		d.Lookup = u.lookup(ctx, d.ProjectID, d.TaskQuery, d.Queue)
 	}

@@ -72,8 +72,12 @@ func ComputePullStats(tasks []*Task) PullStats {
 // PullStatsFor computes PL7 for a project.
 func (s *Service) PullStatsFor(ctx context.Context, projectID string) (*PullStats, error) {
 	f := bson.M{"project_id": projectID, "$or": bson.A{bson.M{"source": SourceServer}, bson.M{"pulled_at": bson.M{"$ne": nil}}}}
-	proj := options.Find().SetProjection(bson.M{"source": 1, "pulled_at": 1, "lease_id": 1, "pull_history": 1})
-	cur, err := s.tasks.Find(ctx, f, proj)
+	// One streamed query: the projection keeps each task small, and the batch size lets a
+	// project's whole result travel in one reply (up to the server's 16 MiB per batch) instead of
+	// a getMore per 101 tasks.
+	opts := options.Find().SetProjection(bson.M{"source": 1, "pulled_at": 1, "lease_id": 1, "pull_history": 1}).
+		SetBatchSize(statsBatchSize)
+	cur, err := s.tasks.Find(ctx, f, opts)
 	if err != nil {
 		return nil, wrap("read pull stats", err)
 	}
@@ -85,17 +89,32 @@ func (s *Service) PullStatsFor(ctx context.Context, projectID string) (*PullStat
 	return &st, nil
 }
 
+// statsBatchSize is the find batch size of the whole-project pull reads.
+const statsBatchSize = 100_000
+
 // PendingPulls lists tasks pulled more than timeout ago whose lease is still open (PL8), oldest
-// pull first.
-func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout time.Duration) ([]*Task, error) {
+// pull first, and how many there are. limit > 0 returns only the first limit tasks (a page that
+// shows a bounded list); 0 returns them all.
+func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout time.Duration, limit int) ([]*Task, int, error) {
 	f := bson.M{"project_id": projectID, "lease_id": bson.M{"$ne": nil}, "pulled_at": bson.M{"$lte": s.now().Add(-timeout)}}
-	cur, err := s.tasks.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "pulled_at", Value: 1}}))
+	opts := options.Find().SetSort(bson.D{{Key: "pulled_at", Value: 1}}).SetBatchSize(statsBatchSize)
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	cur, err := s.tasks.Find(ctx, f, opts)
 	if err != nil {
-		return nil, wrap("read pending pulls", err)
+		return nil, 0, wrap("read pending pulls", err)
 	}
 	out := []*Task{}
 	if err := cur.All(ctx, &out); err != nil {
-		return nil, wrap("decode pending pulls", err)
+		return nil, 0, wrap("decode pending pulls", err)
 	}
-	return out, nil
+	if limit <= 0 || len(out) < limit {
+		return out, len(out), nil
+	}
+	n, err := s.tasks.CountDocuments(ctx, f)
+	if err != nil {
+		return nil, 0, wrap("count pending pulls", err)
+	}
+	return out, int(n), nil
 }
