@@ -163,9 +163,14 @@ func startMongo() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(bin, "-addr", addr, "-dir", dir)
+	cmd := exec.Command(bin, "-addr", addr, "-dir", dir, "-exit-on-stdin-eof")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	// The child stops when this pipe closes, which the kernel does when this process dies.
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return "", err
 	}
@@ -173,6 +178,7 @@ func startMongo() (string, error) {
 		return "", fmt.Errorf("start %s: %w", bin, err)
 	}
 	onExit(func() {
+		_ = stdin.Close()
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()

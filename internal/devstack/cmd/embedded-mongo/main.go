@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -17,9 +18,15 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:27017", "listen address")
 	dir := flag.String("dir", ".data/mongo", "SQLite data directory")
+	watchStdin := flag.Bool("exit-on-stdin-eof", false, "stop when standard input closes: the parent "+
+		"holds its write end, so a parent that dies without cleaning up (a test binary killed by "+
+		"its timeout) does not leave the database running")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *watchStdin {
+		go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	uri, done, err := devstack.StartFerretDB(ctx, *addr, *dir, log)
 	if err != nil {
