@@ -3,15 +3,11 @@ package crawl_test
 import (
 	"context"
 	"fmt"
-	"github.com/taskloom/taskloom/internal/testenv"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,9 +17,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -113,20 +112,7 @@ func (e *crawlEnv) startConsumer(t *testing.T) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("consumer: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testenv.Go(t, c.Run)
 }
 
 // task is GET /api/v1/crawl-tasks/{id}'s body.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 func fakeCrawlRecords(t testing.TB, f FakeCrawl) []*kgo.Record {
@@ -212,10 +214,7 @@ func TestConsumerDegradesBatchSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	testenv.Go(t, c.Run)
 	f := FakeCrawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
 	recs := fakeCrawlRecords(t, f)
 	h.produce(t, recs...) // one partition, one poll: a 300-record batch first

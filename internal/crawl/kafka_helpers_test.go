@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 const (
@@ -146,20 +148,7 @@ func (h *kafkaHarness) startConsumer(t testing.TB) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("consumer run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testenv.Go(t, c.Run)
 }
 
 func (h *kafkaHarness) produce(t testing.TB, recs ...*kgo.Record) {

@@ -289,3 +289,24 @@ func Kafka(t testing.TB) []string {
 		return c.ListenAddrs(), nil
 	})
 }
+
+// Go runs run in a goroutine with a context that the returned stop cancels; stop waits for run
+// to return and fails the test if it returned an error. It also runs when the test ends, so a
+// background consumer or server never outlives its test.
+func Go(t testing.TB, run func(context.Context) error) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("background run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
