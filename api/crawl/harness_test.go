@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -17,8 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
@@ -207,31 +203,10 @@ type configCrawl = config.Crawl
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// recordHistory saves a finished task's workflow history under
-// testdata/histories/crawl/ when CRAWL_RECORD_HISTORIES=1; the replay test in
-// workflows/crawl replays them.
+// recordHistory records a finished task's workflow history when the tests run with -record.
 func (e *crawlEnv) recordHistory(t *testing.T, id int64, name string) {
 	t.Helper()
-	if os.Getenv("CRAWL_RECORD_HISTORIES") != "1" {
-		return
-	}
-	it := e.Platform.Temporal.GetWorkflowHistory(context.Background(), crawlwf.WorkflowID(id), "", false,
-		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	h := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Events = append(h.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(testenv.RepoRoot(), "testdata/histories/crawl", name+".json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.RecordHistory(t, e.Platform.Temporal, "crawl", crawlwf.WorkflowID(id), "", name)
 }
 
 // recordsWithResult sums taskloom_crawl_records_total{result} over topics.

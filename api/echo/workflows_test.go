@@ -1,18 +1,12 @@
 package echo_test
 
 import (
-	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
 	"github.com/taskloom/taskloom/internal/config"
@@ -22,29 +16,10 @@ import (
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 
-// recordHistory saves a finished workflow's history under testdata/histories/echo/ when
-// ECHO_RECORD_HISTORIES=1; workflows/echo replays them.
+// recordHistory records a finished workflow's history when the tests run with -record.
 func recordHistory(t *testing.T, e *e2e.Env, workflowID, runID, name string) {
 	t.Helper()
-	if os.Getenv("ECHO_RECORD_HISTORIES") != "1" {
-		return
-	}
-	it := e.Platform.Temporal.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	h := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Events = append(h.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(testenv.RepoRoot(), "testdata/histories/echo", name+".json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.RecordHistory(t, e.Platform.Temporal, "echo", workflowID, runID, name)
 }
 
 // TestPullLeaseSweeperReleasesAndExpires runs the sweeper workflow: a lease past pull_timeout is

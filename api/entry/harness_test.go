@@ -1,20 +1,14 @@
 package entry_test
 
 import (
-	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/taskloom/taskloom/internal/config"
 	domain "github.com/taskloom/taskloom/internal/entry"
@@ -23,8 +17,6 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
-
-var record = flag.Bool("record", false, "write the histories of the end-to-end runs to testdata/histories/entry")
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
@@ -194,30 +186,8 @@ func (f *fixture) runsWithKey(key string) int64 {
 	return n
 }
 
-// saveHistory writes a workflow's history (the JSON of `temporal workflow show --output json`)
-// to testdata/histories/entry when the test runs with -record.
+// saveHistory records a workflow's history when the tests run with -record.
 func (f *fixture) saveHistory(workflowID, name string) {
 	f.t.Helper()
-	if !*record {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	it := f.env.Platform.Temporal.GetWorkflowHistory(ctx, workflowID, "", false, 0)
-	hist := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			f.t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	dir := filepath.Join(testenv.RepoRoot(), "testdata", "histories", "entry")
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
-		f.t.Fatal(err)
-	}
+	testenv.RecordHistory(f.t, f.env.Platform.Temporal, "entry", workflowID, "", name)
 }

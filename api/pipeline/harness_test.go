@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,10 +17,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/api/httpx"
@@ -34,8 +31,6 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
-
-var record = flag.Bool("record", false, "write the histories of the end-to-end runs to testdata/histories/pipeline")
 
 func TestMain(m *testing.M) {
 	if isHelperWorker() {
@@ -239,35 +234,10 @@ func (h *harness) waitWorkflow(taskID string) error {
 	return h.temporal.GetWorkflow(ctx, domain.WorkflowID(taskID), "").Get(ctx, nil)
 }
 
-// saveHistory writes the workflow's history as JSON (the form `temporal workflow show
-// --output json` prints) when the test runs with -record.
+// saveHistory records the task's workflow history when the tests run with -record.
 func (h *harness) saveHistory(taskID, name string) {
 	h.t.Helper()
-	if !*record {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	it := h.temporal.GetWorkflowHistory(ctx, domain.WorkflowID(taskID), "", false, 0)
-	hist := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	dir := filepath.Join(testenv.RepoRoot(), "testdata", "histories", "pipeline")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644); err != nil {
-		h.t.Fatal(err)
-	}
+	testenv.RecordHistory(h.t, h.temporal, "pipeline", domain.WorkflowID(taskID), "", name)
 }
 
 func stepsOf(task map[string]any) []map[string]any {
