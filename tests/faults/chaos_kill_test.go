@@ -17,7 +17,6 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -30,22 +29,10 @@ import (
 // (the call that completed before the kill) was called exactly once per run; quota charged once
 // per run with no refund.
 func TestWorkerSIGKILLMidPipelineRepeatsNoCompletedVendorCall(t *testing.T) {
-	vend, err := vendors.Start("127.0.0.1:0", vendors.Options{Secret: []byte(callbackSecret), PollsToComplete: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vend.Close() })
-	env := e2e.New(t, func(c *config.Config) {
-		c.Pipeline.FakeVendorsURL = vend.URL
-		c.Pipeline.CallbackSecret = callbackSecret
-	})
+	env, vend, store := pipelineFaultEnv(t, vendors.Options{PollsToComplete: 4})
 	env.StopWorker() // the child process is the only worker on the task queue
 	first := startWorkerProcess(t, env.Config)
 	ctx := env.Context()
-	store := pipeline.NewStore(env.Platform.Mongo)
-	if err := vendors.Seed(ctx, store, vend.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "pipelines", "model_pose12_pipeline.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,32 +74,16 @@ func TestWorkerSIGKILLMidPipelineRepeatsNoCompletedVendorCall(t *testing.T) {
 	time.Sleep(time.Second)
 	startWorkerProcess(t, env.Config)
 
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for _, id := range tasks {
-		if err := env.Platform.Temporal.GetWorkflow(wctx, pipeline.WorkflowID(id), "").Get(wctx, nil); err != nil {
-			t.Fatalf("pipeline %s: %v", id, err)
-		}
-		task, err := store.GetTask(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task.Status != pipeline.StatusSuccess {
-			t.Errorf("pipeline %s ended %s: %s", id, task.Status, task.ErrorReason)
-		}
-	}
+	awaitPipelinesSucceeded(t, env, store, tasks)
 	if n := vend.Calls("runninghub", "/workflow/execute"); n != runs {
 		t.Errorf("vendor job submitted %d times for %d runs (a completed submit was repeated)", n, runs)
 	}
-	q, err := store.GetQuota(ctx, user, feature)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.Remaining != quota-runs {
-		t.Errorf("quota remaining %d, want %d", q.Remaining, quota-runs)
+	left := quotaLeft(t, env, store, user, feature)
+	if left != quota-runs {
+		t.Errorf("quota remaining %d, want %d", left, quota-runs)
 	}
 	t.Logf("%d async pipelines, worker SIGKILLed after %d polls: all succeeded, %d submits, %d polls in all, quota %d",
-		runs, polls, runs, vend.Calls("runninghub", "/workflow/status"), q.Remaining)
+		runs, polls, runs, vend.Calls("runninghub", "/workflow/status"), left)
 }
 
 // Fault: the worker process running the crawl Kafka consumer gets SIGKILL while it counts, so

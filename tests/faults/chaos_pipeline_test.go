@@ -3,18 +3,13 @@
 package faults_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
-	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
 // Fault: the worker dies while pipelines run and a new one starts 2 s later. Load: 20 runs of
@@ -23,20 +18,8 @@ import (
 // exactly once per run (no completed vendor call repeated), and the quota was charged once per
 // run with no refund.
 func TestWorkerDeathMidPipelineFinishesEveryRunOnce(t *testing.T) {
-	vend, err := vendors.Start("127.0.0.1:0", vendors.Options{Secret: []byte(callbackSecret)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vend.Close() })
-	env := e2e.New(t, func(c *config.Config) {
-		c.Pipeline.FakeVendorsURL = vend.URL
-		c.Pipeline.CallbackSecret = callbackSecret
-	})
+	env, vend, store := pipelineFaultEnv(t, vendors.Options{})
 	ctx := env.Context()
-	store := pipeline.NewStore(env.Platform.Mongo)
-	if err := vendors.Seed(ctx, store, vend.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
-		t.Fatal(err)
-	}
 	const runs, quota = 20, 1000
 	user, feature := testenv.Unique("chaos-user-"), "chaos-feature"
 	if _, err := store.SetQuota(ctx, user, feature, quota); err != nil {
@@ -60,29 +43,13 @@ func TestWorkerDeathMidPipelineFinishesEveryRunOnce(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	env.StartWorker()
 
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for _, id := range tasks {
-		if err := env.Platform.Temporal.GetWorkflow(wctx, pipeline.WorkflowID(id), "").Get(wctx, nil); err != nil {
-			t.Fatalf("pipeline %s: %v", id, err)
-		}
-		task, err := store.GetTask(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task.Status != pipeline.StatusSuccess {
-			t.Errorf("pipeline %s ended %s: %s", id, task.Status, task.ErrorReason)
-		}
-	}
+	awaitPipelinesSucceeded(t, env, store, tasks)
 	if n := vend.Calls("tencent_cloud_infinite", "/image/process"); n != runs {
 		t.Errorf("vendor called %d times for %d runs", n, runs)
 	}
-	q, err := store.GetQuota(ctx, user, feature)
-	if err != nil {
-		t.Fatal(err)
+	left := quotaLeft(t, env, store, user, feature)
+	if left != quota-runs {
+		t.Errorf("quota remaining %d, want %d (charged once per run, no refund)", left, quota-runs)
 	}
-	if q.Remaining != quota-runs {
-		t.Errorf("quota remaining %d, want %d (charged once per run, no refund)", q.Remaining, quota-runs)
-	}
-	t.Logf("%d pipelines across a worker death: all succeeded, %d vendor calls, quota %d", runs, runs, q.Remaining)
+	t.Logf("%d pipelines across a worker death: all succeeded, %d vendor calls, quota %d", runs, runs, left)
 }

@@ -20,10 +20,8 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv"
-	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
 // ownTemporal is a Temporal dev server with a persistent SQLite file that the test can stop and
@@ -83,21 +81,8 @@ func (o *ownTemporal) stop() {
 // with status success; quota is charged exactly once per accepted request.
 func TestTemporalRestartFinishesEveryAcceptedRequest(t *testing.T) {
 	tmp := startOwnTemporal(t)
-	vend, err := vendors.Start("127.0.0.1:0", vendors.Options{Secret: []byte(callbackSecret)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vend.Close() })
-	env := e2e.New(t, func(c *config.Config) {
-		c.Temporal.Address = tmp.addr
-		c.Pipeline.FakeVendorsURL = vend.URL
-		c.Pipeline.CallbackSecret = callbackSecret
-	})
+	env, _, store := pipelineFaultEnv(t, vendors.Options{}, func(c *config.Config) { c.Temporal.Address = tmp.addr })
 	ctx := env.Context()
-	store := pipeline.NewStore(env.Platform.Mongo)
-	if err := vendors.Seed(ctx, store, vend.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
-		t.Fatal(err)
-	}
 	const quota = 10_000
 	user, feature := testenv.Unique("chaos-tmp-"), "chaos-feature"
 	if _, err := store.SetQuota(ctx, user, feature, quota); err != nil {
@@ -164,26 +149,9 @@ func TestTemporalRestartFinishesEveryAcceptedRequest(t *testing.T) {
 		}
 	}
 
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for _, id := range accepted {
-		if err := env.Platform.Temporal.GetWorkflow(wctx, pipeline.WorkflowID(id), "").Get(wctx, nil); err != nil {
-			t.Fatalf("accepted pipeline %s: %v", id, err)
-		}
-		task, err := store.GetTask(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task.Status != pipeline.StatusSuccess {
-			t.Errorf("accepted pipeline %s ended %s: %s", id, task.Status, task.ErrorReason)
-		}
-	}
-	q, err := store.GetQuota(ctx, user, feature)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := quota - len(accepted); q.Remaining != want {
-		t.Errorf("quota remaining %d, want %d (once per accepted request)", q.Remaining, want)
+	awaitPipelinesSucceeded(t, env, store, accepted)
+	if want, left := quota-len(accepted), quotaLeft(t, env, store, user, feature); left != want {
+		t.Errorf("quota remaining %d, want %d (once per accepted request)", left, want)
 	}
 	if len(accepted) == 0 || duringOutage == 0 {
 		t.Errorf("the load did not span the outage: %d accepted, %d sent while Temporal was down", len(accepted), duringOutage)

@@ -1,0 +1,71 @@
+//go:build chaos
+
+package faults_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
+)
+
+// pipelineFaultEnv is the whole application against its own fake vendors, with the seed's
+// pipelines published; mut adjusts the configuration further.
+func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipeline.Store) {
+	t.Helper()
+	opts.Secret = []byte(callbackSecret)
+	vend, err := vendors.Start("127.0.0.1:0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vend.Close() })
+	env := e2e.New(t, func(c *config.Config) {
+		c.Pipeline.FakeVendorsURL = vend.URL
+		c.Pipeline.CallbackSecret = callbackSecret
+		for _, m := range mut {
+			m(c)
+		}
+	})
+	store := pipeline.NewStore(env.Platform.Mongo)
+	if err := vendors.Seed(env.Context(), store, vend.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
+		t.Fatal(err)
+	}
+	return env, vend, store
+}
+
+// awaitPipelinesSucceeded waits up to 3 minutes for every task's workflow and fails the test for
+// each task that did not end in success.
+func awaitPipelinesSucceeded(t *testing.T, env *e2e.Env, store *pipeline.Store, tasks []string) {
+	t.Helper()
+	ctx := env.Context()
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for _, id := range tasks {
+		if err := env.Platform.Temporal.GetWorkflow(wctx, pipeline.WorkflowID(id), "").Get(wctx, nil); err != nil {
+			t.Fatalf("pipeline %s: %v", id, err)
+		}
+		task, err := store.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status != pipeline.StatusSuccess {
+			t.Errorf("pipeline %s ended %s: %s", id, task.Status, task.ErrorReason)
+		}
+	}
+}
+
+// quotaLeft is the remaining quota of user/feature.
+func quotaLeft(t *testing.T, env *e2e.Env, store *pipeline.Store, user, feature string) int {
+	t.Helper()
+	q, err := store.GetQuota(env.Context(), user, feature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Remaining
+}
