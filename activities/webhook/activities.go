@@ -50,10 +50,10 @@ func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Table
 // attemptHeartbeatEvery is well inside the attempt's HeartbeatTimeout (workflows/webhook).
 const attemptHeartbeatEvery = 5 * time.Second
 
-// keepAlive calls beat (the activity heartbeat) every interval until the returned stop is called. The heartbeat says "this worker is
-// alive", not "this step made progress": a worker that dies in the middle of an attempt is noticed
-// after the short HeartbeatTimeout instead of the whole StartToCloseTimeout, while a slow but
-// live Feishu call (rate-limit backoff) is never cut short by it.
+// keepAlive calls beat (the activity heartbeat) every interval until the returned stop is called.
+// The heartbeat says "this worker is alive", not "this step made progress": a worker that dies in
+// the middle of an attempt is noticed after the short HeartbeatTimeout instead of the whole
+// StartToCloseTimeout, while a slow but live Feishu call (rate-limit backoff) is never cut short.
 func keepAlive(ctx context.Context, every time.Duration, beat func()) (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
