@@ -3,7 +3,6 @@
 package faults_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,14 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
-	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
 // Fault: the worker process gets SIGKILL while async_api pipelines are between their vendor
@@ -52,20 +47,9 @@ func TestWorkerSIGKILLMidPipelineRepeatsNoCompletedVendorCall(t *testing.T) {
 	if _, err := store.SetQuota(ctx, user, feature, quota); err != nil {
 		t.Fatal(err)
 	}
-	var tasks []string
-	for i := range runs {
-		r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
-			"pipeline": "chaos_pose12_fast_poll", "user_id": user, "feature_id": feature,
-			"input_data": map[string]any{"input_image": fmt.Sprintf("https://cos.example/kill/%d.jpg", i), "model_type": "m", "style": "s"}})
-		if r.Status != http.StatusCreated {
-			t.Fatalf("run %d: %d %s", i, r.Status, r.Body)
-		}
-		var created struct {
-			TaskID string `json:"task_id"`
-		}
-		r.JSON(t, &created)
-		tasks = append(tasks, created.TaskID)
-	}
+	tasks := postPipelineRuns(t, env, runs, "chaos_pose12_fast_poll", user, feature, func(i int) map[string]any {
+		return map[string]any{"input_image": fmt.Sprintf("https://cos.example/kill/%d.jpg", i), "model_type": "m", "style": "s"}
+	})
 	e2e.Eventually(t, 2*time.Minute, "every run to submit its vendor job and poll once", func() bool {
 		return vend.Calls("runninghub", "/workflow/execute") == runs && vend.Calls("runninghub", "/workflow/status") >= runs
 	})
@@ -104,54 +88,11 @@ func TestCrawlConsumerKilledBeforeCommitDoesNotDoubleCount(t *testing.T) {
 	env.StopWorker()
 	first := startWorkerProcess(t, &child)
 
-	cfg := env.Config.Crawl
-	topics := crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic}
-	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: 9500, DupRate: 0.05, RepliesPerTweet: 1, Seed: 11}
-	recs, err := f.Records(topics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, data := f.Messages()
-	total := int64(len(data))
-	prod, err := kgo.NewClient(kgo.SeedBrokers(env.Config.Kafka.Brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	ctx := env.Context()
-	half := len(recs) / 2
-	if err := prod.ProduceSync(ctx, recs[:half]...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	progress := crawl.NewPlatformProgressStore(env.Platform)
-	var atKill int64
-	e2e.Eventually(t, 2*time.Minute, "the child's consumer to start counting", func() bool {
-		p, err := progress.Get(ctx, f.OriginalTaskID)
-		atKill = p.ProcessedTweets
-		return err == nil && p.ProcessedTweets > 0
-	})
+	load := newCrawlLoad(t, env, 9500, 11)
+	atKill := load.waitCounting(t, 2*time.Minute)
 	first.kill()
-	if err := prod.ProduceSync(ctx, recs[half:]...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	load.produceRest(t)
 	startWorkerProcess(t, &child)
-
-	wctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-	var st crawlwf.State
-	for {
-		err := env.Platform.Temporal.GetWorkflow(wctx, crawlwf.WorkflowID(f.OriginalTaskID), "").Get(wctx, &st)
-		if err == nil {
-			break
-		}
-		if wctx.Err() != nil {
-			p, _ := progress.Get(ctx, f.OriginalTaskID)
-			t.Fatalf("crawl task did not finish after the consumer was killed: %v (progress %+v)", err, p)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if st.Status != crawl.TaskCompleted || st.ProcessedTweets != total || st.TotalTweets != total {
-		t.Fatalf("task ended %s with processed %d, total %d; want Completed with %d of %d", st.Status, st.ProcessedTweets, st.TotalTweets, total, total)
-	}
-	t.Logf("%d tweet messages, consumer SIGKILLed at processed=%d: completed with processed == total == %d", total, atKill, total)
+	load.requireExactCompletion(t, 4*time.Minute)
+	t.Logf("%d tweet messages, consumer SIGKILLed at processed=%d: completed with processed == total == %d", load.total, atKill, load.total)
 }

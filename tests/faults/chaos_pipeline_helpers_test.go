@@ -4,6 +4,7 @@ package faults_test
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -68,4 +69,24 @@ func quotaLeft(t *testing.T, env *e2e.Env, store *pipeline.Store, user, feature 
 		t.Fatal(err)
 	}
 	return q.Remaining
+}
+
+// postPipelineRuns posts n runs of pipeline for user/feature over HTTP, input(i) being run i's
+// input_data, and returns their task ids; every post must be accepted.
+func postPipelineRuns(t *testing.T, env *e2e.Env, n int, name, user, feature string, input func(i int) map[string]any) []string {
+	t.Helper()
+	tasks := make([]string, 0, n)
+	for i := range n {
+		r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
+			"pipeline": name, "user_id": user, "feature_id": feature, "input_data": input(i)})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("run %d: %d %s", i, r.Status, r.Body)
+		}
+		var created struct {
+			TaskID string `json:"task_id"`
+		}
+		r.JSON(t, &created)
+		tasks = append(tasks, created.TaskID)
+	}
+	return tasks
 }

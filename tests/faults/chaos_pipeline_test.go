@@ -4,7 +4,6 @@ package faults_test
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -25,20 +24,9 @@ func TestWorkerDeathMidPipelineFinishesEveryRunOnce(t *testing.T) {
 	if _, err := store.SetQuota(ctx, user, feature, quota); err != nil {
 		t.Fatal(err)
 	}
-	var tasks []string
-	for i := range runs {
-		r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
-			"pipeline": "basic_clean_pipeline", "user_id": user, "feature_id": feature,
-			"input_data": map[string]any{"input_image": fmt.Sprintf("https://cos.example/chaos/%d.jpg", i)}})
-		if r.Status != http.StatusCreated {
-			t.Fatalf("run %d: %d %s", i, r.Status, r.Body)
-		}
-		var created struct {
-			TaskID string `json:"task_id"`
-		}
-		r.JSON(t, &created)
-		tasks = append(tasks, created.TaskID)
-	}
+	tasks := postPipelineRuns(t, env, runs, "basic_clean_pipeline", user, feature, func(i int) map[string]any {
+		return map[string]any{"input_image": fmt.Sprintf("https://cos.example/chaos/%d.jpg", i)}
+	})
 	env.StopWorker()
 	time.Sleep(2 * time.Second)
 	env.StartWorker()

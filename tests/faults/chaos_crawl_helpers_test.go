@@ -1,0 +1,98 @@
+//go:build chaos
+
+package faults_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
+)
+
+// crawlLoad is one fake crawl (5% of tweets sent twice, as the crawler may) produced in two
+// halves around a fault: the first half by newCrawlLoad, the rest by produceRest.
+type crawlLoad struct {
+	env      *e2e.Env
+	task     int64
+	rest     []*kgo.Record
+	total    int64
+	prod     *kgo.Client
+	progress *crawl.ProgressStore
+}
+
+func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoad {
+	t.Helper()
+	cfg := env.Config.Crawl
+	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: tweets, DupRate: 0.05,
+		RepliesPerTweet: 1, Seed: seed}
+	recs, err := f.Records(crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, data := f.Messages()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(env.Config.Kafka.Brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	half := len(recs) / 2
+	l := &crawlLoad{env: env, task: f.OriginalTaskID, rest: recs[half:], total: int64(len(data)), prod: prod,
+		progress: crawl.NewPlatformProgressStore(env.Platform)}
+	if err := prod.ProduceSync(env.Context(), recs[:half]...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// processed is the task's processed_tweets now.
+func (l *crawlLoad) processed() int64 {
+	p, err := l.progress.Get(l.env.Context(), l.task)
+	if err != nil {
+		return 0
+	}
+	return p.ProcessedTweets
+}
+
+// waitCounting waits until some tweets are counted and returns how many.
+func (l *crawlLoad) waitCounting(t *testing.T, within time.Duration) int64 {
+	t.Helper()
+	var n int64
+	e2e.Eventually(t, within, "counting to start", func() bool { n = l.processed(); return n > 0 })
+	return n
+}
+
+func (l *crawlLoad) produceRest(t *testing.T) {
+	t.Helper()
+	if err := l.prod.ProduceSync(l.env.Context(), l.rest...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requireExactCompletion waits for the task's workflow and requires Completed with
+// processed_tweets == total_tweets == the tweet messages produced: nothing lost, nothing counted
+// twice.
+func (l *crawlLoad) requireExactCompletion(t *testing.T, within time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(l.env.Context(), within)
+	defer cancel()
+	var st crawlwf.State
+	for {
+		err := l.env.Platform.Temporal.GetWorkflow(ctx, crawlwf.WorkflowID(l.task), "").Get(ctx, &st)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("crawl task did not finish: %v (processed %d of %d)", err, l.processed(), l.total)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st.Status != crawl.TaskCompleted || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
+		t.Fatalf("task ended %s with processed %d, total %d; want Completed with %d of %d",
+			st.Status, st.ProcessedTweets, st.TotalTweets, l.total, l.total)
+	}
+}
