@@ -180,23 +180,7 @@ func (e *crawlEnv) signals(t *testing.T, id int64) int {
 // readTopic returns the records of topic once at least want arrived.
 func (e *crawlEnv) readTopic(t *testing.T, topic string, want int) []*kgo.Record {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Config.Kafka.Brokers...), kgo.ConsumeTopics(topic),
-		kgo.FetchMaxWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < want {
-		fetches := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("topic %s: %d records, want %d", topic, len(out), want)
-		}
-		out = append(out, fetches.Records()...)
-	}
-	return out
+	return testenv.ReadTopic(t, e.Config.Kafka.Brokers, topic, want)
 }
 
 type configCrawl = config.Crawl

@@ -161,23 +161,7 @@ func (h *kafkaHarness) produce(t testing.TB, recs ...*kgo.Record) {
 // readTopic returns every record of topic once at least want arrived.
 func (h *kafkaHarness) readTopic(t testing.TB, topic string, want int) []*kgo.Record {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < want {
-		fetches := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("topic %s: %d records, want %d", topic, len(out), want)
-		}
-		out = append(out, fetches.Records()...)
-	}
-	return out
+	return testenv.ReadTopic(t, h.brokers, topic, want)
 }
 
 // waitFor polls cond until it holds or the deadline passes.
