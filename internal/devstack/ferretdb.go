@@ -45,7 +45,7 @@ func StartFerretDB(ctx context.Context, addr, dir string, log *slog.Logger) (uri
 		_ = ln.Close()
 		return "", nil, fmt.Errorf("ferretdb on %s: %w", addr, err)
 	}
-	proxy := serveSerialized(ln, inner)
+	proxy := serveSerialized(ln, inner, newIDIndexer(abs, log))
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)

@@ -38,11 +38,12 @@ type writeSerializer struct {
 	backend string
 	writeMu sync.Mutex
 	wg      sync.WaitGroup
+	indexer *idIndexer // told of each write command while writeMu is held
 }
 
 // serveSerialized accepts clients on ln and relays each to backend until ln is closed.
-func serveSerialized(ln net.Listener, backend string) *writeSerializer {
-	s := &writeSerializer{ln: ln, backend: backend}
+func serveSerialized(ln net.Listener, backend string, indexer *idIndexer) *writeSerializer {
+	s := &writeSerializer{ln: ln, backend: backend, indexer: indexer}
 	s.wg.Add(1)
 	go s.accept()
 	return s
@@ -86,7 +87,9 @@ func (s *writeSerializer) relay(client net.Conn) {
 }
 
 func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error {
-	if isWrite(req) {
+	cmd, err := parseCommand(req)
+	write := err == nil && writeCommands[cmd.name]
+	if write {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
@@ -94,6 +97,9 @@ func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error 
 		return err
 	}
 	if flags(req)&flagMoreToCome != 0 {
+		if write {
+			s.indexer.after(cmd)
+		}
 		return nil // unacknowledged: no reply comes
 	}
 	for {
@@ -101,10 +107,14 @@ func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error 
 		if err != nil {
 			return err
 		}
+		last := flags(resp)&flagMoreToCome == 0
+		if write && last {
+			s.indexer.after(cmd) // before the client has the answer, so its next command finds the index
+		}
 		if _, err := client.Write(resp); err != nil {
 			return err
 		}
-		if flags(resp)&flagMoreToCome == 0 {
+		if last {
 			return nil
 		}
 	}
@@ -137,35 +147,39 @@ func flags(msg []byte) uint32 {
 	return binary.LittleEndian.Uint32(msg[headerLen : headerLen+4])
 }
 
-// isWrite reports whether an OP_MSG's command (the first key of its body section) is a write.
-func isWrite(msg []byte) bool {
-	name, err := commandName(msg)
-	return err == nil && writeCommands[name]
+// command is what the proxy needs of an OP_MSG command: its name (the body's first key), the
+// collection that key names, and the database ($db).
+type command struct {
+	name, collection, db string
 }
 
-func commandName(msg []byte) (string, error) {
+func parseCommand(msg []byte) (command, error) {
 	if opCode(msg) != opMsg {
-		return "", errors.New("not OP_MSG")
+		return command{}, errors.New("not OP_MSG")
 	}
 	rest := msg[headerLen+4:]
 	for len(rest) > 0 {
 		kind := rest[0]
 		rest = rest[1:]
 		if len(rest) < 4 {
-			return "", errors.New("short section")
+			return command{}, errors.New("short section")
 		}
 		size := int(binary.LittleEndian.Uint32(rest[:4]))
 		if size < 5 || size > len(rest) {
-			return "", errors.New("bad section size")
+			return command{}, errors.New("bad section size")
 		}
 		if kind == 0 {
-			elems, err := bson.Raw(rest[:size]).Elements()
+			body := bson.Raw(rest[:size])
+			elems, err := body.Elements()
 			if err != nil || len(elems) == 0 {
-				return "", errors.New("empty body")
+				return command{}, errors.New("empty body")
 			}
-			return elems[0].Key(), nil
+			cmd := command{name: elems[0].Key()}
+			cmd.collection, _ = elems[0].Value().StringValueOK()
+			cmd.db, _ = body.Lookup("$db").StringValueOK()
+			return cmd, nil
 		}
 		rest = rest[size:] // kind 1: a document sequence, skipped
 	}
-	return "", errors.New("no body section")
+	return command{}, errors.New("no body section")
 }
