@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/taskloom/taskloom/internal/devstack"
 )
@@ -34,5 +35,15 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(uri)
-	<-done
+	<-ctx.Done()
+	// FerretDB finishes the queries it is running before it stops, and a scan of a big
+	// collection can take minutes; a stopped test run must not leave it burning a core.
+	select {
+	case <-done:
+	case <-time.After(shutdownGrace):
+		fmt.Fprintln(os.Stderr, "embedded-mongo: queries still running after", shutdownGrace, "- exiting")
+		os.Exit(1)
+	}
 }
+
+const shutdownGrace = 5 * time.Second
