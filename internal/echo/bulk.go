@@ -35,22 +35,14 @@ func (s *Service) bulkWrite(ctx context.Context, op string, ups []taskUpdate) er
 	return nil
 }
 
-// bulkSame applies the same update to every task won in the claim ledger, as one updateMany
-// over their _ids (one write transaction on FerretDB instead of one per task).
+// bulkSame applies the same update to every task won in the claim ledger. It is one bulk write of
+// _id-addressed statements rather than one updateMany over {_id: {$in: ...}}: FerretDB pushes a
+// lone _id down to SQLite but scans the whole collection for $in, and the embedded database runs
+// writes one at a time, so a scan inside one pull's write would stall every other writer.
 func (s *Service) bulkSame(ctx context.Context, op string, tasks []*Task, update bson.M) error {
-	if len(tasks) == 0 {
-		return nil
-	}
-	ids := make(bson.A, len(tasks))
+	ups := make([]taskUpdate, len(tasks))
 	for i, t := range tasks {
-		ids[i] = t.ID
+		ups[i] = taskUpdate{task: t, update: update}
 	}
-	err := retryBusy(ctx, func() error {
-		_, err := s.tasks.UpdateMany(ctx, bson.M{"_id": bson.M{"$in": ids}}, withRevInc(update))
-		return err
-	})
-	if err != nil {
-		return wrap(op, err)
-	}
-	return nil
+	return s.bulkWrite(ctx, op, ups)
 }
