@@ -101,8 +101,8 @@ func timeRange(after, before *time.Time) bson.M {
 var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
 
 // Pull claims up to f.Limit tasks for actor under one new lease. It runs at most ClaimRounds
-// rounds of (read a window of candidates, claim the next ones in one ledger insert, write the
-// winners in one update), so a call costs a bounded number of round trips whatever the limit.
+// rounds of (read a window of candidates, or take a part of one read for concurrent pulls of the
+// same filter; claim them in one ledger insert; write the winners in one bulk write), so a call costs a bounded number of round trips whatever the limit.
 // Concurrent pullers never receive the same task: a task is handed out only by the writer whose
 // ledger claim on its revision won.
 func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
@@ -111,26 +111,30 @@ func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullRes
 	}
 	now := s.now()
 	res := &PullResult{LeaseID: newLeaseID(), PulledAt: now, LeaseExpiresAt: now.Add(s.set.PullTimeout)}
-	var window []*Task
+	key := f.shareKey()
+	s.share.join(key)
+	defer s.share.leave(key)
 	contended := false
 	for round := 0; round < s.set.ClaimRounds && len(res.Tasks) < f.Limit; round++ {
-		need := f.Limit - len(res.Tasks)
-		if len(window) == 0 {
-			var err error
-			if window, err = s.pullCandidates(ctx, f, now, need); err != nil {
-				return nil, err
-			}
-			if len(window) == 0 {
-				break
-			}
-		}
-		batch, rest := nextBatch(window, need, contended)
-		window = rest
-		got, err := s.claimForPull(ctx, actor, batch, res)
+		batch, err := s.candidates(ctx, key, f, now, f.Limit-len(res.Tasks), contended)
 		if err != nil {
 			return nil, err
 		}
-		contended = contended || len(got) < len(batch)
+		if len(batch) == 0 {
+			break
+		}
+		if round == 0 {
+			// The lease starts when its first tasks are handed out, which can be well after the
+			// call began (it waited for a read shared with other pulls).
+			res.PulledAt = s.now()
+			res.LeaseExpiresAt = res.PulledAt.Add(s.set.PullTimeout)
+		}
+		claimable := expiredBy(batch, res.PulledAt)
+		got, err := s.claimForPull(ctx, actor, claimable, res)
+		if err != nil {
+			return nil, err
+		}
+		contended = contended || len(got) < len(claimable)
 		res.Tasks = append(res.Tasks, got...)
 	}
 	sortPullOrder(res.Tasks)
@@ -140,6 +144,15 @@ func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullRes
 			TaskIDs: taskIDs(res.Tasks), Count: len(res.Tasks), Details: map[string]any{"lease_id": res.LeaseID}})
 	}
 	return res, nil
+}
+
+// expiredBy drops the tasks whose current lease is still valid at at. A later round can take
+// candidates from a read filtered at a later time than this pull's lease stamp; handing it a task
+// whose lease expired after that stamp would give the task a new lease already over.
+func expiredBy(batch []*Task, at time.Time) []*Task {
+	return slices.DeleteFunc(batch, func(t *Task) bool {
+		return t.LeaseID != nil && t.LeaseExpiresAt != nil && t.LeaseExpiresAt.After(at)
+	})
 }
 
 // nextBatch takes the next need candidates from window. Uncontended, that is the head, so a
@@ -157,8 +170,7 @@ func nextBatch(window []*Task, need int, contended bool) (batch, rest []*Task) {
 	return batch, rest
 }
 
-func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, need int) ([]*Task, error) {
-	window := min(need*claimWindowFactor, maxClaimWindow)
+func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
 	cur, err := s.tasks.Find(ctx, pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
 	if err != nil {
 		return nil, wrap("find pull candidates", err)

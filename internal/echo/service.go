@@ -80,7 +80,8 @@ type Actor struct {
 }
 
 // Service holds every TaskEcho business operation. It is safe for concurrent use and keeps no
-// state of its own beyond its clients: every replica works on the same Mongo documents.
+// state of its own beyond its clients and the candidate reads of pulls now running (see
+// pull_share.go): every replica works on the same Mongo documents.
 type Service struct {
 	db       *mongo.Database
 	projects *mongo.Collection
@@ -92,6 +93,7 @@ type Service struct {
 	metrics  *Metrics
 	log      *slog.Logger
 	now      func() time.Time
+	share    *candidateShare
 }
 
 // NewService builds the service; metrics may be nil (a private registry is used).
@@ -109,7 +111,8 @@ func NewService(db *mongo.Database, set Settings, metrics *Metrics, log *slog.Lo
 		db: db, projects: db.Collection(CollProjects), queues: db.Collection(CollQueues),
 		tasks: db.Collection(CollTasks), claims: db.Collection(CollClaims), audit: db.Collection(CollAudit),
 		set: set, metrics: metrics, log: log.With("subsystem", "echo"),
-		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		now:   func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		share: newCandidateShare(),
 	}, nil
 }
 
