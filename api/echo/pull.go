@@ -305,7 +305,10 @@ func (a *api) releaseBatch(c echo.Context) error {
 	if len(req.TaskIDs) == 0 {
 		return httpx.Validation("taskIds", "taskIds 必须是非空数组")
 	}
-	items := a.svc.ReleaseBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
+	items, err := a.svc.ReleaseBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
+	if err != nil {
+		return fail(err)
+	}
 	data := batchAnswer(items, "released", "released_at")
 	msg := fmt.Sprintf("成功释放 %d 个任务的拉取锁定", data["released_count"])
 	if n := data["failed_count"].(int); n > 0 {

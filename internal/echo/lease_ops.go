@@ -84,15 +84,23 @@ type BatchItem struct {
 	Err    error
 }
 
-// ReleaseBatch releases each task in turn (PL4). Every task is its own guarded write; a failure
-// of one does not stop the others.
-func (s *Service) ReleaseBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) []BatchItem {
-	out := make([]BatchItem, 0, len(taskIDs))
-	for _, id := range taskIDs {
-		_, at, err := s.Release(ctx, actor, TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true}, leaseID)
-		out = append(out, BatchItem{TaskID: id, At: at, Err: err})
+// ReleaseBatch releases the listed tasks (PL4); a failure of one does not stop the others. With
+// a lease_id it settles them in a few round trips (see closeBatch); without one (TaskEcho
+// clients) each task is its own guarded write.
+func (s *Service) ReleaseBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
+	single := func(ref TaskRef) (time.Time, error) {
+		_, at, err := s.Release(ctx, actor, ref, leaseID)
+		return at, err
 	}
-	return out
+	if leaseID == "" {
+		out := make([]BatchItem, 0, len(taskIDs))
+		for _, id := range taskIDs {
+			at, err := single(TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true})
+			out = append(out, BatchItem{TaskID: id, At: at, Err: err})
+		}
+		return out, nil
+	}
+	return s.closeBatch(ctx, actor, "release", projectID, taskIDs, leaseID, false, single)
 }
 
 // ConfirmBatch confirms the tasks of one lease: the listed ids, or every task still holding
@@ -101,29 +109,102 @@ func (s *Service) ConfirmBatch(ctx context.Context, actor Actor, projectID strin
 	if leaseID == "" {
 		return nil, invalid("lease_id", "lease_id 不能为空")
 	}
-	refs := make([]TaskRef, 0, len(taskIDs))
-	for _, id := range taskIDs {
-		refs = append(refs, TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true})
+	return s.closeBatch(ctx, actor, "confirm", projectID, taskIDs, leaseID, true,
+		func(ref TaskRef) (time.Time, error) {
+			_, at, err := s.Confirm(ctx, actor, ref, leaseID)
+			return at, err
+		})
+}
+
+// closeBatch ends lease leaseID on the listed tasks (all the lease's tasks when ids is empty) in
+// three round trips: one read of the lease's tasks, one ledger claim, one bulk write. A task that
+// path cannot settle — not held by the lease, listed twice, or changed by a concurrent writer
+// since the read — goes through single, the one-task operation, which gives it its exact answer
+// (404, 409 or done). Items are in the order of ids, or of the read.
+func (s *Service) closeBatch(ctx context.Context, actor Actor, op, projectID string, ids []string, leaseID string,
+	success bool, single func(TaskRef) (time.Time, error)) ([]BatchItem, error) {
+	now := s.now()
+	held, err := s.leaseTasks(ctx, projectID, leaseID)
+	if err != nil {
+		return nil, err
 	}
-	if len(taskIDs) == 0 {
-		var held []*Task
-		cur, err := s.tasks.Find(ctx, bson.M{"lease_id": leaseID, "project_id": projectID})
-		if err != nil {
-			return nil, wrap("find leased tasks", err)
-		}
-		if err := cur.All(ctx, &held); err != nil {
-			return nil, wrap("read leased tasks", err)
-		}
+	if len(ids) == 0 {
 		for _, t := range held {
-			refs = append(refs, TaskRef{ProjectID: projectID, TaskID: t.TaskID, QueueID: t.QueueID})
+			ids = append(ids, t.TaskID)
 		}
 	}
-	out := make([]BatchItem, 0, len(refs))
-	for _, ref := range refs {
-		_, at, err := s.Confirm(ctx, actor, ref, leaseID)
-		out = append(out, BatchItem{TaskID: ref.TaskID, At: at, Err: err})
+	byID := make(map[string]*Task, len(held))
+	for _, t := range held {
+		byID[t.TaskID] = t
 	}
-	return out, nil
+	var batch []*Task
+	for _, id := range ids {
+		if t := byID[id]; t != nil {
+			batch = append(batch, t)
+			delete(byID, id)
+		}
+	}
+	won, err := s.claimMany(ctx, batch, op)
+	if err != nil {
+		return nil, err
+	}
+	ups := make([]taskUpdate, len(won))
+	for i, t := range won {
+		ups[i] = taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success)}}
+	}
+	if err := s.bulkWrite(ctx, op+" leases", ups); err != nil {
+		return nil, err
+	}
+	for _, t := range won {
+		s.observeClose(t, now, ReleaseClient, success)
+	}
+	if len(won) > 0 {
+		s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: op, ProjectID: projectID, TaskIDs: taskIDs(won),
+			Count: len(won), Details: map[string]any{"lease_id": leaseID}})
+	}
+	return answerBatch(projectID, ids, batch, won, now, single), nil
+}
+
+// answerBatch answers each id: done at now when its task is among won (once), else through single.
+func answerBatch(projectID string, ids []string, batch, won []*Task, now time.Time,
+	single func(TaskRef) (time.Time, error)) []BatchItem {
+	settled := make(map[string]bool, len(won))
+	for _, t := range won {
+		settled[t.TaskID] = true
+	}
+	read := make(map[string]*Task, len(batch))
+	for _, t := range batch {
+		read[t.TaskID] = t
+	}
+	out := make([]BatchItem, 0, len(ids))
+	for _, id := range ids {
+		if settled[id] {
+			out = append(out, BatchItem{TaskID: id, At: now})
+			delete(settled, id)
+			continue
+		}
+		ref := TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true}
+		if t := read[id]; t != nil {
+			ref = TaskRef{ProjectID: projectID, TaskID: id, QueueID: t.QueueID}
+		}
+		at, err := single(ref)
+		out = append(out, BatchItem{TaskID: id, At: at, Err: err})
+	}
+	return out
+}
+
+// leaseTasks reads the tasks of project that hold lease leaseID and are not deleted (a deleted
+// task keeps its lease, but single answers it 404).
+func (s *Service) leaseTasks(ctx context.Context, projectID, leaseID string) ([]*Task, error) {
+	cur, err := s.tasks.Find(ctx, bson.M{"lease_id": leaseID, "project_id": projectID, "deleted_at": nil})
+	if err != nil {
+		return nil, wrap("find leased tasks", err)
+	}
+	var held []*Task
+	if err := cur.All(ctx, &held); err != nil {
+		return nil, wrap("read leased tasks", err)
+	}
+	return held, nil
 }
 
 // ResetPull is the admin's manual reset (PL5): an open lease ends with reason server and the task
