@@ -2,6 +2,7 @@ package echo
 
 import (
 	"context"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -15,22 +16,28 @@ type taskUpdate struct {
 	update bson.M
 }
 
-// bulkWrite applies per-task updates to tasks won in the claim ledger, in one unordered round
-// trip of _id-addressed updates (see claim.go for why _id alone is the right filter).
+// maxBulkStatements caps the statements of one bulk write. FerretDB v1 keeps the lookup of every
+// statement of an update command open until the whole command ends, each on its own SQLite
+// connection, and its pool has 100: a 100-statement write waited forever for a connection to
+// write with.
+const maxBulkStatements = 25
+
+// bulkWrite applies per-task updates to tasks won in the claim ledger, as unordered bulk writes
+// of _id-addressed updates (see claim.go for why _id alone is the right filter), one round trip
+// per maxBulkStatements tasks.
 func (s *Service) bulkWrite(ctx context.Context, op string, ups []taskUpdate) error {
-	if len(ups) == 0 {
-		return nil
-	}
-	models := make([]mongo.WriteModel, len(ups))
-	for i, u := range ups {
-		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.M{"_id": u.task.ID}).SetUpdate(withRevInc(u.update))
-	}
-	err := retryBusy(ctx, func() error {
-		_, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-		return err
-	})
-	if err != nil {
-		return wrap(op, err)
+	for chunk := range slices.Chunk(ups, maxBulkStatements) {
+		models := make([]mongo.WriteModel, len(chunk))
+		for i, u := range chunk {
+			models[i] = mongo.NewUpdateOneModel().SetFilter(bson.M{"_id": u.task.ID}).SetUpdate(withRevInc(u.update))
+		}
+		err := retryBusy(ctx, func() error {
+			_, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+			return err
+		})
+		if err != nil {
+			return wrap(op, err)
+		}
 	}
 	return nil
 }
