@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,11 @@ func Temporal(t testing.TB) (hostPort string, c client.Client) {
 	return srv.FrontendHostPort(), srv.Client()
 }
 
+// childOutput is where the servers a test binary starts write. It is not an *os.File, so exec
+// copies through a pipe instead of handing them the binary's own stderr: a binary killed by its
+// timeout then leaves no child holding the output `go test` waits on, which hung `make test`.
+var childOutput io.Writer = io.MultiWriter(os.Stderr)
+
 func startTemporal() (*testsuite.DevServer, error) {
 	bin := filepath.Join(RepoRoot(), ".bin", "temporal")
 	if _, err := os.Stat(bin); err != nil {
@@ -111,8 +117,8 @@ func startTemporal() (*testsuite.DevServer, error) {
 		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
 		LogLevel:      "error",
 		ExtraArgs:     searchattr.DevServerArgs(),
-		Stdout:        os.Stderr,
-		Stderr:        os.Stderr,
+		Stdout:        childOutput,
+		Stderr:        childOutput,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start temporal dev server: %w", err)
@@ -164,7 +170,7 @@ func startMongo() (string, error) {
 		return "", err
 	}
 	cmd := exec.Command(bin, "-addr", addr, "-dir", dir, "-exit-on-stdin-eof")
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = childOutput
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err
