@@ -93,12 +93,7 @@ func (s *Service) ReleaseBatch(ctx context.Context, actor Actor, projectID strin
 		return at, err
 	}
 	if leaseID == "" {
-		out := make([]BatchItem, 0, len(taskIDs))
-		for _, id := range taskIDs {
-			at, err := single(TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true})
-			out = append(out, BatchItem{TaskID: id, At: at, Err: err})
-		}
-		return out, nil
+		return answerBatch(projectID, taskIDs, nil, nil, time.Time{}, single), nil
 	}
 	return s.closeBatch(ctx, actor, "release", projectID, taskIDs, leaseID, false, single)
 }
@@ -196,15 +191,7 @@ func answerBatch(projectID string, ids []string, batch, won []*Task, now time.Ti
 // leaseTasks reads the tasks of project that hold lease leaseID and are not deleted (a deleted
 // task keeps its lease, but single answers it 404).
 func (s *Service) leaseTasks(ctx context.Context, projectID, leaseID string) ([]*Task, error) {
-	cur, err := s.tasks.Find(ctx, bson.M{"lease_id": leaseID, "project_id": projectID, "deleted_at": nil})
-	if err != nil {
-		return nil, wrap("find leased tasks", err)
-	}
-	var held []*Task
-	if err := cur.All(ctx, &held); err != nil {
-		return nil, wrap("read leased tasks", err)
-	}
-	return held, nil
+	return s.findTasks(ctx, "leased tasks", bson.M{"lease_id": leaseID, "project_id": projectID, "deleted_at": nil})
 }
 
 // ResetPull is the admin's manual reset (PL5): an open lease ends with reason server and the task

@@ -65,6 +65,19 @@ func (s *Service) findTask(ctx context.Context, ref TaskRef, includeDeleted bool
 	return &t, nil
 }
 
+// findTasks reads every task matching filter; what names them in errors.
+func (s *Service) findTasks(ctx context.Context, what string, filter any, opts ...options.Lister[options.FindOptions]) ([]*Task, error) {
+	cur, err := s.tasks.Find(ctx, filter, opts...)
+	if err != nil {
+		return nil, wrap("find "+what, err)
+	}
+	var out []*Task
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, wrap("read "+what, err)
+	}
+	return out, nil
+}
+
 // Task returns one task (soft-deleted included when includeDeleted).
 func (s *Service) Task(ctx context.Context, ref TaskRef, includeDeleted bool) (*Task, error) {
 	return s.findTask(ctx, ref, includeDeleted)

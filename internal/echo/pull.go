@@ -171,15 +171,7 @@ func nextBatch(window []*Task, need int, contended bool) (batch, rest []*Task) {
 }
 
 func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
-	cur, err := s.tasks.Find(ctx, pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
-	if err != nil {
-		return nil, wrap("find pull candidates", err)
-	}
-	var out []*Task
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, wrap("read pull candidates", err)
-	}
-	return out, nil
+	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
 }
 
 // claimForPull claims batch for the lease in res and returns the tasks won, updated in memory

@@ -65,13 +65,9 @@ func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID str
 	}
 	f := queueOpFilter(op)
 	f["_id"] = bson.M{"$gt": after}
-	cur, err := s.tasks.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(batch)))
+	tasks, err := s.findTasks(ctx, "tasks for "+op.Operation, f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(batch)))
 	if err != nil {
-		return 0, "", wrap("read tasks for "+op.Operation, err)
-	}
-	var tasks []*Task
-	if err := cur.All(ctx, &tasks); err != nil {
-		return 0, "", wrap("decode tasks for "+op.Operation, err)
+		return 0, "", err
 	}
 	if len(tasks) == 0 {
 		return 0, "", nil
@@ -164,15 +160,7 @@ func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp
 	}
 	f := queueOpFilter(op)
 	f["_id"] = bson.M{"$in": ids}
-	cur, err := s.tasks.Find(ctx, f)
-	if err != nil {
-		return nil, wrap("re-read contended tasks", err)
-	}
-	var out []*Task
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, wrap("decode contended tasks", err)
-	}
-	return out, nil
+	return s.findTasks(ctx, "contended tasks", f)
 }
 
 // FinishQueueOp stamps the queue (last_reset_at, last_operation) and records the operation in

@@ -16,14 +16,10 @@ const SweepBatchSize = 500
 // makes the two exclusive. Returns how many were released.
 func (s *Service) ReleaseExpiredLeases(ctx context.Context, batch int) (int, error) {
 	now := s.now()
-	cur, err := s.tasks.Find(ctx, bson.M{"lease_expires_at": bson.M{"$lte": now}},
+	expired, err := s.findTasks(ctx, "expired leases", bson.M{"lease_expires_at": bson.M{"$lte": now}},
 		options.Find().SetSort(bson.D{{Key: "lease_expires_at", Value: 1}}).SetLimit(int64(batch)))
 	if err != nil {
-		return 0, wrap("find expired leases", err)
-	}
-	var expired []*Task
-	if err := cur.All(ctx, &expired); err != nil {
-		return 0, wrap("decode expired leases", err)
+		return 0, err
 	}
 	won, err := s.claimMany(ctx, expired, "lease-timeout")
 	if err != nil || len(won) == 0 {
