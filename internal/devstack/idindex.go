@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // FerretDB's own SQLite driver
@@ -27,12 +26,12 @@ import (
 // table + "_" + the MongoDB index name, and no taskloom index is named "_taskloom_id_expr".
 const idIndexSuffix = "__taskloom_id_expr"
 
-// idIndexer remembers the collections it has indexed. Its methods are called with the write
-// serializer's lock held, so no FerretDB write runs while it changes a schema.
+// idIndexer remembers the collections it has indexed. It is only called with the write
+// serializer's lock held, which guards done and ensures no FerretDB write runs while it changes
+// a schema.
 type idIndexer struct {
 	dir  string // FerretDB's SQLite directory: one <database>.sqlite file per database
 	log  *slog.Logger
-	mu   sync.Mutex
 	done map[string]bool // database + "." + collection
 }
 
@@ -45,8 +44,6 @@ func (x *idIndexer) after(cmd command) {
 	if cmd.db == "" {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	switch cmd.name {
 	case "drop", "dropDatabase", "renameCollection":
 		// The tables behind these names are gone or renamed; index again on the next write.
