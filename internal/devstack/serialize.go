@@ -93,6 +93,17 @@ func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error 
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
+	if write {
+		req = pushDownIDs(req, cmd, backend)
+	}
+	if write && cmd.name == "update" {
+		if parts := splitUpdate(req); parts != nil {
+			ordered, ok := parts[0].body.Lookup("ordered").BooleanOK()
+			err := runSplitUpdate(parts, ordered || !ok, parts[0].requestID, client, backend)
+			s.indexer.after(cmd)
+			return err
+		}
+	}
 	if _, err := backend.Write(req); err != nil {
 		return err
 	}
@@ -110,6 +121,7 @@ func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error 
 		last := flags(resp)&flagMoreToCome == 0
 		if write && last {
 			s.indexer.after(cmd) // before the client has the answer, so its next command finds the index
+			resp = duplicateKeyReply(resp)
 		}
 		if _, err := client.Write(resp); err != nil {
 			return err

@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -36,9 +37,15 @@ var (
 )
 
 // Main runs the package's tests and then stops every shared dependency they started.
-// Use it as `func TestMain(m *testing.M) { testenv.Main(m) }`.
+// Use it as `func TestMain(m *testing.M) { testenv.Main(m) }`. It also records the query
+// shapes the stores issue during the tests and fails the package when one is served by none of
+// the indexes the stores declared (see checkIndexCoverage).
 func Main(m *testing.M) {
+	mongox.RecordShapes()
 	code := m.Run()
+	if code == 0 && !checkIndexCoverage() {
+		code = 1
+	}
 	mu.Lock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
@@ -137,7 +144,7 @@ func MongoURI(t testing.TB) string {
 // Mongo returns a fresh, empty database that is dropped when the test ends.
 func Mongo(t testing.TB) *mongo.Database {
 	t.Helper()
-	c, err := mongo.Connect(options.Client().ApplyURI(MongoURI(t)).SetTimeout(30 * time.Second))
+	c, err := mongo.Connect(options.Client().ApplyURI(MongoURI(t)).SetTimeout(30 * time.Second).SetMonitor(mongox.Monitor()))
 	if err != nil {
 		t.Fatalf("testenv: connect mongo: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/logging"
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/worker"
@@ -36,6 +38,8 @@ type Env struct {
 	AdminKey string
 	Worker   sdkworker.Worker
 	ctx      context.Context
+
+	tallies sync.Map // tally id (tallyHeader) → *mongox.Tally
 }
 
 // Option adjusts the configuration before anything starts.
@@ -82,7 +86,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("e2e api: %v", err)
 	}
-	env.Echo, env.API = e, httptest.NewServer(e)
+	env.Echo, env.API = e, httptest.NewServer(env.tallied(e))
 	t.Cleanup(env.API.Close)
 	return env
 }
@@ -155,6 +159,11 @@ func (r *Response) Map(t testing.TB) map[string]any {
 // encode as JSON.
 func (e *Env) Do(method, path, key string, body any) *Response {
 	e.T.Helper()
+	return e.do(method, path, key, body, nil)
+}
+
+func (e *Env) do(method, path, key string, body any, header http.Header) *Response {
+	e.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -179,6 +188,9 @@ func (e *Env) Do(method, path, key string, body any) *Response {
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.T.Fatalf("%s %s: %v", method, path, err)
@@ -186,6 +198,34 @@ func (e *Env) Do(method, path, key string, body any) *Response {
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+}
+
+// tallyHeader names, on a request sent by DoCounted, the tally that counts its MongoDB commands.
+const tallyHeader = "X-Test-Command-Tally"
+
+// tallied lets DoCounted count the MongoDB commands one request issues: the request's context
+// carries the tally, and the platform's command monitor adds to it.
+func (e *Env) tallied(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := e.tallies.Load(r.Header.Get(tallyHeader)); ok {
+			ctx, inner := mongox.WithTally(r.Context())
+			defer func() { t.(*mongox.Tally).Merge(inner) }()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// DoCounted is Do, and also returns the MongoDB commands the API issued while serving the
+// request (not those of workflows it started: count those with mongox.WithTally in an activity
+// test). Use it to assert an operation's command budget.
+func (e *Env) DoCounted(method, path, key string, body any) (*Response, *mongox.Tally) {
+	e.T.Helper()
+	id := testenv.Unique("tally-")
+	t := &mongox.Tally{}
+	e.tallies.Store(id, t)
+	defer e.tallies.Delete(id)
+	return e.do(method, path, key, body, http.Header{tallyHeader: {id}}), t
 }
 
 // Eventually polls cond every 100 ms until it holds or timeout passes.

@@ -1,0 +1,52 @@
+package mongox_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestTallyCountsOnlyCommandsUnderItsContext(t *testing.T) {
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor()).SetTimeout(30 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := c.Database(testenv.Unique("tally_"))
+	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = c.Disconnect(context.Background()) })
+	coll := db.Collection("things")
+
+	outer, all := mongox.WithTally(context.Background())
+	inner, one := mongox.WithTally(outer)
+	if _, err := coll.InsertOne(inner, bson.M{"_id": 1, "n": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.UpdateOne(outer, bson.M{"_id": 1}, bson.M{"$inc": bson.M{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := coll.FindOne(context.Background(), bson.M{"_id": 1}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if one.Total() != 1 || all.Total() != 2 {
+		t.Fatalf("inner %s; outer %s; want 1 and 2", one, all)
+	}
+	if got := all.Commands()[1]; got.Name != "update" || got.Collection != "things" {
+		t.Fatalf("second command = %s on %q, want update on things", got.Name, got.Collection)
+	}
+	if !strings.Contains(all.String(), "insert things ×1") {
+		t.Fatalf("summary %q", all.String())
+	}
+	all.Reset()
+	if all.Total() != 0 {
+		t.Fatalf("after Reset: %s", all)
+	}
+}

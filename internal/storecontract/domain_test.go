@@ -1,0 +1,75 @@
+package storecontract_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+// domainPackages are written to MongoDB's documented guarantees alone (DESIGN.md, the store
+// rule): they may not know which engine stands in for MongoDB, nor recognise its errors by text.
+var domainPackages = []string{"internal/echo", "internal/pipeline", "internal/entry", "internal/webhook", "internal/crawl"}
+
+// forbidden is what betrays a store workaround in domain code: naming the stand-in, or
+// matching a database's error text instead of using the driver's error predicates
+// (mongo.IsDuplicateKeyError, errors.Is(err, mongo.ErrNoDocuments)).
+var forbidden = []struct {
+	re   *regexp.Regexp
+	why  string
+	skip func(file, line string) bool
+}{
+	{re: regexp.MustCompile(`(?i)ferret`), why: "names the stand-in database"},
+	// SQLite as the stand-in's engine (its error texts, its locking). webhook's SQLite capture
+	// records are a data source of the subsystem, not the store, and may name the driver.
+	{re: regexp.MustCompile(`(?i)sqlite`), why: "names the stand-in's engine", skip: isCaptureRecordsSource},
+	{re: regexp.MustCompile(`(?i)UNIQUE constraint|database is locked|SQLITE_|E11000`), why: "matches a database error text"},
+	{re: regexp.MustCompile(`strings\.(Contains|HasPrefix|HasSuffix|Index)\(\s*err\.Error\(\)`), why: "matches an error by its text", skip: isNonDriverErrorText},
+}
+
+// isCaptureRecordsSource reports a line of package webhook naming its SQLite capture records
+// (a configured data source) rather than the store.
+func isCaptureRecordsSource(file, line string) bool {
+	return filepath.Base(filepath.Dir(file)) == "webhook" && !strings.Contains(strings.ToLower(line), "ferret")
+}
+
+// isNonDriverErrorText allows matching the text of errors that are not the database's (the JSON
+// decoder's unknown-field message, which has no typed error).
+func isNonDriverErrorText(_, line string) bool { return strings.Contains(line, `json: unknown field`) }
+
+// Domain packages name no stand-in and match no database error text (issue 13, item 2).
+func TestDomainCodeUsesOnlyTheStoreContract(t *testing.T) {
+	root := testenv.RepoRoot()
+	for _, pkg := range domainPackages {
+		files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			checkFile(t, root, f)
+		}
+	}
+}
+
+func checkFile(t *testing.T, root, path string) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(root, path)
+	for i, line := range strings.Split(string(src), "\n") {
+		for _, f := range forbidden {
+			if !f.re.MatchString(line) || (f.skip != nil && f.skip(path, line)) {
+				continue
+			}
+			t.Errorf("%s:%d %s: %s", rel, i+1, f.why, strings.TrimSpace(line))
+		}
+	}
+}
