@@ -114,7 +114,11 @@ func TestTaskEchoErrorsAreJSON(t *testing.T) {
 	e := env(t)
 	key := e.AdminKey
 	wantError(t, call(t, e, http.MethodPost, "/api/v1/submit", "", submitBody("p", "q", ctask("1", "pending")), http.StatusUnauthorized), "INVALID_API_KEY")
-	wantError(t, call(t, e, http.MethodPost, "/api/v1/submit", "sk-nope", submitBody("p", "q", ctask("1", "pending")), http.StatusUnauthorized), "INVALID_API_KEY")
+	unknown := call(t, e, http.MethodPost, "/api/v1/submit", "sk-nope", submitBody("p", "q", ctask("1", "pending")), http.StatusUnauthorized)
+	wantError(t, unknown, "INVALID_API_KEY")
+	if unknown.Error.Message != "缺少认证信息（Token 或 API Key）" {
+		t.Fatalf("unknown key message %q, want TaskEcho's", unknown.Error.Message)
+	}
 	bad := call(t, e, http.MethodPost, "/api/v1/submit", key, []byte(`{"project_id": "p", `), http.StatusBadRequest)
 	wantError(t, bad, "VALIDATION_ERROR")
 

@@ -6,7 +6,9 @@ package echo
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -41,8 +43,24 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,
 		log: p.Log.With("subsystem", "echo"),
 	}
-	a.routes(e.Group("/api/v1", d.Authn))
+	a.routes(e.Group("/api/v1", taskEchoAuthText, d.Authn))
 	return nil
+}
+
+// authFailed is TaskEcho's one message for a missing, unknown or inactive credential; clients
+// print error.message, so the TaskEcho routes answer with its text (code INVALID_API_KEY, 401).
+const authFailed = "缺少认证信息（Token 或 API Key）"
+
+// taskEchoAuthText gives the platform's 401 TaskEcho's message on the TaskEcho routes.
+func taskEchoAuthText(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := httpx.FromAuth(next(c))
+		var he *httpx.Error
+		if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+			return httpx.Unauthorized(authFailed)
+		}
+		return err
+	}
 }
 
 var (

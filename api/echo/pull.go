@@ -277,6 +277,9 @@ func (a *api) endLease(c echo.Context, end func(context.Context, echosvc.Actor, 
 	return ok(c, http.StatusOK, map[string]any{"task_id": t.TaskID, atKey: ts(at)}, message)
 }
 
+// releaseBatchMissing is TaskEcho's batch-release reason for a task that is missing or not pulled.
+const releaseBatchMissing = "任务不存在或未被拉取"
+
 func batchAnswer(items []echosvc.BatchItem, doneKey, atKey string) map[string]any {
 	done, failed := []map[string]any{}, []map[string]any{}
 	for _, it := range items {
@@ -285,8 +288,11 @@ func batchAnswer(items []echosvc.BatchItem, doneKey, atKey string) map[string]an
 			continue
 		}
 		f := map[string]any{"task_id": it.TaskID, "reason": it.Err.Error()}
-		if echosvc.IsKind(it.Err, echosvc.KindConflict) {
+		switch {
+		case echosvc.IsKind(it.Err, echosvc.KindConflict):
 			f["code"] = "CONFLICT"
+		case doneKey == "released" && (echosvc.IsKind(it.Err, echosvc.KindNotFound) || echosvc.IsKind(it.Err, echosvc.KindValidation)):
+			f["reason"] = releaseBatchMissing // TaskEcho's one reason for both
 		}
 		failed = append(failed, f)
 	}
@@ -357,7 +363,7 @@ func (a *api) pullHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.svc.Task(c.Request().Context(), projectRef(c, pid), true)
+	t, err := a.svc.Task(c.Request().Context(), projectRef(c, pid), false)
 	if err != nil {
 		return fail(err)
 	}
@@ -367,7 +373,7 @@ func (a *api) pullHistory(c echo.Context) error {
 			"lease_id": *t.LeaseID, "lease_expires_at": tsp(t.LeaseExpiresAt)}
 	}
 	return ok(c, http.StatusOK, map[string]any{"task_id": t.TaskID, "current_pull": current,
-		"pull_history": historyView(t.PullHistory), "total_pulls": len(t.PullHistory)}, "查询成功")
+		"pull_history": historyView(t.PullHistory), "total_pulls": len(t.PullHistory)}, "操作成功")
 }
 
 func (a *api) pullStats(c echo.Context) error {
@@ -383,7 +389,7 @@ func (a *api) pullStats(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	return ok(c, http.StatusOK, st, "查询成功")
+	return ok(c, http.StatusOK, st, "操作成功")
 }
 
 func (a *api) pullPending(c echo.Context) error {

@@ -37,7 +37,7 @@ func (a *api) listQueueTasks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := echosvc.TaskListQuery{Page: pg, Tags: csv(c.QueryParam("tags")), IncludeDeleted: true}
+	q := echosvc.TaskListQuery{Page: pg, Tags: csv(c.QueryParam("tags"))}
 	if s := c.QueryParam("status"); s != "" {
 		st, valid := echosvc.NormalizeStatus(s, echosvc.AllStatuses...)
 		if !valid {
@@ -166,7 +166,7 @@ func (a *api) getQueueTask(c echo.Context) error {
 	if _, _, err := a.svc.ProjectQueue(ctx, pid, *ref.QueueID, map[string]any{"project_id": pid, "queue_id": *ref.QueueID}); err != nil {
 		return fail(err)
 	}
-	t, err := a.svc.Task(ctx, ref, true)
+	t, err := a.svc.Task(ctx, ref, false)
 	if err != nil {
 		return fail(err)
 	}

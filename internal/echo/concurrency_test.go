@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// concurrencyTasks is the size of the concurrency tests' queue: the acceptance size, 10,000,
-// unless ECHO_CONCURRENCY_TASKS says otherwise. On the embedded FerretDB each candidate read
-// still scans the whole collection, so these runs take a minute or two; on MongoDB (TEST_MONGO_URI)
-// seconds.
+// concurrencyTasks is the size of the concurrency tests' queue: the acceptance size, 10,000, in
+// `make chaos` (build tag chaos), 1,000 in `make test` (see soak_*_test.go), unless
+// ECHO_CONCURRENCY_TASKS says otherwise.
 func concurrencyTasks(t *testing.T) int {
 	if v := os.Getenv("ECHO_CONCURRENCY_TASKS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -21,11 +20,10 @@ func concurrencyTasks(t *testing.T) int {
 		}
 		return n
 	}
-	return 10_000
+	return soakTasks
 }
 
-// seedServerTasks inserts n pullable server tasks in one insertMany (the API path would take
-// minutes on FerretDB for 10,000).
+// seedServerTasks inserts n pullable server tasks in one insertMany (faster than the API path).
 func (f *fixture) seedServerTasks(project string, n int) {
 	f.t.Helper()
 	docs := make([]any, n)

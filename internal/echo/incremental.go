@@ -3,10 +3,13 @@ package echo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // IncrementalInput is a validated body of POST /tasks/message, POST /tasks/log or
@@ -91,33 +94,24 @@ func (s *Service) incrementalTarget(ctx context.Context, in *IncrementalInput) (
 	return p, t, err
 }
 
-// AppendMessage appends one conversation message (POST /tasks/message).
+// AppendMessage appends one conversation message (POST /tasks/message). It is one atomic update
+// (see appendEntry): concurrent appends to one task never conflict and are stored in arrival order.
 func (s *Service) AppendMessage(ctx context.Context, in *IncrementalInput) (*IncrementalResult, error) {
 	now := s.now()
-	res := &IncrementalResult{At: now}
 	msg := Message{Role: in.Role, Content: in.Content, SessionID: in.SessionID, CreatedAt: now}
-	_, err := s.writeTask(ctx, "append-message", func(ctx context.Context) (*Task, error) { return s.incrementalTask(ctx, in) },
-		func(t *Task) (bson.M, error) {
-			res.Index = len(t.Messages)
-			return bson.M{"$push": bson.M{"messages": msg}}, nil
-		})
+	idx, err := s.appendEntry(ctx, in, "messages", "message_seq", msg)
 	if err != nil {
 		return nil, err
 	}
 	s.touch(ctx, in.ProjectID, &in.QueueID, now)
-	return res, nil
+	return &IncrementalResult{At: now, Index: idx}, nil
 }
 
 // AppendLog appends one log line (POST /tasks/log). Like TaskEcho it does not move last_task_at,
 // only the queue's updated_at.
 func (s *Service) AppendLog(ctx context.Context, in *IncrementalInput) (*IncrementalResult, error) {
 	now := s.now()
-	res := &IncrementalResult{At: now}
-	_, err := s.writeTask(ctx, "append-log", func(ctx context.Context) (*Task, error) { return s.incrementalTask(ctx, in) },
-		func(t *Task) (bson.M, error) {
-			res.Index = len(t.Logs)
-			return bson.M{"$push": bson.M{"logs": LogEntry{Content: in.Content, CreatedAt: now}}}, nil
-		})
+	idx, err := s.appendEntry(ctx, in, "logs", "log_seq", LogEntry{Content: in.Content, CreatedAt: now})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +119,64 @@ func (s *Service) AppendLog(ctx context.Context, in *IncrementalInput) (*Increme
 		bson.M{"$set": bson.M{"updated_at": now}}); err != nil {
 		s.log.WarnContext(ctx, "echo touch queue failed", "queue_id", in.QueueID, "err", err)
 	}
-	return res, nil
+	return &IncrementalResult{At: now, Index: idx}, nil
+}
+
+// appendEntry $pushes entry onto the task's array field and $incs its counter seqField in the same
+// single-document update, so the counter's new value is the entry's position: a gap-free,
+// server-assigned id, whatever the number of concurrent appends. Nothing is read first, so an
+// append never conflicts with another write. Soft-deleted tasks are found, as in TaskEcho: a client
+// may still be streaming into them. When no task matches, the caller gets the 404 that says which
+// of project, queue or task is missing.
+func (s *Service) appendEntry(ctx context.Context, in *IncrementalInput, field, seqField string, entry any) (int, error) {
+	key := TaskKey(in.ProjectID, &in.QueueID, in.TaskID)
+	// The whole post-image comes back: a projection ({seqField: 1}) would carry less, but the
+	// embedded database does not implement findAndModify's "fields" yet.
+	opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
+	for range maxWriteAttempts {
+		var out bson.M
+		err := s.tasks.FindOneAndUpdate(ctx, bson.M{"key": key, seqField: bson.M{"$exists": true}},
+			bson.M{"$push": bson.M{field: entry}, "$inc": bson.M{seqField: 1}}, opts).Decode(&out)
+		if err == nil {
+			n, _ := asInt64(out[seqField])
+			return int(n) - 1, nil
+		}
+		if !errors.Is(err, mongo.ErrNoDocuments) {
+			return 0, wrap("append to "+field+" of task "+in.TaskID, err)
+		}
+		if err := s.startCounter(ctx, in, field, seqField); err != nil {
+			return 0, err
+		}
+	}
+	return 0, conflict("任务正在被并发修改，请重试", map[string]any{"task_id": in.TaskID})
+}
+
+// startCounter gives a task written before the append counters existed its counter (the length of
+// its array), guarded on that length, or answers the 404 when there is no such task.
+func (s *Service) startCounter(ctx context.Context, in *IncrementalInput, field, seqField string) error {
+	t, err := s.incrementalTask(ctx, in)
+	if err != nil {
+		return err
+	}
+	n := len(t.Messages)
+	if field == "logs" {
+		n = len(t.Logs)
+	}
+	_, err = s.tasks.UpdateOne(ctx, bson.M{"_id": t.ID, seqField: bson.M{"$exists": false}, field: bson.M{"$size": n}},
+		bson.M{"$set": bson.M{seqField: n}})
+	return wrap("start "+seqField+" of task "+in.TaskID, err)
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // SetStatus changes a task's status (PATCH /tasks/status) without touching updated_at or the

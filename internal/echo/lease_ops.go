@@ -112,7 +112,7 @@ func (s *Service) ConfirmBatch(ctx context.Context, actor Actor, projectID strin
 }
 
 // closeBatch ends lease leaseID on the listed tasks (all the lease's tasks when ids is empty) in
-// three round trips: one read of the lease's tasks, one ledger claim, one bulk write. A task that
+// two round trips plus the audit insert: one read of the lease's tasks and one guarded bulk write. A task that
 // path cannot settle — not held by the lease, listed twice, or changed by a concurrent writer
 // since the read — goes through single, the one-task operation, which gives it its exact answer
 // (404, 409 or done). Items are in the order of ids, or of the read.
@@ -139,15 +139,12 @@ func (s *Service) closeBatch(ctx context.Context, actor Actor, op, projectID str
 			delete(byID, id)
 		}
 	}
-	won, err := s.claimMany(ctx, batch, op)
-	if err != nil {
-		return nil, err
-	}
-	ups := make([]taskUpdate, len(won))
-	for i, t := range won {
+	ups := make([]taskUpdate, len(batch))
+	for i, t := range batch {
 		ups[i] = taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success)}}
 	}
-	if err := s.bulkWrite(ctx, op+" leases", ups); err != nil {
+	won, err := s.bulkGuarded(ctx, op+" leases", ups)
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range won {

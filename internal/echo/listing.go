@@ -8,6 +8,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // TaskStats counts tasks by status; running and cancelled count only toward Total (TaskEcho).
@@ -56,6 +58,11 @@ func (s *Service) ListProjects(ctx context.Context, pg Page, search string, tags
 	if len(tags) > 0 {
 		f["metadata.tags"] = bson.M{"$all": tags}
 	}
+	if search != "" {
+		// A case-insensitive substring match is no index's prefix: the search reads the whole
+		// project registry, which is small and admin-made.
+		ctx = mongox.DeliberateScan(ctx)
+	}
 	total, err := s.projects.CountDocuments(ctx, f)
 	if err != nil {
 		return nil, 0, wrap("count projects", err)
@@ -102,8 +109,12 @@ func (s *Service) ProjectSummary(ctx context.Context, projectID string) (*Projec
 
 // statusCounts groups the tasks matching f by queue and status; key "" holds the sum.
 func (s *Service) statusCounts(ctx context.Context, f bson.M) (map[string]TaskStats, error) {
+	match := bson.M{"deleted_at": nil} // removed tasks are not counted, as in TaskEcho
+	for k, v := range f {
+		match[k] = v
+	}
 	pipe := bson.A{
-		bson.M{"$match": f},
+		bson.M{"$match": match},
 		bson.M{"$group": bson.M{"_id": bson.M{"q": "$queue_id", "s": "$status"}, "n": bson.M{"$sum": 1}}},
 	}
 	cur, err := s.tasks.Aggregate(ctx, pipe)
@@ -193,8 +204,6 @@ type TaskListQuery struct {
 	Tags []string
 	// PulledStatus is "pulled", "not_pulled" or "" (project lists).
 	PulledStatus string
-	// IncludeDeleted lists soft-deleted tasks too (TaskEcho's queue list did).
-	IncludeDeleted bool
 }
 
 // ListTasks lists the tasks of a queue (queueID set; oldest first) or the project-level tasks
@@ -206,9 +215,7 @@ func (s *Service) ListTasks(ctx context.Context, projectID string, queueID *stri
 		f["queue_id"] = *queueID
 		sort = bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
 	}
-	if !q.IncludeDeleted {
-		f["deleted_at"] = nil
-	}
+	f["deleted_at"] = nil // a removed task is gone for clients, as in TaskEcho
 	if q.Status != "" {
 		f["status"] = q.Status
 	}

@@ -82,7 +82,7 @@ func TestComputePullStats(t *testing.T) {
 	}
 	st := ComputePullStats(tasks)
 	if st.TotalServerTasks != 3 || st.NotPulled != 1 || st.Pulled != 2 || st.PulledNotPushed != 1 || st.TotalPulls != 5 ||
-		st.SuccessfulPulls != 2 || st.TimedOut != 1 || st.Released != 1 || st.PullSuccessRate != 50 || *st.AveragePullDuration != 60 {
+		st.SuccessfulPulls != 2 || st.TimedOut != 1 || st.Released != 1 || st.PullSuccessRate != 67 || st.LeaseSuccessRate != 50 || *st.AveragePullDuration != 60 {
 		t.Fatalf("stats %+v", st)
 	}
 	if empty := ComputePullStats(nil); empty.AveragePullDuration != nil || empty.PullSuccessRate != 0 {

@@ -52,8 +52,12 @@ func (s *Service) findTask(ctx context.Context, ref TaskRef, includeDeleted bool
 	if !includeDeleted {
 		f["deleted_at"] = nil
 	}
-	// Mongo sorts null before strings, so the project-level task comes first.
-	opts := options.FindOne().SetSort(bson.D{{Key: "queue_id", Value: 1}})
+	opts := options.FindOne()
+	if ref.QueueID == nil {
+		// Mongo sorts null before strings, so the project-level task comes first. (A key names
+		// one task: it needs no order.)
+		opts.SetSort(bson.D{{Key: "queue_id", Value: 1}})
+	}
 	var t Task
 	err := s.tasks.FindOne(ctx, f, opts).Decode(&t)
 	if errors.Is(err, mongo.ErrNoDocuments) {

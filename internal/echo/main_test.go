@@ -28,8 +28,8 @@ func newFixture(t *testing.T, mut ...func(*Settings)) *fixture {
 }
 
 // patientMongo is a fresh database on a client that waits minutes rather than 30 s for an
-// answer: 32 concurrent pullers queue up behind FerretDB's single SQLite writer, and on a shared
-// 2-core machine a write can wait longer than testenv's default timeout.
+// answer: 32 concurrent pullers queue up behind the embedded database's serialised writes, and on
+// a shared 2-core machine a write can wait longer than testenv's default timeout.
 func patientMongo(t *testing.T) *mongo.Database {
 	t.Helper()
 	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetTimeout(5 * time.Minute))

@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // MigrateReport counts what Migrate changed; a second run reports zeros.
@@ -82,7 +84,8 @@ func orNow(v any) any {
 
 // migrateQueues moves TaskEcho's embedded queue tasks into the tasks collection.
 func (s *Service) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectID]string, r *MigrateReport) error {
-	cur, err := s.queues.Find(ctx, bson.M{"queueId": bson.M{"$exists": true}})
+	// A one-time migration reads every TaskEcho queue document.
+	cur, err := s.queues.Find(mongox.DeliberateScan(ctx), bson.M{"queueId": bson.M{"$exists": true}})
 	if err != nil {
 		return wrap("read queues", err)
 	}
@@ -243,7 +246,8 @@ func (s *Service) backfillTasks(ctx context.Context, r *MigrateReport) error {
 		{"rev", int64(0), &r.FieldsBackfilled},
 	}
 	for _, st := range steps {
-		res, err := s.tasks.UpdateMany(ctx, bson.M{st.field: bson.M{"$exists": false}}, bson.M{"$set": bson.M{st.field: st.value}})
+		// A backfill visits every task once, at migration.
+		res, err := s.tasks.UpdateMany(mongox.DeliberateScan(ctx), bson.M{st.field: bson.M{"$exists": false}}, bson.M{"$set": bson.M{st.field: st.value}})
 		if err != nil {
 			return wrap("backfill "+st.field, err)
 		}

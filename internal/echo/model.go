@@ -120,7 +120,7 @@ type Task struct {
 	// Key is project_id, queue_id ("" at project level) and task_id joined by a unit separator;
 	// its unique index makes (project, queue, task id) unique even where null is not indexed.
 	Key string `bson:"key"`
-	// Rev counts writes; every write claims (_id, Rev) in the claim ledger first (see claim.go).
+	// Rev counts writes; every write that depends on what it read filters on it (see guard.go).
 	Rev              int64      `bson:"rev"`
 	ProjectID        string     `bson:"project_id"`
 	QueueID          *string    `bson:"queue_id"`
@@ -150,6 +150,14 @@ type Task struct {
 	PullHistory    []PullEntry `bson:"pull_history"`
 	Messages       []Message   `bson:"messages"`
 	Logs           []LogEntry  `bson:"logs"`
+	// MessageSeq and LogSeq count the entries of Messages and Logs. An append $incs the counter in
+	// the same update that $pushes the entry, so the counter's new value names the entry's
+	// position (its message_id / log_id) without reading the task first.
+	MessageSeq int64 `bson:"message_seq"`
+	LogSeq     int64 `bson:"log_seq"`
+	// PushID is the submit that last wrote the task; a push re-reads it to tell which of its
+	// writes applied.
+	PushID string `bson:"push_id,omitempty"`
 }
 
 // PullEntry is one pull of a task and how it ended.

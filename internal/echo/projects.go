@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // RenameProject sets a project's name (P4 PUT); the next submit overwrites it again, as in
@@ -142,7 +144,8 @@ func blankToNil(p *string) *string {
 
 // PopularTags returns project tags by usage, most used first (P3).
 func (s *Service) PopularTags(ctx context.Context, limit int) ([]string, error) {
-	cur, err := s.projects.Find(ctx, bson.M{"metadata.tags.0": bson.M{"$exists": true}})
+	// Every tagged project is read to count its tags: a scan of the (small) project registry.
+	cur, err := s.projects.Find(mongox.DeliberateScan(ctx), bson.M{"metadata.tags.0": bson.M{"$exists": true}})
 	if err != nil {
 		return nil, wrap("read project tags", err)
 	}

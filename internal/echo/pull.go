@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
@@ -100,11 +101,12 @@ func timeRange(after, before *time.Time) bson.M {
 // pullOrder is highest priority first, then oldest; _id breaks ties so the order is total.
 var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
 
-// Pull claims up to f.Limit tasks for actor under one new lease. It runs at most ClaimRounds
-// rounds of (read a window of candidates, or take a part of one read for concurrent pulls of the
-// same filter; claim them in one ledger insert; write the winners in one bulk write), so a call costs a bounded number of round trips whatever the limit.
-// Concurrent pullers never receive the same task: a task is handed out only by the writer whose
-// ledger claim on its revision won.
+// Pull claims up to f.Limit tasks for actor under one new lease. A round is one indexed find of
+// candidates (or a part of one read shared with concurrent pulls of the same filter), one
+// guarded bulk write setting the lease, and, only when some were lost, one find by lease_id; it
+// runs at most ClaimRounds rounds, so an uncontended pull of N costs three commands with the
+// audit insert. Concurrent pullers never receive the same task: a task is handed out only by the
+// statement whose revision guard matched.
 func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
 	if f.Limit <= 0 || f.Limit > s.set.PullBatchSize {
 		f.Limit = s.set.PullBatchSize
@@ -174,54 +176,63 @@ func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Tim
 	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
 }
 
-// claimForPull claims batch for the lease in res and returns the tasks won, updated in memory
-// to what was written (the ledger guarantees nobody changed them since they were read).
+// claimForPull gives batch to the lease in res with one guarded bulk write (each statement
+// filters on the revision the task was read at, so a task another puller took, or that changed,
+// matches nothing) and returns the tasks now holding the lease, updated to what was written. When
+// some statements lost, one find by lease_id says which tasks this lease holds.
 func (s *Service) claimForPull(ctx context.Context, actor Actor, batch []*Task, res *PullResult) ([]*Task, error) {
-	won, err := s.claimMany(ctx, batch, "pull")
-	if err != nil || len(won) == 0 {
-		return nil, err
+	if len(batch) == 0 {
+		return nil, nil
 	}
 	entry := PullEntry{LeaseID: res.LeaseID, PulledAt: res.PulledAt, PulledBy: actor.Name}
-	set := bson.M{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
-	var fresh, expired []*Task
-	for _, t := range won {
+	models := make([]mongo.WriteModel, len(batch))
+	for i, t := range batch {
+		set := bson.M{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
+		upd := bson.M{"$set": set, "$inc": bson.M{"rev": 1}}
 		if t.LeaseID == nil {
-			fresh = append(fresh, t)
+			upd["$push"] = bson.M{"pull_history": entry}
 		} else {
-			expired = append(expired, t)
+			// An expired lease: its history entry closes with reason timeout in the same write.
+			set["pull_history"] = append(closedHistory(t, res.PulledAt, ReleasedByTimeout, ReleaseTimeout, false), entry)
 		}
+		models[i] = mongo.NewUpdateOneModel().SetFilter(revGuard(t)).SetUpdate(upd)
 	}
-	if len(fresh) > 0 {
-		if err := s.bulkSame(ctx, "claim pulled tasks", fresh, bson.M{"$set": set, "$push": bson.M{"pull_history": entry}}); err != nil {
+	w, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		return nil, wrap("lease pulled tasks", err)
+	}
+	won := batch
+	if int(w.MatchedCount) < len(batch) {
+		if won, err = s.wonByLease(ctx, batch, res.LeaseID); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.reclaimExpired(ctx, expired, entry, set, res.PulledAt); err != nil {
-		return nil, err
-	}
 	for _, t := range won {
+		if t.LeaseID != nil {
+			s.observeClose(t, res.PulledAt, ReleaseTimeout, false)
+		}
 		s.applyPull(t, entry, res)
 	}
 	return won, nil
 }
 
-// reclaimExpired hands tasks whose lease had expired to the new lease, closing the old lease's
-// history entry with reason timeout in the same write (one bulk round trip).
-func (s *Service) reclaimExpired(ctx context.Context, expired []*Task, entry PullEntry, set bson.M, now time.Time) error {
-	if len(expired) == 0 {
-		return nil
+// wonByLease returns the tasks of batch that now hold lease leaseID, as they were read.
+func (s *Service) wonByLease(ctx context.Context, batch []*Task, leaseID string) ([]*Task, error) {
+	held, err := s.findTasks(ctx, "tasks of lease", bson.M{"lease_id": leaseID}, options.Find().SetProjection(bson.M{"_id": 1}))
+	if err != nil {
+		return nil, err
 	}
-	updates := make([]taskUpdate, len(expired))
-	for i, t := range expired {
-		s.observeClose(t, now, ReleaseTimeout, false)
-		h := append(closedHistory(t, now, ReleasedByTimeout, ReleaseTimeout, false), entry)
-		st := bson.M{"pull_history": h}
-		for k, v := range set {
-			st[k] = v
+	mine := make(map[bson.ObjectID]bool, len(held))
+	for _, t := range held {
+		mine[t.ID] = true
+	}
+	var won []*Task
+	for _, t := range batch {
+		if mine[t.ID] {
+			won = append(won, t)
 		}
-		updates[i] = taskUpdate{task: t, update: bson.M{"$set": st}}
 	}
-	return s.bulkWrite(ctx, "reclaim expired leases", updates)
+	return won, nil
 }
 
 func (s *Service) applyPull(t *Task, entry PullEntry, res *PullResult) {

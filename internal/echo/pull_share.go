@@ -10,10 +10,10 @@ import (
 
 // Concurrent pulls with the same filter in one process share their candidate reads. Without
 // sharing, 32 clients polling one project each read the head of the same queue and then race
-// for it in the claim ledger: measured on FerretDB, draining 1,000 tasks cost 276 candidate
-// reads and 23,147 claim inserts for 1,000 wins. Now one read serves every pull waiting for it
-// and each takes a disjoint part, so pulls in one process do not lose claims to each other; the
-// ledger still arbitrates between processes. A group lives only while a pull with its filter
+// for it: every puller but one loses its guarded writes and reads again, so draining a queue
+// costs reads and lost writes in proportion to the pullers, on any database. Now one read serves
+// every pull waiting for it and each takes a disjoint part, so pulls in one process do not lose
+// to each other; the revision guard still arbitrates between processes. A group lives only while a pull with its filter
 // runs, so a client pulling alone reads the database as of its own call.
 
 // maxReadReuse bounds how old a finished read may be and still hand out its leftovers, so a

@@ -19,8 +19,12 @@ type PullStats struct {
 	SuccessfulPulls  int `json:"successful_pulls"`
 	TimedOut         int `json:"timed_out"`
 	Released         int `json:"released"`
-	// PullSuccessRate is the integer percent of ended leases that ended by push or confirm.
+	// PullSuccessRate is TaskEcho's figure: the integer percent of server tasks pulled
+	// (pulled / total_server_tasks × 100).
 	PullSuccessRate int `json:"pull_success_rate"`
+	// LeaseSuccessRate is the integer percent of ended leases that ended by push or confirm
+	// (the seed's success rate, which the alerts watch).
+	LeaseSuccessRate int `json:"lease_success_rate"`
 	// AveragePullDuration is the mean seconds from pull to push/confirm; nil without any.
 	AveragePullDuration *float64 `json:"average_pull_duration"`
 }
@@ -60,7 +64,10 @@ func ComputePullStats(tasks []*Task) PullStats {
 		}
 	}
 	if ended > 0 {
-		st.PullSuccessRate = int(math.Round(float64(st.SuccessfulPulls) / float64(ended) * 100))
+		st.LeaseSuccessRate = int(math.Round(float64(st.SuccessfulPulls) / float64(ended) * 100))
+	}
+	if st.TotalServerTasks > 0 {
+		st.PullSuccessRate = int(math.Round(float64(st.Pulled) / float64(st.TotalServerTasks) * 100))
 	}
 	if st.SuccessfulPulls > 0 {
 		avg := math.Round(durSum/float64(st.SuccessfulPulls)*10) / 10

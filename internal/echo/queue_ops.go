@@ -97,17 +97,15 @@ func (s *Service) countApplied(ctx context.Context, op QueueOp, after, last bson
 	return int(n), nil
 }
 
-// resetTasks applies op to tasks, re-reading and retrying the ones a concurrent writer changed.
+// resetTasks applies op to tasks with guarded writes, re-reading and retrying the ones a
+// concurrent writer changed.
 func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) error {
 	for attempt := 0; len(tasks) > 0; attempt++ {
 		if attempt == maxWriteAttempts {
 			return fmt.Errorf("%s: %d tasks kept changing concurrently", op.Operation, len(tasks))
 		}
-		won, err := s.claimMany(ctx, tasks, op.Operation)
+		won, err := s.bulkGuarded(ctx, op.Operation+" tasks", s.resetUpdates(op, tasks))
 		if err != nil {
-			return err
-		}
-		if err := s.writeReset(ctx, op, won); err != nil {
 			return err
 		}
 		if tasks, err = s.reloadLost(ctx, tasks, won, op); err != nil {
@@ -117,37 +115,31 @@ func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) err
 	return nil
 }
 
-func (s *Service) writeReset(ctx context.Context, op QueueOp, won []*Task) error {
+// resetUpdates is op's write for each task; a lease it clears is closed in the same write.
+func (s *Service) resetUpdates(op QueueOp, tasks []*Task) []taskUpdate {
 	clear := s.clearsPull(op.Operation)
-	base := bson.M{"status": StatusPending, "pending_since": op.At}
-	if clear {
-		base["pulled_at"], base["pulled_by"] = nil, nil
-	}
-	var plain []*Task
-	var leased []taskUpdate
-	for _, t := range won {
-		if !clear || t.LeaseID == nil {
-			plain = append(plain, t)
-			continue
+	ups := make([]taskUpdate, len(tasks))
+	for i, t := range tasks {
+		set := bson.M{"status": StatusPending, "pending_since": op.At}
+		if clear {
+			for k, v := range closeLeaseSet(t, op.At, op.Actor, ReleaseQueueOp, false, false) {
+				set[k] = v
+			}
 		}
-		s.observeClose(t, op.At, ReleaseQueueOp, false)
-		set := closeLeaseSet(t, op.At, op.Actor, ReleaseQueueOp, false, false)
-		set["status"], set["pending_since"] = StatusPending, op.At
-		leased = append(leased, taskUpdate{task: t, update: bson.M{"$set": set}})
+		ups[i] = taskUpdate{task: t, update: bson.M{"$set": set}}
 	}
-	if len(plain) > 0 {
-		if err := s.bulkSame(ctx, op.Operation+" tasks", plain, bson.M{"$set": base}); err != nil {
-			return err
-		}
-	}
-	return s.bulkWrite(ctx, op.Operation+" leased tasks", leased)
+	return ups
 }
 
-// reloadLost re-reads the tasks whose claim was lost and keeps those op still applies to.
+// reloadLost re-reads the tasks whose guarded write lost and keeps those op still applies to
+// (not yet reset by this operation).
 func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp) ([]*Task, error) {
 	gotIt := make(map[bson.ObjectID]bool, len(won))
 	for _, t := range won {
 		gotIt[t.ID] = true
+		if s.clearsPull(op.Operation) {
+			s.observeClose(t, op.At, ReleaseQueueOp, false)
+		}
 	}
 	var ids bson.A
 	for _, t := range tasks {
@@ -160,6 +152,7 @@ func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp
 	}
 	f := queueOpFilter(op)
 	f["_id"] = bson.M{"$in": ids}
+	f["pending_since"] = bson.M{"$ne": op.At}
 	return s.findTasks(ctx, "contended tasks", f)
 }
 

@@ -16,7 +16,6 @@ const (
 	CollProjects = "projects"
 	CollQueues   = "queues"
 	CollTasks    = "tasks"
-	CollClaims   = "task_claims"
 	CollAudit    = "audit_log"
 )
 
@@ -87,13 +86,14 @@ type Service struct {
 	projects *mongo.Collection
 	queues   *mongo.Collection
 	tasks    *mongo.Collection
-	claims   *mongo.Collection
 	audit    *mongo.Collection
 	set      Settings
 	metrics  *Metrics
 	log      *slog.Logger
 	now      func() time.Time
 	share    *candidateShare
+	// pushFault, when set (tests only), runs a push's bulk write instead of the collection.
+	pushFault func(context.Context, *mongo.Collection, []mongo.WriteModel) (*mongo.BulkWriteResult, error)
 }
 
 // NewService builds the service; metrics may be nil (a private registry is used).
@@ -109,7 +109,7 @@ func NewService(db *mongo.Database, set Settings, metrics *Metrics, log *slog.Lo
 	}
 	return &Service{
 		db: db, projects: db.Collection(CollProjects), queues: db.Collection(CollQueues),
-		tasks: db.Collection(CollTasks), claims: db.Collection(CollClaims), audit: db.Collection(CollAudit),
+		tasks: db.Collection(CollTasks), audit: db.Collection(CollAudit),
 		set: set, metrics: metrics, log: log.With("subsystem", "echo"),
 		now:   func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 		share: newCandidateShare(),
@@ -137,8 +137,14 @@ func (s *Service) EnsureIndexes(ctx context.Context) error {
 	}
 	sets := map[*mongo.Collection][]mongo.IndexModel{
 		s.projects: {idx(bson.D{{Key: "project_id", Value: 1}}, "project_id_unique", true),
-			idx(bson.D{{Key: "last_task_at", Value: -1}}, "last_task_at", false)},
-		s.queues: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}}, "project_queue_unique", true)},
+			// The project list's order, and the newest change (polling versions).
+			idx(bson.D{{Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}, "last_task_at_created_at", false),
+			idx(bson.D{{Key: "updated_at", Value: -1}}, "updated_at", false),
+			idx(bson.D{{Key: "metadata.tags", Value: 1}}, "metadata_tags", false)},
+		s.queues: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}}, "project_queue_unique", true),
+			idx(bson.D{{Key: "updated_at", Value: -1}}, "updated_at", false),
+			// A project's queue list, in the project list's order.
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}, "project_last_task_at", false)},
 		s.tasks: {
 			idx(bson.D{{Key: "key", Value: 1}}, "key_unique", true),
 			idx(bson.D{{Key: "source", Value: 1}}, "source", false),
@@ -147,17 +153,23 @@ func (s *Service) EnsureIndexes(ctx context.Context) error {
 			idx(bson.D{{Key: "deleted_at", Value: 1}}, "deleted_at", false),
 			idx(bson.D{{Key: "server_modified_at", Value: 1}}, "server_modified_at", false),
 			idx(bson.D{{Key: "priority", Value: 1}}, "priority", false),
-			// The pull query: equality on project/source/deleted, then the sort.
+			// The pull query: equality on project/source/deleted, then the whole sort (pullOrder,
+			// whose _id tiebreaker makes the order total).
 			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "source", Value: 1}, {Key: "deleted_at", Value: 1},
-				{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}}, "pull_order", false),
+				{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}, "pull_order_id", false),
 			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "task_id", Value: 1}}, "project_queue_task", false),
+			// A queue's (or the project level's) task list in creation order, and its newest change.
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "deleted_at", Value: 1},
+				{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}, "project_queue_created", false),
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "updated_at", Value: -1}}, "project_queue_updated", false),
+			// Pending pulls of a project, oldest pull first.
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "pulled_at", Value: 1}}, "project_pulled_at", false),
 			idx(bson.D{{Key: "lease_id", Value: 1}}, "lease_id", false),
 			idx(bson.D{{Key: "lease_expires_at", Value: 1}}, "lease_expires_at", false),
 			idx(bson.D{{Key: "expires_at", Value: 1}}, "expires_at", false),
 		},
-		s.claims: {idx(bson.D{{Key: "at", Value: 1}}, "at", false)},
-		s.audit: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "at", Value: -1}}, "project_at", false),
-			idx(bson.D{{Key: "at", Value: -1}}, "at", false)},
+		s.audit: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "project_at_id", false),
+			idx(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "at_id", false)},
 	}
 	for coll, models := range sets {
 		if err := createMissingIndexes(ctx, coll, models); err != nil {
@@ -167,9 +179,8 @@ func (s *Service) EnsureIndexes(ctx context.Context) error {
 	return nil
 }
 
-// createMissingIndexes creates the indexes coll does not have yet. Asking to create existing
-// ones together with new ones crashes FerretDB v1 (a slice-bounds panic in its createIndexes),
-// and the API and the worker both ensure indexes at start.
+// createMissingIndexes creates the indexes coll does not have yet, so that the API and the
+// worker, which both ensure indexes at start, send createIndexes only when there is work.
 func createMissingIndexes(ctx context.Context, coll *mongo.Collection, models []mongo.IndexModel) error {
 	specs, err := coll.Indexes().ListSpecifications(ctx)
 	if err != nil {

@@ -2,6 +2,7 @@ package echo
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -18,12 +19,17 @@ type SubmitResult struct {
 	UpdatedTasks int    `json:"updated_tasks"`
 }
 
-// Submit is TaskEcho's push (POST /api/v1/submit): upsert the project and the queue, upsert every
+// Submit is TaskEcho's push (POST /api/v1/submit): upsert the project and the queue, write every
 // task of the payload as a client task, and soft-delete the queue's client tasks the payload
 // omits. Server tasks the payload does not name are never touched. A pushed task that was pulled
 // has its lease closed as a success. conflictPolicy ("" = the project's, else the default)
 // decides whether a push over a server edit the client has not pulled is a 409; a push of a task
 // the server deleted is a 410. Both are checked before anything is written.
+//
+// All task writes of the push go to MongoDB as one bulk write (see applyPush), so a push of N
+// tasks costs a constant number of commands and is either applied whole or, when that one
+// command fails part-way, completed by the next attempt: every statement is idempotent and
+// stamped with the push's id, so a re-read tells which are still to do.
 func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conflictPolicy string) (*SubmitResult, error) {
 	now := s.now()
 	project, err := s.Project(ctx, in.ProjectID)
@@ -34,7 +40,8 @@ func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conf
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPush(in, existing, s.policyFor(project, conflictPolicy)); err != nil {
+	policy := s.policyFor(project, conflictPolicy)
+	if err := s.checkPush(in, existing, policy); err != nil {
 		return nil, err
 	}
 	if err := s.upsertProject(ctx, project, in, now); err != nil {
@@ -44,12 +51,7 @@ func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conf
 	if err != nil {
 		return nil, err
 	}
-	for i := range in.Tasks {
-		if err := s.pushTask(ctx, actor, in, &in.Tasks[i], now); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.dropOmitted(ctx, in, existing, now); err != nil {
+	if err := s.applyPush(ctx, actor, in, existing, policy, now); err != nil {
 		return nil, err
 	}
 	res := &SubmitResult{ProjectID: in.ProjectID, QueueID: in.QueueID, TasksCount: len(in.Tasks)}
@@ -59,6 +61,156 @@ func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conf
 		res.UpdatedTasks = res.TasksCount
 	}
 	return res, nil
+}
+
+// pushPlan is the task writes of one push attempt and what each write closes or records.
+type pushPlan struct {
+	models []mongo.WriteModel
+	ids    []string         // task id of each model
+	before map[string]*Task // the version each update was built from (nil for an insert)
+}
+
+// applyPush writes the push's tasks with one bulk write per attempt. Updates are guarded on the
+// revision read; inserts race on the unique key. A statement that lost (another writer came
+// first) or did not run (the command failed part-way) is found by re-reading the queue — the
+// tasks not yet carrying this push's id — and the next attempt writes only those.
+func (s *Service) applyPush(ctx context.Context, actor Actor, in *SubmitInput, existing map[string]*Task, policy string, now time.Time) error {
+	pushID := newLeaseID()
+	applied, tried := map[string]*Task{}, map[string]*Task{}
+	var lastErr error
+	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
+		if attempt > 0 {
+			var err error
+			if existing, err = s.queueTasks(ctx, in.ProjectID, in.QueueID); err != nil {
+				return err
+			}
+			if err := s.checkPush(in, existing, policy); err != nil {
+				return err
+			}
+		}
+		plan := s.planPush(actor, in, existing, pushID, applied, tried, now)
+		if len(plan.models) == 0 {
+			s.afterPush(ctx, actor, in, applied, now)
+			return nil
+		}
+		for id, t := range plan.before {
+			tried[id] = t
+		}
+		done, err := s.writePush(ctx, plan)
+		if err != nil {
+			lastErr = err
+		}
+		for id := range done {
+			applied[id] = plan.before[id]
+		}
+		if err == nil && len(done) == len(plan.ids) {
+			s.afterPush(ctx, actor, in, applied, now)
+			return nil
+		}
+	}
+	if lastErr != nil {
+		return wrap("push queue "+in.QueueID, lastErr)
+	}
+	return conflict("任务正在被并发修改，请重试", map[string]any{"queue_id": in.QueueID})
+}
+
+// writePush runs plan's bulk write and returns the task ids it certainly applied: all of them
+// when every statement matched; none otherwise (the caller's re-read decides).
+func (s *Service) writePush(ctx context.Context, plan pushPlan) (map[string]bool, error) {
+	res, err := s.pushBulk(ctx, plan.models)
+	if err != nil {
+		var bwe mongo.BulkWriteException
+		if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+			return nil, err
+		}
+		for _, we := range bwe.WriteErrors {
+			if !mongo.IsDuplicateKeyError(we) {
+				return nil, err
+			}
+		}
+		return nil, nil // an insert met a task a concurrent push created: re-read and update it
+	}
+	if int(res.MatchedCount+res.InsertedCount) < len(plan.models) {
+		return nil, nil
+	}
+	done := make(map[string]bool, len(plan.ids))
+	for _, id := range plan.ids {
+		done[id] = true
+	}
+	return done, nil
+}
+
+// pushBulk is the one command that writes a push's tasks; tests replace it to fail part-way.
+func (s *Service) pushBulk(ctx context.Context, models []mongo.WriteModel) (*mongo.BulkWriteResult, error) {
+	if s.pushFault != nil {
+		return s.pushFault(ctx, s.tasks, models)
+	}
+	return s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+}
+
+// planPush builds the writes still to do for a push: each named task not yet carrying pushID
+// (insert when new, else a guarded update) and a guarded soft delete of each live client task
+// of the queue the payload omits.
+func (s *Service) planPush(actor Actor, in *SubmitInput, existing map[string]*Task, pushID string, applied, tried map[string]*Task, now time.Time) pushPlan {
+	plan := pushPlan{before: map[string]*Task{}}
+	named := make(map[string]bool, len(in.Tasks))
+	for i := range in.Tasks {
+		st := &in.Tasks[i]
+		named[st.ID] = true
+		t := existing[st.ID]
+		if t != nil && t.PushID == pushID {
+			if _, ok := applied[st.ID]; !ok {
+				applied[st.ID] = tried[st.ID] // written by an attempt whose answer was lost
+			}
+			continue
+		}
+		plan.ids = append(plan.ids, st.ID)
+		plan.before[st.ID] = t
+		if t == nil {
+			plan.models = append(plan.models, mongo.NewInsertOneModel().SetDocument(newPushedTask(in, st, pushID, now)))
+			continue
+		}
+		set := pushSet(t, st, now)
+		set["push_id"] = pushID
+		if t.LeaseID != nil {
+			for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseClient, true, true) {
+				set[k] = v
+			}
+		}
+		plan.models = append(plan.models, mongo.NewUpdateOneModel().SetFilter(revGuard(t)).
+			SetUpdate(bson.M{"$set": set, "$inc": bson.M{"rev": 1}}))
+	}
+	for id, t := range existing {
+		if named[id] || t.Source != SourceClient || t.DeletedAt != nil || t.PushID == pushID {
+			continue
+		}
+		set := bson.M{"deleted_at": now, "deleted_reason": DeletedByOmitted, "updated_at": now, "push_id": pushID}
+		plan.ids = append(plan.ids, id)
+		plan.models = append(plan.models, mongo.NewUpdateOneModel().SetFilter(revGuard(t)).
+			SetUpdate(bson.M{"$set": set, "$inc": bson.M{"rev": 1}}))
+	}
+	return plan
+}
+
+// afterPush records what the applied writes did: executions (status changes by the client) and
+// leases the push closed. It runs once, after the last write of the push.
+func (s *Service) afterPush(ctx context.Context, actor Actor, in *SubmitInput, applied map[string]*Task, now time.Time) {
+	qid := in.QueueID
+	for i := range in.Tasks {
+		st := &in.Tasks[i]
+		before := applied[st.ID]
+		if before == nil {
+			continue
+		}
+		if isExecution(before.Status, st.Status) {
+			s.recordExecution(ctx, before, st.Status, in.ProjectName, hostnameOf(in.ClientInfo), actor.Name, now)
+		}
+		if before.LeaseID != nil {
+			s.observeClose(before, now, ReleaseClient, true)
+			s.recordAudit(ctx, AuditEntry{At: now, Actor: actor.Name, Action: "push-close", ProjectID: in.ProjectID,
+				QueueID: &qid, TaskIDs: []string{st.ID}, Count: 1, Details: map[string]any{"lease_id": deref(before.LeaseID)}})
+		}
+	}
 }
 
 func (s *Service) policyFor(p *Project, requested string) string {
@@ -160,69 +312,21 @@ func (s *Service) upsertQueue(ctx context.Context, in *SubmitInput, now time.Tim
 	return res.UpsertedCount > 0, nil
 }
 
-// pushTask writes one submitted task: insert when new, else a guarded update that keeps
-// created_at, the pull marks and history, and closes an open lease as a success.
-func (s *Service) pushTask(ctx context.Context, actor Actor, in *SubmitInput, st *SubmitTask, now time.Time) error {
-	qid := in.QueueID
-	ref := TaskRef{ProjectID: in.ProjectID, QueueID: &qid, TaskID: st.ID}
-	for range maxWriteAttempts {
-		t, err := s.findTask(ctx, ref, true)
-		if IsKind(err, KindNotFound) {
-			err = s.insertPushed(ctx, in, st, now)
-			if mongo.IsDuplicateKeyError(err) {
-				continue // a concurrent submit inserted it first: update it instead
-			}
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		var closed, before *Task
-		_, err = s.writeTask(ctx, "push", func(context.Context) (*Task, error) { return t, nil },
-			func(t *Task) (bson.M, error) {
-				before = t
-				set := pushSet(t, st, now)
-				if t.LeaseID != nil {
-					closed = t
-					for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseClient, true, true) {
-						set[k] = v
-					}
-				}
-				return bson.M{"$set": set}, nil
-			})
-		if IsKind(err, KindConflict) {
-			continue // lost the ledger race repeatedly on a stale read: re-read and retry
-		}
-		if err == nil && isExecution(before.Status, st.Status) {
-			s.recordExecution(ctx, before, st.Status, in.ProjectName, hostnameOf(in.ClientInfo), actor.Name, now)
-		}
-		if err == nil && closed != nil {
-			s.observeClose(closed, now, ReleaseClient, true)
-			s.recordAudit(ctx, AuditEntry{At: now, Actor: actor.Name, Action: "push-close", ProjectID: in.ProjectID,
-				QueueID: &qid, TaskIDs: []string{st.ID}, Count: 1, Details: map[string]any{"lease_id": deref(closed.LeaseID)}})
-		}
-		return err
-	}
-	return conflict("任务正在被并发修改，请重试", map[string]any{"task_id": st.ID})
-}
-
-func (s *Service) insertPushed(ctx context.Context, in *SubmitInput, st *SubmitTask, now time.Time) error {
+// newPushedTask is a task a push creates.
+func newPushedTask(in *SubmitInput, st *SubmitTask, pushID string, now time.Time) *Task {
 	qid := in.QueueID
 	t := &Task{
-		Key: TaskKey(in.ProjectID, &qid, st.ID), ProjectID: in.ProjectID, QueueID: &qid, TaskID: st.ID,
+		Key: TaskKey(in.ProjectID, &qid, st.ID), Rev: 1, ProjectID: in.ProjectID, QueueID: &qid, TaskID: st.ID,
 		Name: st.Name, Prompt: st.Prompt, SpecFile: orEmpty(st.SpecFile), Status: st.Status, Report: st.Report,
 		Tags: orEmpty(st.Tags), Source: SourceClient, CreatedAt: now, UpdatedAt: now,
 		Priority: st.Priority, PriorityRank: st.PriorityRank, ExpiresAt: st.ExpiresAt,
-		PullHistory: []PullEntry{}, Messages: orEmpty(st.Messages), Logs: orEmpty(st.Logs),
+		PullHistory: []PullEntry{}, Messages: orEmpty(st.Messages), Logs: orEmpty(st.Logs), PushID: pushID,
 	}
+	t.MessageSeq, t.LogSeq = int64(len(t.Messages)), int64(len(t.Logs))
 	if st.Status == StatusPending {
 		t.PendingSince = &now
 	}
-	_, err := s.tasks.InsertOne(ctx, t)
-	if err != nil && !mongo.IsDuplicateKeyError(err) {
-		return wrap("insert pushed task "+st.ID, err)
-	}
-	return err
+	return t
 }
 
 // pushSet is TaskEcho's per-task submit semantics.
@@ -245,30 +349,11 @@ func pushSet(t *Task, st *SubmitTask, now time.Time) bson.M {
 	}
 	finished := st.Status == StatusDone || st.Status == StatusError
 	if !(finished && t.Status == st.Status) {
-		set["messages"] = orEmpty(st.Messages)
-		set["logs"] = orEmpty(st.Logs)
+		// The push replaces the conversation, and the append counters restart with it.
+		set["messages"], set["message_seq"] = orEmpty(st.Messages), len(st.Messages)
+		set["logs"], set["log_seq"] = orEmpty(st.Logs), len(st.Logs)
 	}
 	return set
-}
-
-// dropOmitted soft-deletes the queue's live client tasks the payload does not name.
-func (s *Service) dropOmitted(ctx context.Context, in *SubmitInput, existing map[string]*Task, now time.Time) error {
-	named := make(map[string]bool, len(in.Tasks))
-	for _, t := range in.Tasks {
-		named[t.ID] = true
-	}
-	var drop []*Task
-	for id, t := range existing {
-		if !named[id] && t.Source == SourceClient && t.DeletedAt == nil {
-			drop = append(drop, t)
-		}
-	}
-	won, err := s.claimMany(ctx, drop, "submit-omit")
-	if err != nil || len(won) == 0 {
-		return err
-	}
-	upd := bson.M{"$set": bson.M{"deleted_at": now, "deleted_reason": DeletedByOmitted, "updated_at": now}}
-	return s.bulkSame(ctx, "soft-delete omitted tasks", won, upd)
 }
 
 func hostnameOf(ci *ClientInfo) string {

@@ -12,8 +12,8 @@ const SweepBatchSize = 500
 
 // ReleaseExpiredLeases ends up to batch leases whose pull_timeout has passed: the history entry
 // closes with released_by "timeout" and reason timeout, and the task becomes pullable again. A
-// pull may already have re-claimed an expired task (it closes the entry the same way); the ledger
-// makes the two exclusive. Returns how many were released.
+// pull may already have re-claimed an expired task (it closes the entry the same way); both
+// guard on the revision they read, so only one of them applies. Returns how many were released.
 func (s *Service) ReleaseExpiredLeases(ctx context.Context, batch int) (int, error) {
 	now := s.now()
 	expired, err := s.findTasks(ctx, "expired leases", bson.M{"lease_expires_at": bson.M{"$lte": now}},
@@ -21,19 +21,18 @@ func (s *Service) ReleaseExpiredLeases(ctx context.Context, batch int) (int, err
 	if err != nil {
 		return 0, err
 	}
-	won, err := s.claimMany(ctx, expired, "lease-timeout")
+	ups := make([]taskUpdate, len(expired))
+	for i, t := range expired {
+		ups[i] = taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, ReleasedByTimeout, ReleaseTimeout, false, false)}}
+	}
+	won, err := s.bulkGuarded(ctx, "release expired leases", ups)
 	if err != nil || len(won) == 0 {
 		return 0, err
 	}
-	ups := make([]taskUpdate, len(won))
 	byProject := map[string][]*Task{}
-	for i, t := range won {
+	for _, t := range won {
 		s.observeClose(t, now, ReleaseTimeout, false)
-		ups[i] = taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, ReleasedByTimeout, ReleaseTimeout, false, false)}}
 		byProject[t.ProjectID] = append(byProject[t.ProjectID], t)
-	}
-	if err := s.bulkWrite(ctx, "release expired leases", ups); err != nil {
-		return 0, err
 	}
 	for pid, ts := range byProject {
 		s.recordAudit(ctx, AuditEntry{At: now, Actor: ReleasedByTimeout, Action: "lease-timeout", ProjectID: pid,
@@ -55,15 +54,12 @@ func (s *Service) ExpireTasks(ctx context.Context, batch int) (int, error) {
 	if err := cur.All(ctx, &tasks); err != nil {
 		return 0, wrap("decode expired tasks", err)
 	}
-	won, err := s.claimMany(ctx, tasks, "task-expiry")
-	if err != nil || len(won) == 0 {
-		return 0, err
-	}
 	set := bson.M{"archived_at": now}
 	if s.set.TaskExpiryAction == "delete" {
 		set = bson.M{"deleted_at": now, "deleted_reason": "expired"}
 	}
-	if err := s.bulkSame(ctx, "expire tasks", won, bson.M{"$set": set}); err != nil {
+	won, err := s.bulkSame(ctx, "expire tasks", tasks, bson.M{"$set": set})
+	if err != nil || len(won) == 0 {
 		return 0, err
 	}
 	byProject := map[string][]*Task{}

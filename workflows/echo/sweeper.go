@@ -45,7 +45,7 @@ func PullLeaseSweeperWorkflow(ctx workflow.Context) (echoact.SweepResult, error)
 	if err := workflow.ExecuteActivity(ctx, a.CheckAlertsAndPrune).Get(ctx, &alerts); err != nil {
 		return out, err
 	}
-	out.PrunedClaims, out.Alerts, out.AlertBreaches = alerts.PrunedClaims, alerts.Alerts, alerts.AlertBreaches
+	out.Alerts, out.AlertBreaches = alerts.Alerts, alerts.AlertBreaches
 	workflow.GetLogger(ctx).Info("echo sweep done", "released", out.Released, "expired", out.Expired,
 		"overdue", out.Overdue, "breaches", out.AlertBreaches)
 	return out, nil
