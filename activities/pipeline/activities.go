@@ -31,6 +31,8 @@ type Activities struct {
 	HealthWindow time.Duration
 	Log          *slog.Logger
 	Metrics      *Metrics
+
+	providers providerCache
 }
 
 // AllowedEnv reads the allow-listed variables that are set.
@@ -47,7 +49,7 @@ func AllowedEnv(allow []string) map[string]string {
 // Register registers every pipeline activity under its contract name.
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	for name, fn := range map[string]any{
-		domain.ActStartTask:      a.StartTask,
+		domain.ActAdmitTask:      a.AdmitTask,
 		domain.ActChooseProvider: a.ChooseProviders,
 		domain.ActCallSync:       a.CallSync,
 		domain.ActSubmitAsync:    a.SubmitAsync,
@@ -55,16 +57,10 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 		domain.ActInvokeSCF:      a.InvokeSCF,
 		domain.ActFinishStep:     a.FinishStep,
 		domain.ActFinishTask:     a.FinishTask,
-		domain.ActRefundQuota:    a.RefundQuota,
 		domain.ActCheckHealth:    a.CheckProviderHealth,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
-}
-
-// StartTask marks the task processing. Guard: only a pending task moves.
-func (a *Activities) StartTask(ctx context.Context, taskID string) error {
-	return a.Store.MarkTaskProcessing(ctx, taskID)
 }
 
 // FinishStep records a step's final status. Guard: only pending/processing steps change.
@@ -72,17 +68,27 @@ func (a *Activities) FinishStep(ctx context.Context, req domain.FinishStepReques
 	return a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, req.Status, req.ProviderRef, req.Output, req.ErrorMessage)
 }
 
-// FinishTask records a task's final status. Guard: only pending/processing tasks change.
+// FinishTask records a task's final status, then refunds its quota unit (req.Refund) or keeps it
+// consumed. Guards: only a pending/processing task changes status; the unit moves only while the
+// task id is in the quota's open_tasks, so a retry moves nothing twice.
 func (a *Activities) FinishTask(ctx context.Context, req domain.FinishTaskRequest) error {
 	if err := a.Store.FinishTask(ctx, req.TaskID, req.Status, req.ErrorReason); err != nil {
+		return err
+	}
+	if req.Refund {
+		if _, err := a.RefundQuota(ctx, domain.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
+			return err
+		}
+	} else if err := a.Store.SettleQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
 		return err
 	}
 	a.Metrics.TasksFinished.WithLabelValues(req.Status).Inc()
 	return nil
 }
 
-// RefundQuota returns the task's unit. Guard: the refund ledger's unique task-id key, so a retried
-// activity (or a duplicate workflow) refunds once; the task's `refunded` flag follows the ledger.
+// RefundQuota returns the task's unit (FinishTask's refund). Guard: the unit comes back only while
+// the task id is in the quota's open_tasks, in the same update that removes it, so a retried
+// activity refunds once; the task's `refunded` flag follows.
 func (a *Activities) RefundQuota(ctx context.Context, req domain.RefundRequest) (bool, error) {
 	did, err := a.Store.RefundQuota(ctx, req.UserID, req.FeatureID, req.TaskID)
 	if err != nil {
@@ -137,7 +143,7 @@ func (a *Activities) renderInput(req domain.CallRequest) (map[string]any, error)
 }
 
 func (a *Activities) provider(ctx context.Context, ref string) (*domain.Provider, error) {
-	p, err := a.Store.GetProvider(ctx, ref)
+	p, err := a.providers.get(ctx, ref, a.Store.GetProvider)
 	if isNotFound(err) {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("provider %q is not registered", ref), domain.ErrTypeConfig, nil)
 	}

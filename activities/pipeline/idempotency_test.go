@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
@@ -40,7 +42,7 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 		t.Fatal(err)
 	}
 	id := domain.NewTaskID()
-	if err := store.CreateTask(ctx, &domain.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
+	if _, err := store.InsertTask(ctx, &domain.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateSteps(ctx, id, d.Schema.Steps); err != nil {
@@ -99,4 +101,66 @@ func TestInvokeSCFIsIdempotent(t *testing.T) {
 	if err != nil || st.CallbackState != domain.CallbackWaiting || st.Status != domain.StatusProcessing || st.InvokedAt == nil {
 		t.Fatalf("step %+v %v", st, err)
 	}
+}
+
+// AdmitTask retried after a crash between any two of its writes charges once and writes each
+// document once; a later run with the same task id adopts the task and charges nothing; a refused
+// admission leaves no document.
+func TestAdmitTaskIsIdempotent(t *testing.T) {
+	input := map[string]any{"input_image": "https://cos.example/a.jpg"}
+	a, _, _, _, ctx := setup(t, "basic_clean_pipeline", input)
+	user := testenv.Unique("admit-")
+	if _, err := a.Store.SetQuota(ctx, user, "f", 2); err != nil {
+		t.Fatal(err)
+	}
+	req := domain.AdmitRequest{TaskID: domain.NewTaskID(), RunID: "run-1", UserID: user, FeatureID: "f",
+		Pipeline: "basic_clean_pipeline", InputData: input, RequestHash: "h"}
+	for range 3 {
+		res, err := a.AdmitTask(ctx, req)
+		if err != nil || res.Earlier != nil || res.Version != "1.0.0" || len(res.Schema.Steps) != 1 {
+			t.Fatalf("admit: %+v %v", res, err)
+		}
+	}
+	later := req
+	later.RunID = "run-2"
+	if res, err := a.AdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
+		t.Fatalf("a later run must adopt the task: %+v %v", res, err)
+	}
+	q, err := a.Store.GetQuota(ctx, user, "f")
+	if err != nil || q.Remaining != 1 || q.Consumed != 1 || len(q.Ledger) != 1 {
+		t.Fatalf("quota %+v %v", q, err)
+	}
+	if steps, err := a.Store.ListSteps(ctx, req.TaskID); err != nil || len(steps) != 1 {
+		t.Fatalf("steps %v %v", steps, err)
+	}
+
+	// The last unit goes to one task; the next is refused and leaves nothing behind.
+	other := req
+	other.TaskID, other.RunID = domain.NewTaskID(), "run-3"
+	if _, err := a.AdmitTask(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	refused := req
+	refused.TaskID, refused.RunID = domain.NewTaskID(), "run-4"
+	_, err = a.AdmitTask(ctx, refused)
+	if !isType(err, domain.ErrTypeQuotaExhausted) {
+		t.Fatalf("want %s, got %v", domain.ErrTypeQuotaExhausted, err)
+	}
+	if _, err := a.Store.GetTask(ctx, refused.TaskID); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a refused task must not stay: %v", err)
+	}
+	bad := req
+	bad.TaskID, bad.InputData = domain.NewTaskID(), map[string]any{}
+	if _, err := a.AdmitTask(ctx, bad); !isType(err, domain.ErrTypeInvalidInput) {
+		t.Fatalf("want %s, got %v", domain.ErrTypeInvalidInput, err)
+	}
+	bad.Pipeline = "nope"
+	if _, err := a.AdmitTask(ctx, bad); !isType(err, domain.ErrTypeUnknownPipeline) {
+		t.Fatalf("want %s, got %v", domain.ErrTypeUnknownPipeline, err)
+	}
+}
+
+func isType(err error, typ string) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == typ
 }

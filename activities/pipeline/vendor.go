@@ -20,11 +20,15 @@ import (
 const maxResponseBytes = 4 << 20
 
 // CallSync runs a sync_api step against one provider: render the input, POST it, map the
-// response. Idempotency: the step row is updated with conditional writes; a vendor call that is
-// retried is the retry policy the schema asked for.
+// response, and record the step's success (so a sync step costs the workflow one activity).
+// Idempotency: the step row is updated with conditional writes (a finished step is never changed
+// again); a vendor call that is retried is the retry policy the schema asked for.
 func (a *Activities) CallSync(ctx context.Context, req domain.CallRequest) (*domain.CallResult, error) {
 	ref, input, out, err := a.postStep(ctx, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, domain.StatusSuccess, ref, out, ""); err != nil {
 		return nil, err
 	}
 	return &domain.CallResult{ProviderRef: ref, Input: input, Output: out}, nil

@@ -7,13 +7,15 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
 // maxCallbackBody bounds a callback body (it carries URLs, not media).
@@ -26,8 +28,9 @@ type callbackBody struct {
 }
 
 // callback is the seed's POST /api/internal/tasks/{taskId}/steps/{stepIndex}/callback: verify the
-// signature (401), find the step (404), accept only the first callback of a waiting step (409),
-// then signal the workflow.
+// signature (401) and the body (400) here, then deliver it to the task's workflow with the
+// step-callback update, whose validator answers: 200 accepted, 404 no such task or step, 409 for a
+// step that is not waiting, a step the pipeline has left, or a second callback.
 func (h *handlers) callback(c echo.Context) error {
 	taskID, stepParam := c.Param("taskId"), c.Param("stepIndex")
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxCallbackBody+1))
@@ -43,7 +46,7 @@ func (h *handlers) callback(c echo.Context) error {
 		return httpx.New(http.StatusUnauthorized, "INVALID_SIGNATURE", err.Error())
 	}
 	stepIndex, err := strconv.Atoi(stepParam)
-	if err != nil || stepIndex < 0 {
+	if err != nil || stepIndex < 0 || !domain.ValidTaskID(taskID) {
 		return httpx.NotFound("step " + stepParam + " of task " + taskID)
 	}
 	var cb callbackBody
@@ -57,35 +60,44 @@ func (h *handlers) callback(c echo.Context) error {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return httpx.Validation("body", "callback body must be a JSON object")
 	}
-	ctx := c.Request().Context()
-	claimed, err := h.store.ClaimCallback(ctx, taskID, stepIndex)
-	if errors.Is(err, domain.ErrNotFound) {
-		return httpx.NotFound("step " + stepParam + " of task " + taskID)
-	}
-	if err != nil {
-		return httpx.FromStore(err)
-	}
-	if !claimed {
-		return httpx.Conflict("step " + stepParam + " of task " + taskID + " is not waiting for a callback (already called back, finished or not started)")
-	}
-	sig := domain.CallbackSignal{StepIndex: stepIndex, Status: cb.Status, Body: raw}
+	d := domain.CallbackDelivery{StepIndex: stepIndex, Status: cb.Status, Body: raw}
 	if cb.ErrorMessage != nil {
-		sig.ErrorMessage = *cb.ErrorMessage
+		d.ErrorMessage = *cb.ErrorMessage
 	}
-	if err := h.temporal.SignalWorkflow(ctx, domain.WorkflowID(taskID), "", domain.SignalStepCallback, sig); err != nil {
-		h.release(taskID, stepIndex)
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return httpx.Conflict("task " + taskID + " is no longer running")
-		}
-		return httpx.FromTemporal(err)
+	if err := h.deliver(c.Request().Context(), taskID, d); err != nil {
+		return h.callbackError(c.Request().Context(), err, taskID, stepParam)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"accepted": true, "task_id": taskID, "step_index": stepIndex})
 }
 
-// release reopens a claimed callback that could not be delivered, detached from the request.
-func (h *handlers) release(taskID string, stepIndex int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = h.store.ReleaseCallback(ctx, taskID, stepIndex)
+// deliver sends the callback update and waits until the workflow has accepted or refused it.
+func (h *handlers) deliver(ctx context.Context, taskID string, d domain.CallbackDelivery) error {
+	u, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: domain.WorkflowID(taskID),
+		UpdateName: pipelinewf.UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return err
+	}
+	return u.Get(ctx, nil)
+}
+
+// callbackError maps the workflow's refusals: no task or step → 404; a closed workflow or a
+// refused delivery → 409.
+func (h *handlers) callbackError(ctx context.Context, err error, taskID, step string) error {
+	var (
+		ae *temporal.ApplicationError
+		nf *serviceerror.NotFound
+	)
+	switch {
+	case errors.As(err, &ae) && ae.Type() == domain.ErrTypeStepNotFound:
+		return httpx.NotFound("step " + step + " of task " + taskID)
+	case errors.As(err, &ae):
+		return httpx.New(http.StatusConflict, "CONFLICT", ae.Message()).WithDetail("reason", ae.Type())
+	case errors.As(err, &nf):
+		// Temporal answers NotFound both for no such workflow and for a closed one.
+		if _, derr := h.temporal.DescribeWorkflowExecution(ctx, domain.WorkflowID(taskID), ""); derr == nil {
+			return httpx.Conflict("task " + taskID + " is no longer running")
+		}
+		return httpx.NotFound("task " + taskID)
+	}
+	return httpx.FromTemporal(err)
 }

@@ -2,7 +2,9 @@ package pipeline_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +44,8 @@ func (s signed) headers() map[string]string {
 }
 
 // The acceptance matrix: good v1, good body signature, wrong secret, expired timestamp, tampered
-// body under the body signature, second callback → 200/200/401/401/401/409.
+// body under the body signature, second (replayed) callback → 200/200/401/401/401/409. The
+// signature is checked in the handler; 200/404/409 come from the workflow's update validator.
 func TestCallbackStatusMatrix(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, vendors.Options{})
@@ -81,18 +84,22 @@ func TestCallbackStatusMatrix(t *testing.T) {
 	for _, tc := range cases {
 		tc.s.taskID, tc.s.stepIndex = tc.task, "0"
 		out := h.doRaw("POST", path(tc.task), tc.s.sentBody, tc.want, tc.s.headers())
-		if tc.want == 401 {
-			errObj, _ := out["error"].(map[string]any)
-			if errObj["code"] != "INVALID_SIGNATURE" || errObj["message"] == "" {
-				t.Fatalf("%s: 401 without a reason: %v", tc.name, out)
-			}
+		errObj, _ := out["error"].(map[string]any)
+		if tc.want == 401 && (errObj["code"] != "INVALID_SIGNATURE" || errObj["message"] == "") {
+			t.Fatalf("%s: 401 without a reason: %v", tc.name, out)
+		}
+		// The replay is refused by the update validator while the workflow runs, or as "no longer
+		// running" once it has closed (TestCallbackStaleAndNotWaitingSteps pins the former).
+		if d, _ := errObj["details"].(map[string]any); tc.want == 409 && d["reason"] != domain.ErrTypeCallbackDelivered &&
+			!strings.Contains(fmt.Sprint(errObj["message"]), "no longer running") {
+			t.Fatalf("%s: %v", tc.name, out)
 		}
 	}
 	// Unknown task / step with a valid signature → 404.
 	unknown := domain.NewTaskID()
 	h.doRaw("POST", path(unknown), body("u"), 404, signed{secret: testSecret, ts: now, v1: true, taskID: unknown, stepIndex: "0", sentBody: body("u")}.headers())
-	h.doRaw("POST", "/api/internal/tasks/"+a+"/steps/5/callback", body("u"), 404,
-		signed{secret: testSecret, ts: now, v1: true, taskID: a, stepIndex: "5", sentBody: body("u")}.headers())
+	h.doRaw("POST", "/api/internal/tasks/"+c+"/steps/5/callback", body("u"), 404,
+		signed{secret: testSecret, ts: now, v1: true, taskID: c, stepIndex: "5", sentBody: body("u")}.headers())
 
 	for id, want := range map[string]string{a: "https://v/a.mp4", b: "https://v/b.mp4"} {
 		task := h.waitTask(id, time.Minute)
@@ -158,4 +165,52 @@ func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 	if task := h.waitTask(id, time.Minute); task["status"] != "success" {
 		t.Fatalf("task %v", task)
 	}
+}
+
+// Callbacks for a step the pipeline has left (stale), for a step it has not reached (not waiting)
+// and a replayed callback are refused by the workflow's update validator with 409; the waiting
+// steps still complete.
+func TestCallbackStaleAndNotWaitingSteps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, vendors.Options{})
+	h.silentFunction("silent-compositor")
+	name := h.publish("collection_video_pipeline.json", func(d map[string]any) {
+		d["name"] = "collection_silent"
+		steps := d["schema"].(map[string]any)["steps"].([]any)
+		steps[1].(map[string]any)["scf_function"] = "silent-compositor"
+		steps[2] = map[string]any{"name": "step3_second_composite", "type": "scf", "scf_function": "silent-compositor",
+			"input_mapping":  map[string]any{"video": "${steps[1].output.video_url}"},
+			"output_mapping": map[string]any{"video_url": "$.output.video_url"}, "timeout_seconds": 120}
+	})
+	id, _ := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg"}, "background_music": "m"})
+	h.waitStep(id, 1, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+	send := func(step string, want int) map[string]any {
+		raw := []byte(`{"status":"success","output":{"video_url":"https://v/` + step + `.mp4"}}`)
+		return h.doRaw("POST", "/api/internal/tasks/"+id+"/steps/"+step+"/callback", raw, want,
+			signed{secret: testSecret, ts: time.Now(), v2: true, taskID: id, stepIndex: step, sentBody: raw}.headers())
+	}
+	reason := func(out map[string]any) any {
+		return out["error"].(map[string]any)["details"].(map[string]any)["reason"]
+	}
+	if r := reason(send("0", 409)); r != domain.ErrTypeCallbackStale {
+		t.Fatalf("stale step: %v", r)
+	}
+	if r := reason(send("2", 409)); r != domain.ErrTypeStepNotWaiting {
+		t.Fatalf("step not waiting: %v", r)
+	}
+	send("3", 404)
+	send("1", 200)
+	h.waitStep(id, 2, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+	if r := reason(send("1", 409)); r != domain.ErrTypeCallbackDelivered {
+		t.Fatalf("replayed callback: %v", r)
+	}
+	send("2", 200)
+	task := h.waitTask(id, time.Minute)
+	if task["status"] != "success" || stepsOf(task)[1]["output"].(map[string]any)["video_url"] != "https://v/1.mp4" {
+		t.Fatalf("task %v", task)
+	}
+	if err := h.waitWorkflow(id); err != nil {
+		t.Fatal(err)
+	}
+	send("1", 409) // the workflow has closed
 }

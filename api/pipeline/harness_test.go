@@ -122,6 +122,7 @@ func newHarness(t *testing.T, vopts vendors.Options, opts ...func(*config.Config
 
 // errorHandler renders *httpx.Error like the real API does (status + envelope).
 func errorHandler(err error, c echo.Context) {
+	err = httpx.FromAuth(err)
 	if he, ok := err.(*httpx.Error); ok {
 		_ = c.JSON(he.Status, map[string]any{"success": false, "error": he})
 		return

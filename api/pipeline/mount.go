@@ -35,7 +35,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	h := &handlers{
 		store:    store,
 		temporal: d.Platform.Temporal,
-		starter:  &pipelinewf.Starter{Store: store, Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		starter:  &pipelinewf.Starter{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
 		verifier: domain.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
+	"github.com/taskloom/taskloom/internal/auth"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -26,9 +27,14 @@ type taskView struct {
 	Steps []domain.StepRecord `json:"steps"`
 }
 
-// createTask starts a pipeline run: 201 with the task id, 400 naming an input_data field the
-// schema needs, 404 for an unknown pipeline or version, 402 QUOTA_EXHAUSTED when the user has no
-// unit left for the feature.
+// HeaderIdempotencyKey makes task creation safe to retry: the key (scoped to the caller's API key)
+// becomes the task id, so a retry on any API replica finds the same workflow.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// createTask starts a pipeline run: 201 with the task, 200 with the same task for a repeated
+// Idempotency-Key and body, 409 for the key with a different body, 400 naming an input_data field
+// the schema needs, 404 for an unknown pipeline or version, 402 QUOTA_EXHAUSTED when the user has
+// no unit left for the feature. The answer comes from the workflow (Update-With-Start).
 func (h *handlers) createTask(c echo.Context) error {
 	var req createTaskRequest
 	if err := httpx.Bind(c, &req); err != nil {
@@ -37,8 +43,27 @@ func (h *handlers) createTask(c echo.Context) error {
 	if err := httpx.Validate(&req); err != nil {
 		return err
 	}
-	task, err := h.starter.Start(c.Request().Context(), pipelinewf.StartRequest{Pipeline: req.Pipeline, Version: req.Version,
-		UserID: req.UserID, FeatureID: req.FeatureID, InputData: req.InputData})
+	start := pipelinewf.StartRequest{TaskRequest: domain.TaskRequest{Pipeline: req.Pipeline, Version: req.Version,
+		UserID: req.UserID, FeatureID: req.FeatureID, InputData: req.InputData}}
+	if key := c.Request().Header.Get(HeaderIdempotencyKey); key != "" {
+		if err := domain.CheckIdempotencyKey(key); err != nil {
+			return httpx.Validation(HeaderIdempotencyKey, err.Error())
+		}
+		start.TaskID = domain.TaskIDForKey(auth.From(c).KeyID, key)
+	}
+	adm, err := h.starter.Start(c.Request().Context(), start)
+	if err != nil {
+		return h.startError(err, req)
+	}
+	status := http.StatusOK // an earlier request with the same Idempotency-Key created it
+	if adm.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, map[string]any{"task_id": adm.TaskID, "status": adm.Status,
+		"workflow_id": adm.WorkflowID, "pipeline": adm.Pipeline, "version": adm.Version})
+}
+
+func (h *handlers) startError(err error, req createTaskRequest) error {
 	var inputErr *domain.InputError
 	switch {
 	case errors.As(err, &inputErr):
@@ -47,14 +72,11 @@ func (h *handlers) createTask(c echo.Context) error {
 		return httpx.NotFound(fmt.Sprintf("pipeline %s version %s", req.Pipeline, orLatest(req.Version)))
 	case errors.Is(err, domain.ErrQuotaExhausted):
 		return errQuotaExhausted(err.Error())
-	case err != nil:
-		if te := httpx.FromTemporal(err); te != err {
-			return te
-		}
-		return httpx.FromStore(err)
+	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
+		return httpx.New(http.StatusConflict, "IDEMPOTENCY_CONFLICT",
+			"this Idempotency-Key was used with a different request body; use a new key for a new task")
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"task_id": task.ID, "status": domain.StatusPending,
-		"workflow_id": task.WorkflowID, "pipeline": task.Pipeline, "version": task.Version})
+	return httpx.FromTemporal(err)
 }
 
 func (h *handlers) getTask(c echo.Context) error {

@@ -29,7 +29,7 @@ type Pipeline struct {
 	// HTTPTimeoutCap bounds any single vendor request whatever the schema's timeout_seconds says.
 	HTTPTimeoutCap time.Duration `env:"PIPELINE_HTTP_TIMEOUT_CAP" envDefault:"10m"`
 	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
-	// them and sets it when empty; set it to reuse an already running `starter pipeline fakes`.
+	// them and sets it when empty; set it to reuse an already running `go run ./starter/dev pipeline fakes`.
 	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
 }
 

@@ -5,7 +5,7 @@ package pipeline
 
 // Activity names.
 const (
-	ActStartTask      = "pipeline.StartTask"
+	ActAdmitTask      = "pipeline.AdmitTask"
 	ActChooseProvider = "pipeline.ChooseProviders"
 	ActCallSync       = "pipeline.CallSync"
 	ActSubmitAsync    = "pipeline.SubmitAsync"
@@ -13,7 +13,6 @@ const (
 	ActInvokeSCF      = "pipeline.InvokeSCF"
 	ActFinishStep     = "pipeline.FinishStep"
 	ActFinishTask     = "pipeline.FinishTask"
-	ActRefundQuota    = "pipeline.RefundQuota"
 	ActCheckHealth    = "pipeline.CheckProviderHealth"
 )
 
@@ -27,7 +26,52 @@ const (
 	ErrTypeVendorRejected = "PipelineVendorRejected"
 	// ErrTypeConfig: a provider or function the schema names is not registered (any more).
 	ErrTypeConfig = "PipelineConfigError"
+
+	// Admission refusals: the task was not created (nothing charged, nothing written). The API
+	// answers 404, 400 (details name the field) and 402.
+	ErrTypeUnknownPipeline = "PipelineNotFound"
+	ErrTypeInvalidInput    = "PipelineInvalidInput"
+	ErrTypeQuotaExhausted  = "PipelineQuotaExhausted"
+	// ErrTypeIdempotencyConflict: the idempotency key was used with a different request (409).
+	ErrTypeIdempotencyConflict = "PipelineIdempotencyConflict"
+
+	// Callback refusals of the step-callback update's validator: no such step (404); a step that
+	// is not waiting for a callback, a callback for a step the pipeline has left, a second
+	// callback (409).
+	ErrTypeStepNotFound      = "PipelineStepNotFound"
+	ErrTypeStepNotWaiting    = "PipelineStepNotWaiting"
+	ErrTypeCallbackStale     = "PipelineCallbackStale"
+	ErrTypeCallbackDelivered = "PipelineCallbackDelivered"
 )
+
+// AdmitRequest asks the workflow's first activity to resolve the schema, check the input, record
+// the task and its steps and charge one quota unit.
+type AdmitRequest struct {
+	TaskID      string
+	RunID       string
+	UserID      string
+	FeatureID   string
+	Pipeline    string
+	Version     string // empty: the latest
+	InputData   map[string]any
+	RequestHash string
+}
+
+// InputRefusal is the detail of an ErrTypeInvalidInput refusal: the field the HTTP layer names.
+type InputRefusal struct {
+	Field string
+}
+
+// AdmitResult is an admitted task: the schema snapshot it runs, or, when the task id was admitted
+// by an earlier run of the workflow (the ID was reused after Temporal's retention), that run's
+// task, which this run must leave alone.
+type AdmitResult struct {
+	Pipeline          string
+	Version           string
+	Schema            Schema
+	EligibleForRefund bool
+	Earlier           *Task
+}
 
 // ChooseRequest asks which of a step's candidates may be used now.
 type ChooseRequest struct {
@@ -101,11 +145,15 @@ type FinishStepRequest struct {
 	ErrorMessage string
 }
 
-// FinishTaskRequest records a task's final status.
+// FinishTaskRequest records a task's final status and releases its quota unit: refunded when
+// Refund is set, kept consumed otherwise.
 type FinishTaskRequest struct {
 	TaskID      string
+	UserID      string
+	FeatureID   string
 	Status      string
 	ErrorReason string
+	Refund      bool
 }
 
 // RefundRequest returns a failed task's quota unit.
@@ -121,8 +169,9 @@ type HealthReport struct {
 	Changed []string // "ref: old → new"
 }
 
-// CallbackSignal carries a verified SCF callback body into the workflow.
-type CallbackSignal struct {
+// CallbackDelivery carries a verified SCF callback body into the workflow (the step-callback
+// update's argument).
+type CallbackDelivery struct {
 	StepIndex    int
 	Status       string
 	ErrorMessage string
@@ -130,6 +179,3 @@ type CallbackSignal struct {
 	// (the seed's example maps "$.output.video_url").
 	Body map[string]any
 }
-
-// SignalStepCallback is the signal name the callback endpoint sends.
-const SignalStepCallback = "pipeline-step-callback"

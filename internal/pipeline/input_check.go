@@ -12,9 +12,14 @@ type InputError struct {
 	StepIndex int
 	StepName  string
 	Mapping   string // the input_mapping key that reads it
+	// Message, when set, is the whole message (an InputError rebuilt from a workflow's refusal).
+	Message string
 }
 
 func (e *InputError) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	return fmt.Sprintf("%s is required by step %d %q (input_mapping.%s)", e.Field, e.StepIndex, e.StepName, e.Mapping)
 }
 

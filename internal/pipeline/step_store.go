@@ -13,12 +13,10 @@ import (
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
-// Callback states of an scf step: the callback endpoint applies a callback only while the step is
-// waiting; the claim (see ClaimCallback) makes sure only one is ever applied.
-const (
-	CallbackWaiting  = "waiting"
-	CallbackReceived = "received"
-)
+// CallbackWaiting is the callback_state of an scf step whose function was (being) invoked. It is a
+// view for clients; whether a callback is accepted is decided by the workflow's step-callback
+// update, not by this field.
+const CallbackWaiting = "waiting"
 
 // StepRecord is one task_steps document: every field of the seed plus the engine's bookkeeping
 // (step type, vendor task id, callback state, the providers tried).
@@ -147,50 +145,6 @@ func (s *Store) MarkInvoked(ctx context.Context, taskID string, index int) error
 		bson.D{{Key: "$set", Value: bson.D{{Key: "invoked_at", Value: s.now()}}}})
 	if err != nil {
 		return fmt.Errorf("mark step %d of task %s invoked: %w", index, taskID, err)
-	}
-	return nil
-}
-
-// CollCallbacks holds one document per accepted SCF callback (_id = step id). Inserting it is the
-// claim: a unique insert is atomic even on FerretDB v1, whose conditional updates are not.
-const CollCallbacks = "step_callbacks"
-
-// ClaimCallback accepts the one callback a waiting scf step gets. It returns (false, nil) when
-// the step exists but is not waiting or was already called back, and ErrNotFound when it does not
-// exist.
-func (s *Store) ClaimCallback(ctx context.Context, taskID string, index int) (bool, error) {
-	st, err := s.GetStep(ctx, taskID, index)
-	if err != nil {
-		return false, err
-	}
-	if st.Status != StatusProcessing || st.CallbackState != CallbackWaiting {
-		return false, nil
-	}
-	_, err = s.c(CollCallbacks).InsertOne(ctx, bson.D{{Key: "_id", Value: st.ID}, {Key: "at", Value: s.now()}})
-	if mongo.IsDuplicateKeyError(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("claim callback of step %d of task %s: %w", index, taskID, err)
-	}
-	if _, err := s.c(CollSteps).UpdateOne(ctx, stepFilter(taskID, index),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "callback_state", Value: CallbackReceived}}}}); err != nil {
-		return true, fmt.Errorf("mark callback of step %d of task %s received: %w", index, taskID, err)
-	}
-	return true, nil
-}
-
-// ReleaseCallback undoes a claim when the workflow could not be signalled, so the sender's retry
-// is not refused for a callback that was never applied.
-func (s *Store) ReleaseCallback(ctx context.Context, taskID string, index int) error {
-	if _, err := s.c(CollCallbacks).DeleteOne(ctx, bson.D{{Key: "_id", Value: stepID(taskID, index)}}); err != nil {
-		return fmt.Errorf("release callback of step %d of task %s: %w", index, taskID, err)
-	}
-	_, err := s.c(CollSteps).UpdateOne(ctx,
-		stepFilter(taskID, index, bson.E{Key: "status", Value: StatusProcessing}),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "callback_state", Value: CallbackWaiting}}}})
-	if err != nil {
-		return fmt.Errorf("reopen callback of step %d of task %s: %w", index, taskID, err)
 	}
 	return nil
 }

@@ -29,11 +29,9 @@ const (
 // ErrNotFound wraps mongo.ErrNoDocuments so the HTTP layer's store-error mapping answers 404.
 var ErrNotFound = fmt.Errorf("not found: %w", mongo.ErrNoDocuments)
 
-// Store is the pipelines' Mongo access. Every state change is a single-document write: FerretDB v1
-// has no multi-document transactions. Where concurrent writers race (quota units, refunds, SCF
-// callbacks, schema versions) the guard is a unique-key insert, because FerretDB v1 applies
-// conditional updates as read-modify-write and loses concurrent ones; conditional updates are
-// used only where one writer (the task's workflow) acts at a time, to make retries harmless.
+// Store is the pipelines' Mongo access. Every state change is one single-document write guarded by
+// the state it expects (MongoDB's atomic single-document updates), or an insert whose unique key
+// decides; there are no multi-document transactions.
 type Store struct {
 	db  *mongo.Database
 	now func() time.Time
@@ -57,11 +55,20 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 		unique bool
 	}{
 		{CollSchemas, bson.D{{Key: "name", Value: 1}, {Key: "version", Value: 1}}, true},
+		// The latest published version of a pipeline.
+		{CollSchemas, bson.D{{Key: "name", Value: 1}, {Key: "created_at", Value: -1}}, false},
 		{CollSteps, bson.D{{Key: "task_id", Value: 1}, {Key: "step_index", Value: 1}}, true},
 		{CollSteps, bson.D{{Key: "status", Value: 1}}, false},
 		{CollQuotas, bson.D{{Key: "user_id", Value: 1}, {Key: "feature_id", Value: 1}}, true},
 		{CollCalls, bson.D{{Key: "provider_ref", Value: 1}, {Key: "at", Value: 1}}, false},
-		{CollTasks, bson.D{{Key: "user_id", Value: 1}}, false},
+		// Pruning old calls of every provider.
+		{CollCalls, bson.D{{Key: "at", Value: 1}}, false},
+		// The console's task list (newest first) by status, pipeline or user.
+		{CollTasks, bson.D{{Key: "status", Value: 1}, {Key: "_id", Value: -1}}, false},
+		{CollTasks, bson.D{{Key: "pipeline", Value: 1}, {Key: "_id", Value: -1}}, false},
+		{CollTasks, bson.D{{Key: "user_id", Value: 1}, {Key: "_id", Value: -1}}, false},
+		// The quota ledger view: an account's newest tasks.
+		{CollTasks, bson.D{{Key: "user_id", Value: 1}, {Key: "feature_id", Value: 1}, {Key: "created_at", Value: -1}}, false},
 	}
 	for _, i := range idx {
 		m := mongo.IndexModel{Keys: i.keys, Options: options.Index().SetUnique(i.unique)}
@@ -69,7 +76,7 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.ensureQuotaIndexes(ctx)
+	return nil
 }
 
 func notFound(err error, what string) error {

@@ -86,6 +86,9 @@ func TestQuotaConsumeRefundOnce(t *testing.T) {
 	if _, err := s.SetQuota(ctx, "u1", "f1", 1); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.InsertTask(ctx, &Task{ID: task1, UserID: "u1", FeatureID: "f1"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func TestQuotaConsumeRefundOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 32; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -115,15 +118,63 @@ func TestQuotaConsumeRefundOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if err := s.MarkRefunded(ctx, task1); err != nil {
+		t.Fatal(err)
+	}
 	q, err := s.GetQuota(ctx, "u1", "f1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done != 1 || q.Remaining != 1 || len(q.Ledger) != 1 || !q.Ledger[0].Refunded || q.Ledger[0].TaskID != task1 {
+	if done != 1 || q.Remaining != 1 || q.Consumed != 1 || q.Refunded != 1 || q.Granted != 1 || len(q.Ledger) != 1 ||
+		!q.Ledger[0].Refunded || q.Ledger[0].RefundedAt == nil || q.Ledger[0].TaskID != task1 {
 		t.Fatalf("refunds applied=%d quota=%+v", done, q)
 	}
-	if _, err := s.RefundQuota(ctx, "u1", "f1", task2); err == nil {
-		t.Fatal("refunding a task that consumed nothing must fail")
+	if ok, err := s.RefundQuota(ctx, "u1", "f1", task2); ok || err != nil {
+		t.Fatalf("refunding a task that holds no unit gives nothing: %v %v", ok, err)
+	}
+}
+
+// Every crash point between the quota writes of one task, replayed as the retries Temporal makes:
+// the unit moves exactly once whatever is repeated.
+func TestQuotaCrashPointsMoveTheUnitOnce(t *testing.T) {
+	s, ctx := newTestStore(t)
+	check := func(step string, remaining, consumed, refunded int) {
+		t.Helper()
+		q, err := s.GetQuota(ctx, "u3", "f")
+		if err != nil || q.Remaining != remaining || q.Consumed != consumed || q.Refunded != refunded {
+			t.Fatalf("%s: quota %+v %v", step, q, err)
+		}
+	}
+	if _, err := s.SetQuota(ctx, "u3", "f", 5); err != nil {
+		t.Fatal(err)
+	}
+	ok, failed := NewTaskID(), NewTaskID()
+	for range 3 { // charge, then crash before the activity completes: retried twice
+		if err := s.ConsumeQuota(ctx, "u3", "f", ok); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ConsumeQuota(ctx, "u3", "f", failed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("charged twice with retries", 3, 2, 0)
+	for range 2 { // success: settle, crash, settle again
+		if err := s.SettleQuota(ctx, "u3", "f", ok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // failure: refund, crash before the task's refunded flag, refund again
+		if _, err := s.RefundQuota(ctx, "u3", "f", failed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if did, _ := s.RefundQuota(ctx, "u3", "f", ok); did {
+		t.Fatal("a settled task was refunded")
+	}
+	check("settled one, refunded one", 4, 2, 1)
+	var d quotaDoc
+	if err := s.c(CollQuotas).FindOne(ctx, quotaFilter("u3", "f")).Decode(&d); err != nil || len(d.OpenTasks) != 0 {
+		t.Fatalf("open tasks left: %+v %v", d, err)
 	}
 }
 
@@ -135,7 +186,7 @@ func TestQuotaConcurrentConsumersNeverOverdraw(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := 0
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 32; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -163,13 +214,16 @@ func TestQuotaConcurrentConsumersNeverOverdraw(t *testing.T) {
 	}
 }
 
-func TestStepLifecycleAndCallbackClaim(t *testing.T) {
+func TestStepLifecycle(t *testing.T) {
 	s, ctx := newTestStore(t)
 	d := loadExample(t, "collection_video_pipeline")
 	task := &Task{ID: NewTaskID(), UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version,
-		InputData: map[string]any{"product_images": []any{"a"}}, EligibleForRefund: true}
-	if err := s.CreateTask(ctx, task); err != nil {
-		t.Fatal(err)
+		InputData: map[string]any{"product_images": []any{"a"}}, EligibleForRefund: true, RunID: "r1"}
+	if existing, err := s.InsertTask(ctx, task); existing != nil || err != nil {
+		t.Fatalf("insert: %v %v", existing, err)
+	}
+	if existing, err := s.InsertTask(ctx, &Task{ID: task.ID, RunID: "r2"}); err != nil || existing == nil || existing.RunID != "r1" {
+		t.Fatalf("the insert decides: a second one returns the first: %+v %v", existing, err)
 	}
 	if err := s.CreateSteps(ctx, task.ID, d.Schema.Steps); err != nil {
 		t.Fatal(err)
@@ -177,49 +231,12 @@ func TestStepLifecycleAndCallbackClaim(t *testing.T) {
 	if err := s.CreateSteps(ctx, task.ID, d.Schema.Steps); err != nil {
 		t.Fatalf("creating steps again must be harmless: %v", err)
 	}
-	if ok, err := s.ClaimCallback(ctx, task.ID, 1); ok || err != nil {
-		t.Fatalf("pending step must refuse a callback: %v %v", ok, err)
-	}
-	if _, err := s.ClaimCallback(ctx, task.ID, 7); !errors.Is(err, mongo.ErrNoDocuments) {
-		t.Fatalf("unknown step: %v", err)
-	}
 	in := map[string]any{"image_urls": []any{"x"}, "n": 2.0}
 	if err := s.StartStep(ctx, task.ID, 1, "", in); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AwaitCallback(ctx, task.ID, 1); err != nil {
 		t.Fatal(err)
-	}
-	if ok, err := s.ClaimCallback(ctx, task.ID, 1); !ok || err != nil {
-		t.Fatalf("first callback: %v %v", ok, err)
-	}
-	if ok, err := s.ClaimCallback(ctx, task.ID, 1); ok || err != nil {
-		t.Fatalf("second callback must be refused: %v %v", ok, err)
-	}
-	if err := s.ReleaseCallback(ctx, task.ID, 1); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	claims := 0
-	for i := 0; i < 6; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, err := s.ClaimCallback(ctx, task.ID, 1)
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				mu.Lock()
-				claims++
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if claims != 1 {
-		t.Fatalf("concurrent callbacks: %d claims, want 1", claims)
 	}
 	if err := s.FinishStep(ctx, task.ID, 1, StatusSuccess, "", map[string]any{"video_url": "v"}, ""); err != nil {
 		t.Fatal(err)

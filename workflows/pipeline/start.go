@@ -2,10 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -13,75 +14,119 @@ import (
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
-// StartRequest asks for one pipeline run.
+// StartRequest asks for one pipeline task.
 type StartRequest struct {
-	Pipeline  string
-	Version   string // empty: the latest published version
-	UserID    string
-	FeatureID string
-	InputData map[string]any
+	// TaskID fixes the task (and workflow) id, e.g. domain.TaskIDForKey of an Idempotency-Key;
+	// empty: a fresh one.
+	TaskID string
+	domain.TaskRequest
 }
 
-// Starter creates tasks and starts their workflows; the API and the starter CLI share it.
+// ErrIdempotencyConflict: the task id (idempotency key) is taken by a different request.
+var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+
+// Starter creates pipeline tasks; the API and the starter CLI share it.
 type Starter struct {
-	Store     *domain.Store
 	Temporal  client.Client
 	TaskQueue string
 }
 
-// Start consumes one quota unit, records the task and its pending steps, and starts
-// PipelineWorkflow (ID pipeline-{taskId}) with a snapshot of the schema version. Errors:
-// domain.ErrNotFound (no such pipeline), *domain.InputError (input_data lacks a field the schema
-// reads), domain.ErrQuotaExhausted, store and Temporal errors (the quota is given back when the
-// task could not start).
-func (s *Starter) Start(ctx context.Context, req StartRequest) (*domain.Task, error) {
+// Start starts PipelineWorkflow (ID pipeline-{taskId}) and waits for its admission with
+// Update-With-Start: nothing is written before the workflow exists, and the workflow's own
+// activity writes the task, its steps and the quota charge. Repeating a request with the same
+// TaskID answers the same admission (also after the workflow has finished); a different request
+// under it fails with ErrIdempotencyConflict. Other errors: domain.ErrNotFound (no such pipeline
+// or version), *domain.InputError (input_data lacks a field the schema reads),
+// domain.ErrQuotaExhausted, Temporal errors.
+func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, error) {
 	if req.InputData == nil {
 		req.InputData = map[string]any{}
 	}
-	rec, err := s.Store.GetSchema(ctx, req.Pipeline, req.Version)
+	if req.TaskID == "" {
+		req.TaskID = domain.NewTaskID()
+	}
+	hash, err := req.Hash()
 	if err != nil {
 		return nil, err
 	}
-	if err := domain.CheckInput(&rec.Schema, req.InputData); err != nil {
-		return nil, err
-	}
-	task := &domain.Task{ID: domain.NewTaskID(), UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name,
-		Version: rec.Version, InputData: req.InputData, EligibleForRefund: rec.Schema.RefundsOnFailure()}
-	if err := s.Store.ConsumeQuota(ctx, req.UserID, req.FeatureID, task.ID); err != nil {
-		return nil, err
-	}
-	if err := s.Store.CreateTask(ctx, task); err != nil {
-		s.undo(task, "could not record the task")
-		return nil, err
-	}
-	if err := s.Store.CreateSteps(ctx, task.ID, rec.Schema.Steps); err != nil {
-		s.undo(task, "could not record the steps")
-		return nil, err
-	}
-	opts := client.StartWorkflowOptions{
-		ID:                                       domain.WorkflowID(task.ID),
-		TaskQueue:                                s.TaskQueue,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	id := domain.WorkflowID(req.TaskID)
+	op := s.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: s.TaskQueue,
+		// A running workflow answers the update. After a run that failed (refused, or its pipeline
+		// failed) a new run may start: it admits afresh when nothing was admitted, and adopts the
+		// earlier task otherwise (AdmitTask). A successful run is final; a late retry is answered
+		// from its admission query below.
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(domain.StatusPending), searchattr.PipelineName.ValueSet(rec.Name)),
+			searchattr.Status.ValueSet(domain.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
+	}, PipelineWorkflow, Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
+		Version: req.Version, InputData: req.InputData, RequestHash: hash})
+	h, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			// Every request is its own update (the SDK names it), so the workflow can tell the
+			// first answer (Created) from a repeated request's.
+			UpdateName:   UpdateAdmission,
+			Args:         []any{hash},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	var adm Admission
+	if err == nil {
+		err = h.Get(ctx, &adm)
 	}
-	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, PipelineWorkflow, Input{TaskID: task.ID, UserID: task.UserID,
-		FeatureID: task.FeatureID, Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema, InputData: task.InputData})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return s.finished(ctx, id, hash)
+	}
 	if err != nil {
-		s.undo(task, "could not start the workflow")
-		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		return nil, asStartError(err, id)
 	}
-	return task, nil
+	return &adm, nil
 }
 
-// undo fails a task that never started and gives its unit back, detached from the caller's
-// context so a client disconnect cannot leave the quota consumed.
-func (s *Starter) undo(task *domain.Task, reason string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = s.Store.FinishTask(ctx, task.ID, domain.StatusFailed, reason)
-	if _, err := s.Store.RefundQuota(ctx, task.UserID, task.FeatureID, task.ID); err == nil {
-		_ = s.Store.MarkRefunded(ctx, task.ID)
+// finished answers a request whose workflow has closed, from its admission query.
+func (s *Starter) finished(ctx context.Context, id, hash string) (*Admission, error) {
+	v, err := s.Temporal.QueryWorkflow(ctx, id, "", QueryAdmission)
+	if err != nil {
+		return nil, fmt.Errorf("query admission of %s: %w", id, err)
 	}
+	var st AdmissionState
+	if err := v.Get(&st); err != nil {
+		return nil, fmt.Errorf("decode admission of %s: %w", id, err)
+	}
+	switch {
+	case st.RequestHash != hash:
+		return nil, fmt.Errorf("%s: %w", id, ErrIdempotencyConflict)
+	case st.Refusal != nil:
+		return nil, asStartError(st.Refusal.Error(), id)
+	case st.Admission == nil:
+		return nil, fmt.Errorf("%s closed before its admission", id)
+	}
+	return st.Admission, nil
+}
+
+// asStartError maps the admission's refusals to the domain's errors.
+func asStartError(err error, id string) error {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("start %s: %w", id, err)
+	}
+	switch ae.Type() {
+	case domain.ErrTypeIdempotencyConflict:
+		return fmt.Errorf("%s: %w", id, ErrIdempotencyConflict)
+	case domain.ErrTypeUnknownPipeline:
+		return fmt.Errorf("%s: %w", ae.Message(), domain.ErrNotFound)
+	case domain.ErrTypeQuotaExhausted:
+		return fmt.Errorf("%s: %w", ae.Message(), domain.ErrQuotaExhausted)
+	case domain.ErrTypeInvalidInput:
+		var d domain.InputRefusal
+		if ae.HasDetails() {
+			_ = ae.Details(&d)
+		}
+		return &domain.InputError{Field: d.Field, Message: ae.Message()}
+	}
+	return fmt.Errorf("start %s: %w", id, err)
 }

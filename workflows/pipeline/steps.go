@@ -31,10 +31,10 @@ type providerCall func(ctx workflow.Context, i int, provider string) (map[string
 
 // runWithFallback picks the step's healthy providers and tries them in order.
 func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (string, map[string]any, error) {
-	st := r.in.Schema.Steps[i]
-	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
+	st := r.schema.Steps[i]
+	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	var choice domain.ChooseResult
-	if err := workflow.ExecuteActivity(bctx, domain.ActChooseProvider,
+	if err := workflow.ExecuteLocalActivity(bctx, domain.ActChooseProvider,
 		domain.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 		return "", nil, err
 	}
@@ -82,7 +82,7 @@ func callOptions(st domain.Step) workflow.ActivityOptions {
 }
 
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
-	actx := workflow.WithActivityOptions(ctx, callOptions(r.in.Schema.Steps[i]))
+	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
 	var res domain.CallResult
 	if err := workflow.ExecuteActivity(actx, domain.ActCallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 // callAsync submits the job, then polls with durable timers: a worker restart resumes the loop
 // from history and never submits the job again.
 func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
-	st := r.in.Schema.Steps[i]
+	st := r.schema.Steps[i]
 	p := st.Polling
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	submitOpts := callOptions(st)
@@ -140,7 +140,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 // decide applies complete_statuses/failed_statuses. The final output is the mapped status
 // response, with fields only the submit response had (vendor_task_id) carried over.
 func (r *run) decide(i int, provider, status string, submitted, polled map[string]any) (bool, map[string]any, error) {
-	p := r.in.Schema.Steps[i].Polling
+	p := r.schema.Steps[i].Polling
 	switch {
 	case contains(p.CompleteStatuses, status):
 		out := make(map[string]any, len(polled)+len(submitted))
@@ -157,64 +157,43 @@ func (r *run) decide(i int, provider, status string, submitted, polled map[strin
 	return false, nil, nil
 }
 
-// runSCF invokes the function and waits for its signed callback (delivered as a signal by the
-// callback endpoint) up to timeout_seconds.
+// runSCF invokes the function and waits up to timeout_seconds for its signed callback, which the
+// callback endpoint delivers through the step-callback update. The step is open for its callback
+// before the invocation is scheduled, so a fast function's callback is not refused.
 func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
-	st := r.in.Schema.Steps[i]
+	st := r.schema.Steps[i]
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: invokeTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{domain.ErrTypeRender, domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
 	})
+	r.scf.open(i)
+	defer r.scf.close()
 	var inv domain.InvokeResult
 	if err := workflow.ExecuteActivity(actx, domain.ActInvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
-	deadline := workflow.Now(ctx).Add(timeout)
-	for {
-		sig, ok, err := r.awaitCallback(ctx, deadline.Sub(workflow.Now(ctx)))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, &stepFailure{index: i, msg: fmt.Sprintf("no callback from %s within %ds", st.SCFFunction, st.EffectiveTimeoutSeconds())}
-		}
-		if sig.StepIndex != i {
-			r.log.Warn("callback for another step ignored", "step", i, "callback_step", sig.StepIndex)
-			continue
-		}
-		if sig.Status != domain.StatusSuccess {
-			msg := sig.ErrorMessage
-			if msg == "" {
-				msg = fmt.Sprintf("%s reported status %q", st.SCFFunction, sig.Status)
-			}
-			return nil, &stepFailure{index: i, msg: msg}
-		}
-		out, _, err := domain.MapOutput(st.OutputMapping, sig.Body)
-		if err != nil {
-			return nil, &stepFailure{index: i, msg: err.Error()}
-		}
-		return out, nil
+	got, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return r.scf.deliveredFor(i) != nil })
+	if err != nil {
+		return nil, err
 	}
-}
-
-// awaitCallback waits for the next callback signal or the timeout (ok=false).
-func (r *run) awaitCallback(ctx workflow.Context, left time.Duration) (sig domain.CallbackSignal, ok bool, err error) {
-	timerCtx, cancelTimer := workflow.WithCancel(ctx)
-	defer cancelTimer()
-	timer := workflow.NewTimer(timerCtx, max(left, time.Millisecond))
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(r.signals, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, &sig)
-		ok = true
-	})
-	sel.AddFuture(timer, func(f workflow.Future) { err = f.Get(ctx, nil) })
-	sel.Select(ctx)
-	if ok {
-		return sig, true, nil
+	if !got {
+		return nil, &stepFailure{index: i, msg: fmt.Sprintf("no callback from %s within %ds", st.SCFFunction, st.EffectiveTimeoutSeconds())}
 	}
-	return sig, false, err
+	cb := r.scf.deliveredFor(i)
+	if cb.Status != domain.StatusSuccess {
+		msg := cb.ErrorMessage
+		if msg == "" {
+			msg = fmt.Sprintf("%s reported status %q", st.SCFFunction, cb.Status)
+		}
+		return nil, &stepFailure{index: i, msg: msg}
+	}
+	out, _, err := domain.MapOutput(st.OutputMapping, cb.Body)
+	if err != nil {
+		return nil, &stepFailure{index: i, msg: err.Error()}
+	}
+	return out, nil
 }
 
 func isType(err error, typ string) bool {

@@ -24,24 +24,30 @@ const QueryState = "state"
 // ErrTypeStepFailed is the error type a failed pipeline ends with (the Web UI shows it).
 const ErrTypeStepFailed = "PipelineStepFailed"
 
-// bookkeepingOptions are for the Mongo bookkeeping activities: quick, retried until Mongo answers
-// (a task must never stay "processing" because the database blinked).
-var bookkeepingOptions = workflow.ActivityOptions{
+// bookkeepingOptions are for the Mongo bookkeeping, run as local activities (a few quick writes
+// need no task-queue round trip): retried until Mongo answers, because a task must never stay
+// "processing", nor a unit stay charged, because the database blinked.
+var bookkeepingOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-		MaximumInterval: time.Minute, MaximumAttempts: 0},
+		MaximumInterval: time.Minute, MaximumAttempts: 0,
+		NonRetryableErrorTypes: []string{domain.ErrTypeUnknownPipeline, domain.ErrTypeInvalidInput, domain.ErrTypeQuotaExhausted,
+			domain.ErrTypeIdempotencyConflict}},
 }
 
-// Input starts a PipelineWorkflow. Schema is the snapshot of the version the task started
-// with, so publishing a new version never changes a running task.
+// Input starts a PipelineWorkflow: the request, not yet checked. The admission resolves Version
+// (empty: the latest) to the schema snapshot the task runs, so publishing a new version never
+// changes a running task.
 type Input struct {
 	TaskID    string
 	UserID    string
 	FeatureID string
 	Pipeline  string
 	Version   string
-	Schema    domain.Schema
 	InputData map[string]any
+	// RequestHash fingerprints the request (domain.TaskRequest.Hash); the admission update
+	// refuses a different request under the same workflow ID.
+	RequestHash string
 }
 
 // Result is the workflow's outcome on success.
@@ -69,43 +75,58 @@ func (f *stepFailure) Error() string { return f.msg }
 
 type run struct {
 	in      Input
+	schema  domain.Schema // the admitted snapshot
 	state   *State
 	log     log.Logger
 	outputs []map[string]any
-	signals workflow.ReceiveChannel
+	adm     admission
+	scf     callbacks
 }
 
-// PipelineWorkflow runs a task's steps in order and stops at the first failure, refunding the
-// quota once when the schema's on_failure asks for it. max_execution_time bounds the whole run.
+// PipelineWorkflow admits the task (schema, input check, task and step documents, one quota
+// unit: all through its own idempotent activity), then runs the steps in order and stops at the
+// first failure, refunding the quota once when the schema's on_failure asks for it.
+// max_execution_time bounds the run. A caller that needs the admission's answer uses the
+// admission update (Update-With-Start, see Starter).
 func PipelineWorkflow(ctx workflow.Context, in Input) (*Result, error) {
 	r, err := setup(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	return r.execute(ctx)
+	res, err := r.admitAndRun(ctx)
+	// Let an admission update that is waiting answer before the run closes.
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return res, err
 }
 
 func setup(ctx workflow.Context, in Input) (*run, error) {
-	if in.TaskID == "" || len(in.Schema.Steps) == 0 {
-		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and at least one step", "InvalidInput", nil)
+	if in.TaskID == "" || in.Pipeline == "" {
+		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and a pipeline", "InvalidInput", nil)
 	}
-	r := &run{in: in, state: &State{Status: domain.StatusProcessing, CurrentStep: -1, StepStatus: make([]string, len(in.Schema.Steps))},
-		signals: workflow.GetSignalChannel(ctx, domain.SignalStepCallback)}
-	for i := range r.state.StepStatus {
-		r.state.StepStatus[i] = domain.StatusPending
-	}
+	r := &run{in: in, state: &State{Status: domain.StatusPending, CurrentStep: -1}}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
 		return nil, fmt.Errorf("register state query: %w", err)
 	}
+	if err := r.registerAdmission(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.registerCallbacks(ctx); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-func (r *run) execute(ctx workflow.Context) (*Result, error) {
-	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
-	if err := workflow.ExecuteActivity(bctx, domain.ActStartTask, r.in.TaskID).Get(ctx, nil); err != nil {
-		return nil, err
+func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
+	earlier, err := r.admit(ctx)
+	if err != nil || earlier != nil {
+		return earlier, err
 	}
+	return r.execute(ctx)
+}
+
+func (r *run) execute(ctx workflow.Context) (*Result, error) {
+	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	r.upsertStatus(ctx, domain.StatusProcessing)
 
 	runCtx, cancel := workflow.WithCancel(ctx)
@@ -121,7 +142,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		cancel()
 		// The bookkeeping below must run even when the workflow itself was cancelled.
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
-		bctx = workflow.WithActivityOptions(ctx, bookkeepingOptions)
+		bctx = workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 		_ = workflow.Await(ctx, func() bool { return done })
 		runErr = &stepFailure{index: max(r.state.CurrentStep, 0), msg: stopped}
 	}
@@ -137,8 +158,8 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	if err := workflow.ExecuteActivity(bctx, domain.ActFinishTask,
-		domain.FinishTaskRequest{TaskID: r.in.TaskID, Status: domain.StatusSuccess}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusSuccess}).Get(ctx, nil); err != nil {
 		return nil, err
 	}
 	r.state.Status = domain.StatusSuccess
@@ -152,7 +173,7 @@ const reasonCancelled = "pipeline was cancelled"
 // awaitSteps waits for the steps to finish. It returns "" when they did, or why they were stopped:
 // max_execution_time ran out, or the workflow was cancelled.
 func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
-	maxSecs := r.in.Schema.MaxExecutionTime
+	maxSecs := r.schema.MaxExecutionTime
 	if maxSecs <= 0 {
 		if err := workflow.Await(ctx, done); err != nil {
 			return reasonCancelled
@@ -171,25 +192,20 @@ func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
 
 // fail records the failed step and the task, refunds once, and ends the workflow failed.
 func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
-	name := r.in.Schema.Steps[sf.index].Name
+	name := r.schema.Steps[sf.index].Name
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
 	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = domain.StatusFailed, reason, domain.StatusFailed
-	if err := workflow.ExecuteActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
 		StepIndex: sf.index, Status: domain.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
-		Status: domain.StatusFailed, ErrorReason: reason}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusFailed, ErrorReason: reason,
+		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
 	}
 	r.upsertStatus(ctx, domain.StatusFailed)
-	if r.in.Schema.RefundsOnFailure() {
-		if err := workflow.ExecuteActivity(bctx, domain.ActRefundQuota, domain.RefundRequest{TaskID: r.in.TaskID,
-			UserID: r.in.UserID, FeatureID: r.in.FeatureID}).Get(ctx, nil); err != nil {
-			return err
-		}
-	}
 	return temporal.NewNonRetryableApplicationError(reason, ErrTypeStepFailed, nil)
 }
 
@@ -199,10 +215,11 @@ func (r *run) upsertStatus(ctx workflow.Context, status string) {
 	}
 }
 
-// runSteps executes the steps in order and returns the first failure.
+// runSteps executes the steps in order and returns the first failure. A sync step's activity
+// records its own success; async and scf steps finish here.
 func (r *run) runSteps(ctx workflow.Context) error {
-	bctx := workflow.WithActivityOptions(ctx, bookkeepingOptions)
-	for i, st := range r.in.Schema.Steps {
+	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
+	for i, st := range r.schema.Steps {
 		r.state.CurrentStep, r.state.StepStatus[i] = i, domain.StatusProcessing
 		var (
 			provider string
@@ -222,9 +239,11 @@ func (r *run) runSteps(ctx workflow.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := workflow.ExecuteActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
-			StepIndex: i, Status: domain.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
-			return err
+		if st.Type != domain.StepSyncAPI {
+			if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+				StepIndex: i, Status: domain.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
+				return err
+			}
 		}
 		r.state.StepStatus[i] = domain.StatusSuccess
 		r.outputs = append(r.outputs, output)
@@ -233,6 +252,6 @@ func (r *run) runSteps(ctx workflow.Context) error {
 }
 
 func (r *run) callRequest(i int, provider string) domain.CallRequest {
-	return domain.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.in.Schema.Steps[i],
+	return domain.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.schema.Steps[i],
 		ProviderRef: provider, InputData: r.in.InputData, StepOutputs: r.outputs}
 }

@@ -17,6 +17,8 @@ import (
 
 // fakeActs stands in for activities/pipeline: it records calls and answers from the test's funcs.
 type fakeActs struct {
+	schema   domain.Schema // what the admission resolves
+	admitErr error
 	mu       sync.Mutex
 	calls    []string
 	finished []domain.FinishStepRequest
@@ -36,7 +38,13 @@ func (f *fakeActs) log(s string) {
 
 func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(func(context.Context, string) error { return nil }, domain.ActStartTask)
+	reg(func(_ context.Context, r domain.AdmitRequest) (*domain.AdmitResult, error) {
+		f.log("admit")
+		if f.admitErr != nil {
+			return nil, f.admitErr
+		}
+		return &domain.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
+	}, domain.ActAdmitTask)
 	reg(func(_ context.Context, r domain.ChooseRequest) (*domain.ChooseResult, error) {
 		return &domain.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
 	}, domain.ActChooseProvider)
@@ -62,8 +70,13 @@ func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 		f.finished = append(f.finished, r)
 		return nil
 	}, domain.ActFinishStep)
-	reg(func(_ context.Context, r domain.FinishTaskRequest) error { f.task = r; return nil }, domain.ActFinishTask)
-	reg(func(_ context.Context, r domain.RefundRequest) (bool, error) { f.refunds++; return true, nil }, domain.ActRefundQuota)
+	reg(func(_ context.Context, r domain.FinishTaskRequest) error {
+		f.task = r
+		if r.Refund {
+			f.refunds++
+		}
+		return nil
+	}, domain.ActFinishTask)
 }
 
 func syncStep(name string, attempts int) domain.Step {
@@ -72,15 +85,22 @@ func syncStep(name string, attempts int) domain.Step {
 		Retry: &domain.Retry{MaxAttempts: attempts, DelaySeconds: 1}}
 }
 
-func execute(t *testing.T, f *fakeActs, in Input, during func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
+// testInput is a task whose admission resolves Schema.
+type testInput struct {
+	TaskID string
+	Schema domain.Schema
+}
+
+func execute(t *testing.T, f *fakeActs, in testInput, during func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	f.schema = in.Schema
 	f.register(env)
 	if during != nil {
 		during(env)
 	}
-	env.ExecuteWorkflow(PipelineWorkflow, in)
+	env.ExecuteWorkflow(PipelineWorkflow, Input{TaskID: in.TaskID, Pipeline: "p", RequestHash: "h"})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
@@ -94,14 +114,15 @@ func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
 		}
 		return &domain.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
 	}}
-	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s0", 3)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s0", 3)}}}
 	if _, err := execute(t, f, in, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(f.calls, ","); got != "sync:a,sync:a,sync:a,sync:b" {
+	if got := strings.Join(f.calls, ","); got != "admit,sync:a,sync:a,sync:a,sync:b" {
 		t.Fatalf("calls %s", got)
 	}
-	if f.finished[0].ProviderRef != "b" || f.finished[0].Status != domain.StatusSuccess || f.task.Status != domain.StatusSuccess {
+	// The sync call records its own step; the workflow only finishes the task (and settles).
+	if len(f.finished) != 0 || f.task.Status != domain.StatusSuccess || f.task.Refund {
 		t.Fatalf("finished %+v task %+v", f.finished, f.task)
 	}
 }
@@ -110,13 +131,13 @@ func TestRenderErrorStopsWithoutFallthroughAndRefundsOnce(t *testing.T) {
 	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
 		return nil, temporal.NewNonRetryableApplicationError(`input_mapping: ${input_data.x}: input_data has no field "x"`, domain.ErrTypeRender, nil)
 	}}
-	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 3), syncStep("second", 1)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 3), syncStep("second", 1)}}}
 	_, err := execute(t, f, in, nil)
 	var ae *temporal.ApplicationError
 	if !errors.As(err, &ae) || ae.Type() != ErrTypeStepFailed {
 		t.Fatalf("want %s, got %v", ErrTypeStepFailed, err)
 	}
-	if got := strings.Join(f.calls, ","); got != "sync:a" {
+	if got := strings.Join(f.calls, ","); got != "admit,sync:a" {
 		t.Fatalf("calls %s", got)
 	}
 	if !strings.HasPrefix(f.task.ErrorReason, `Step "first" failed: input_mapping: ${input_data.x}`) || f.refunds != 1 {
@@ -126,11 +147,11 @@ func TestRenderErrorStopsWithoutFallthroughAndRefundsOnce(t *testing.T) {
 
 func TestNoUsableProviderFailsWithReason(t *testing.T) {
 	f := &fakeActs{}
-	in := Input{TaskID: "t", Schema: domain.Schema{OnFailure: domain.OnFailureNoRefund, Steps: []domain.Step{syncStep("only", 1)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{OnFailure: domain.OnFailureNoRefund, Steps: []domain.Step{syncStep("only", 1)}}}
 	if _, err := execute(t, f, in, nil); err == nil {
 		t.Fatal("want failure")
 	}
-	if f.task.ErrorReason != `Step "only" failed: all providers unavailable: x (down)` || f.refunds != 0 || len(f.calls) != 0 {
+	if f.task.ErrorReason != `Step "only" failed: all providers unavailable: x (down)` || f.refunds != 0 || len(f.calls) != 1 {
 		t.Fatalf("task %+v refunds %d calls %v", f.task, f.refunds, f.calls)
 	}
 }
@@ -155,11 +176,11 @@ func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
 			}
 			return &domain.PollResult{Status: "failed"}, nil
 		}}
-	_, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil)
+	_, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil)
 	if err == nil || f.task.ErrorReason != `Step "gen" failed: vendor reported status "failed"` {
 		t.Fatalf("err %v task %+v", err, f.task)
 	}
-	if got := strings.Join(f.calls, ","); got != "submit:a,poll:a,poll:a,poll:a" {
+	if got := strings.Join(f.calls, ","); got != "admit,submit:a,poll:a,poll:a,poll:a" {
 		t.Fatalf("calls %s", got)
 	}
 }
@@ -172,7 +193,7 @@ func TestAsyncGivesUpAfterMaxAttempts(t *testing.T) {
 		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
 			return &domain.PollResult{Status: "processing"}, nil
 		}}
-	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 5 polls` {
@@ -185,9 +206,30 @@ func scfStep(timeout int) domain.Step {
 		OutputMapping: map[string]string{"video_url": "$.output.video_url"}, TimeoutSeconds: timeout}
 }
 
-func TestSCFCallbackCompletesStepAndIgnoresOtherSteps(t *testing.T) {
-	f := &fakeActs{}
-	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
+// deliver sends a step-callback update and records whether the validator refused it (the
+// refusal's error type) or it was accepted ("").
+func deliver(env *testsuite.TestWorkflowEnvironment, got *[]string, cb domain.CallbackDelivery) {
+	env.UpdateWorkflow(UpdateStepCallback, "", &testsuite.TestUpdateCallback{
+		OnAccept: func() { *got = append(*got, "") },
+		OnReject: func(err error) {
+			var ae *temporal.ApplicationError
+			errors.As(err, &ae)
+			*got = append(*got, ae.Type())
+		},
+		OnComplete: func(any, error) {},
+	}, cb)
+}
+
+// The callback update's validator accepts exactly the first callback of the waiting step.
+func TestSCFCallbackUpdateMatrix(t *testing.T) {
+	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600), scfStep(600), syncStep("last", 1)}}}
+	var got []string
+	body := func(url string) map[string]any {
+		return map[string]any{"status": "success", "output": map[string]any{"video_url": url}}
+	}
 	env, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(QueryState)
@@ -195,25 +237,61 @@ func TestSCFCallbackCompletesStepAndIgnoresOtherSteps(t *testing.T) {
 			if err != nil || v.Get(&st) != nil || st.CurrentStep != 0 || st.StepStatus[0] != domain.StatusProcessing {
 				t.Errorf("state query while waiting: %+v %v", st, err)
 			}
-			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 7, Status: "success"})
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 7, Status: "success"})                  // no such step
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success"})                  // not waiting yet
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("a")}) // good
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("b")}) // replayed
 		}, time.Minute)
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 0, Status: "success",
-				Body: map[string]any{"status": "success", "output": map[string]any{"video_url": "v.mp4"}}})
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("c")}) // stale
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: body("v.mp4")})
 		}, 2*time.Minute)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := []string{domain.ErrTypeStepNotFound, domain.ErrTypeStepNotWaiting, "", domain.ErrTypeCallbackDelivered,
+		domain.ErrTypeCallbackDelivered, ""}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("update answers %q, want %q", got, want)
+	}
 	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil || res.Outputs[0]["video_url"] != "v.mp4" {
+	if err := env.GetWorkflowResult(&res); err != nil || res.Outputs[0]["video_url"] != "a" || res.Outputs[1]["video_url"] != "v.mp4" {
 		t.Fatalf("result %+v %v", res, err)
+	}
+}
+
+// A callback for a step the pipeline has left is stale.
+func TestSCFCallbackForALeftStepIsStale(t *testing.T) {
+	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 1), scfStep(600)}}}
+	var got []string
+	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success"})
+			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
+		}, time.Minute)
+	})
+	if err != nil || strings.Join(got, ",") != domain.ErrTypeCallbackStale+"," {
+		t.Fatalf("answers %q err %v", got, err)
+	}
+}
+
+// A refused admission ends the run with the refusal and runs nothing.
+func TestRefusedAdmissionRunsNothing(t *testing.T) {
+	f := &fakeActs{admitErr: temporal.NewNonRetryableApplicationError("no units", domain.ErrTypeQuotaExhausted, nil)}
+	_, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s", 1)}}}, nil)
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != domain.ErrTypeQuotaExhausted || strings.Join(f.calls, ",") != "admit" || f.task.TaskID != "" {
+		t.Fatalf("err %v calls %v task %+v", err, f.calls, f.task)
 	}
 }
 
 func TestSCFTimesOutWithoutCallback(t *testing.T) {
 	f := &fakeActs{}
-	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(30)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(30)}}}
 	if _, err := execute(t, f, in, nil); err == nil {
 		t.Fatal("want failure")
 	}
@@ -226,11 +304,11 @@ func TestMaxExecutionTimeBoundsTheRun(t *testing.T) {
 	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
 		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
 	}}
-	in := Input{TaskID: "t", Schema: domain.Schema{MaxExecutionTime: 100, Steps: []domain.Step{syncStep("quick", 1), scfStep(90), scfStep(90)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{MaxExecutionTime: 100, Steps: []domain.Step{syncStep("quick", 1), scfStep(90), scfStep(90)}}}
 	in.Schema.Steps[2].Name = "compose2"
 	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(domain.SignalStepCallback, domain.CallbackSignal{StepIndex: 1, Status: "success", Body: map[string]any{}})
+			env.UpdateWorkflowNoRejection(UpdateStepCallback, "", t, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
 		}, 60*time.Second)
 	})
 	if err == nil || f.task.ErrorReason != `Step "compose2" failed: pipeline exceeded max_execution_time of 100s` {
@@ -240,7 +318,7 @@ func TestMaxExecutionTimeBoundsTheRun(t *testing.T) {
 
 func TestCancelledPipelineFailsTaskAndRefunds(t *testing.T) {
 	f := &fakeActs{}
-	in := Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
 	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 	})
@@ -266,7 +344,7 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 		}}
 	st := asyncStep()
 	st.Polling.MaxAttempts, st.TimeoutSeconds = 60, 600
-	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if polls != 60 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 60 polls` {
@@ -274,7 +352,7 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 	}
 	polls = 0
 	st.TimeoutSeconds = 95
-	if _, err := execute(t, f, Input{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if polls != 10 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" when the step's timeout of 95s ran out` {

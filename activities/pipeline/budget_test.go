@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/mongox"
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+// Command budgets (issue 13): creating a pipeline task (the workflow's admission: schema, task,
+// charge, steps) ≤ 4 MongoDB commands; charging or refunding a quota unit ≤ 2, the same for an
+// account with one task or with many.
+const (
+	budgetTaskCreation = 4
+	budgetQuotaCharge  = 2
+	budgetQuotaRefund  = 2
+)
+
+// monitoredActivities are the activities on a database whose client counts commands for
+// mongox.WithTally, like the platform's.
+func monitoredActivities(t *testing.T) (*Activities, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := c.Database(testenv.Unique("budget_"))
+	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = c.Disconnect(context.Background()) })
+	store := domain.NewStore(db)
+	if err := store.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := vendors.Seed(ctx, store, "http://127.0.0.1:1", testenv.RepoRoot()+"/testdata/pipelines"); err != nil {
+		t.Fatal(err)
+	}
+	return &Activities{Store: store, HTTP: &http.Client{Timeout: time.Second}, Metrics: NewMetrics(prometheus.NewRegistry())}, ctx
+}
+
+func TestCommandBudgets(t *testing.T) {
+	a, ctx := monitoredActivities(t)
+	user := testenv.Unique("budget-")
+	if _, err := a.Store.SetQuota(ctx, user, "f", 1000); err != nil {
+		t.Fatal(err)
+	}
+	admit := func() (string, *mongox.Tally) {
+		tctx, tally := mongox.WithTally(ctx)
+		id := domain.NewTaskID()
+		if _, err := a.AdmitTask(tctx, domain.AdmitRequest{TaskID: id, RunID: "r", UserID: user, FeatureID: "f",
+			Pipeline: "basic_clean_pipeline", InputData: map[string]any{"input_image": "x"}, RequestHash: "h"}); err != nil {
+			t.Fatal(err)
+		}
+		return id, tally
+	}
+	first, tally := admit()
+	if tally.Total() > budgetTaskCreation {
+		t.Errorf("task creation: %s, budget %d", tally, budgetTaskCreation)
+	}
+	for range 40 { // an account with history: the costs must not grow with it
+		id, _ := admit()
+		if err := a.FinishTask(ctx, domain.FinishTaskRequest{TaskID: id, UserID: user, FeatureID: "f", Status: domain.StatusSuccess}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, again := admit(); again.Total() != tally.Total() {
+		t.Errorf("task creation after 40 tasks: %s, first: %s", again, tally)
+	}
+	measure := func(what string, budget int, op func(ctx context.Context) error) {
+		t.Helper()
+		tctx, tally := mongox.WithTally(ctx)
+		if err := op(tctx); err != nil {
+			t.Fatal(err)
+		}
+		if tally.Total() > budget {
+			t.Errorf("%s: %s, budget %d", what, tally, budget)
+		}
+	}
+	id := domain.NewTaskID()
+	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
+	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
+	measure("quota refund", budgetQuotaRefund, func(c context.Context) error {
+		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		return err
+	})
+	measure("repeated quota refund", budgetQuotaRefund, func(c context.Context) error {
+		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		return err
+	})
+}

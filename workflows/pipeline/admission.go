@@ -1,0 +1,154 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// UpdateAdmission answers once the task is admitted: its argument is the request hash, its result
+// an Admission, its error the refusal (ErrTypeUnknownPipeline, ErrTypeInvalidInput,
+// ErrTypeQuotaExhausted). The validator refuses a different request under the same workflow ID
+// (ErrTypeIdempotencyConflict). Starter sends it with Update-With-Start.
+const UpdateAdmission = "pipeline-admission"
+
+// QueryAdmission returns the AdmissionState, also of a closed run (how Starter answers a retried
+// request whose workflow has finished).
+const QueryAdmission = "admission"
+
+// Admission is the answer to a task creation.
+type Admission struct {
+	TaskID     string
+	WorkflowID string
+	Pipeline   string
+	Version    string
+	// Status is the task's status when the answer was given.
+	Status string
+	// Created is set on the first answer only: later ones answer a repeated request.
+	Created bool
+}
+
+// Refusal is why a task was not admitted; Type is one of the domain.ErrType* admission kinds.
+type Refusal struct {
+	Type    string
+	Message string
+	Field   string // ErrTypeInvalidInput: the input_data field
+}
+
+// AdmissionState is what QueryAdmission returns.
+type AdmissionState struct {
+	RequestHash string
+	Admission   *Admission
+	Refusal     *Refusal
+}
+
+// admission is the workflow's side of it: exactly one of result and refusal is set once the
+// admission activity has answered.
+type admission struct {
+	result   *Admission
+	refusal  *Refusal
+	answered bool
+}
+
+func (a *admission) decided() bool { return a.result != nil || a.refusal != nil }
+
+// Error turns a refusal into the non-retryable application error callers see.
+func (f *Refusal) Error() error {
+	return temporal.NewNonRetryableApplicationError(f.Message, f.Type, nil, domain.InputRefusal{Field: f.Field})
+}
+
+func (r *run) registerAdmission(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAdmission,
+		func(ctx workflow.Context, _ string) (*Admission, error) {
+			first := !r.adm.answered
+			r.adm.answered = true
+			if err := workflow.Await(ctx, r.adm.decided); err != nil {
+				return nil, err
+			}
+			if r.adm.refusal != nil {
+				return nil, r.adm.refusal.Error()
+			}
+			a := *r.adm.result
+			a.Status, a.Created = r.state.Status, first
+			return &a, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(hash string) error {
+			if hash != r.in.RequestHash {
+				return temporal.NewApplicationError("the idempotency key was used with a different request", domain.ErrTypeIdempotencyConflict)
+			}
+			return nil
+		}})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", UpdateAdmission, err)
+	}
+	err = workflow.SetQueryHandler(ctx, QueryAdmission, func() (AdmissionState, error) {
+		st := AdmissionState{RequestHash: r.in.RequestHash, Refusal: r.adm.refusal}
+		if r.adm.result != nil {
+			a := *r.adm.result
+			a.Status = r.state.Status
+			st.Admission = &a
+		}
+		return st, nil
+	})
+	if err != nil {
+		return fmt.Errorf("register %s query: %w", QueryAdmission, err)
+	}
+	return nil
+}
+
+// admit runs the admission activity. A refusal ends the workflow with the refusal's error; a task
+// id an earlier run admitted (earlier != nil) ends it with that task's state, untouched.
+func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
+	info := workflow.GetInfo(ctx)
+	var res domain.AdmitResult
+	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, bookkeepingOptions), domain.ActAdmitTask,
+		domain.AdmitRequest{TaskID: r.in.TaskID, RunID: info.WorkflowExecution.RunID, UserID: r.in.UserID, FeatureID: r.in.FeatureID,
+			Pipeline: r.in.Pipeline, Version: r.in.Version, InputData: r.in.InputData, RequestHash: r.in.RequestHash}).Get(ctx, &res)
+	if f := refusalOf(err); f != nil {
+		r.adm.refusal = f
+		r.state.Status, r.state.ErrorReason = statusRefused, f.Message
+		r.upsertStatus(ctx, domain.StatusFailed)
+		return nil, f.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.adm.result = &Admission{TaskID: r.in.TaskID, WorkflowID: info.WorkflowExecution.ID, Pipeline: res.Pipeline, Version: res.Version}
+	if res.Earlier != nil {
+		r.state.Status, r.state.ErrorReason = res.Earlier.Status, res.Earlier.ErrorReason
+		return &Result{Status: res.Earlier.Status}, nil
+	}
+	r.schema = res.Schema
+	r.state.Status = domain.StatusProcessing
+	r.state.StepStatus = make([]string, len(res.Schema.Steps))
+	for i := range r.state.StepStatus {
+		r.state.StepStatus[i] = domain.StatusPending
+	}
+	return nil, nil
+}
+
+// statusRefused is the State.Status of a run whose task was not admitted.
+const statusRefused = "refused"
+
+// refusalOf recognises the admission activity's refusals.
+func refusalOf(err error) *Refusal {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	switch ae.Type() {
+	case domain.ErrTypeUnknownPipeline, domain.ErrTypeInvalidInput, domain.ErrTypeQuotaExhausted, domain.ErrTypeIdempotencyConflict:
+	default:
+		return nil
+	}
+	f := &Refusal{Type: ae.Type(), Message: ae.Message()}
+	var d domain.InputRefusal
+	if ae.HasDetails() && ae.Details(&d) == nil {
+		f.Field = d.Field
+	}
+	return f
+}
