@@ -1,5 +1,5 @@
-// Package entry holds the side effects of EntryTaskWorkflow: the pipeline bookkeeping of a run,
-// the workflow_runs status writes and the Telegram reply.
+// Package entry holds the side effects of EntryTaskWorkflow: the workflow_runs record of the
+// task and its status writes, the pipeline bookkeeping of a run, and the Telegram reply.
 package entry
 
 import (
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -28,39 +27,32 @@ type Activities struct {
 
 // Register registers every entry activity under its contract name.
 func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Accept, activity.RegisterOptions{Name: domain.ActAccept})
 	r.RegisterActivityWithOptions(a.PrepareRun, activity.RegisterOptions{Name: domain.ActPrepareRun})
 	r.RegisterActivityWithOptions(a.RecordStatus, activity.RegisterOptions{Name: domain.ActRecordStatus})
 	r.RegisterActivityWithOptions(a.SendReply, activity.RegisterOptions{Name: domain.ActSendReply})
 }
 
-// PrepareRun does what a pipeline task needs before its workflow starts: resolve the pipeline
-// version, take one quota unit, record the task and its pending steps. Idempotent: the pipeline
-// task id is fixed by the workflow, the quota ledger is keyed by it, and the task and step
-// inserts treat an existing document as done.
+// Accept records the task the workflow runs in workflow_runs: the intake starts the workflow and
+// writes nothing, so the document exists exactly when the workflow does. Idempotent: an insert
+// keyed by the task id that leaves an existing document as it is.
+func (a *Activities) Accept(ctx context.Context, env domain.TaskEnvelope) error {
+	return a.Runs.Accept(ctx, domain.NewRun(env))
+}
+
+// PrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow the
+// entry workflow then starts admits the task itself: it records the task and its steps and charges
+// the quota in its own idempotent activity (workflows own their writes).
 func (a *Activities) PrepareRun(ctx context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
 	rec, err := a.Pipelines.GetSchema(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeUnknownPipeline, err)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := a.Pipelines.ConsumeQuota(ctx, req.UserID, req.FeatureID, req.PipelineTaskID); err != nil {
-		if errors.Is(err, pipeline.ErrQuotaExhausted) {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeQuotaExhausted, err)
-		}
-		return nil, err
-	}
-	task := &pipeline.Task{ID: req.PipelineTaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name,
-		Version: rec.Version, InputData: req.InputData, EligibleForRefund: rec.Schema.RefundsOnFailure()}
-	if err := a.Pipelines.CreateTask(ctx, task); err != nil && !mongo.IsDuplicateKeyError(err) {
-		return nil, fmt.Errorf("entry task %s: %w", req.EntryTaskID, err)
-	}
-	if err := a.Pipelines.CreateSteps(ctx, task.ID, rec.Schema.Steps); err != nil {
 		return nil, fmt.Errorf("entry task %s: %w", req.EntryTaskID, err)
 	}
 	return &domain.PrepareResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema,
-		EligibleForRefund: task.EligibleForRefund}, nil
+		EligibleForRefund: rec.Schema.RefundsOnFailure()}, nil
 }
 
 // RecordStatus writes a status change to workflow_runs. Idempotent: the write carries the

@@ -1,6 +1,7 @@
 package entry
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -52,9 +53,10 @@ func (h *handlers) opsTask(c echo.Context) error {
 		return toHTTP(err)
 	}
 	run, err := h.tasks.Runs.Get(ctx, id)
-	if err != nil {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return toHTTP(err)
 	}
+	// run is null while the workflow has not recorded itself yet (its first activity).
 	return c.JSON(http.StatusOK, map[string]any{"task": st, "run": run})
 }
 

@@ -67,7 +67,7 @@ func TestRule2SameKeyIsOneTask(t *testing.T) {
 		t.Fatalf("same key, different answers: %v / %v", first, second)
 	}
 	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
-	f.saveHistory(id, "http_completed")
+	f.saveHistory(id, "http_completed_accepted")
 
 	third := f.apply(body, http.StatusOK) // after completion: the stored result, no new run
 	if third["taskId"] != id || third["status"] != domain.StatusCompleted || third["from"] != domain.CollRuns {

@@ -19,8 +19,8 @@ const CollRuns = "workflow_runs"
 // ErrNotFound wraps mongo.ErrNoDocuments so the HTTP layer's store mapping answers 404.
 var ErrNotFound = fmt.Errorf("entry task not found: %w", mongo.ErrNoDocuments)
 
-// Run is one workflow_runs document. It is written when the task is accepted and updated by the
-// workflow at every status change, so it answers status queries once the workflow has closed (and
+// Run is one workflow_runs document. The workflow writes it when it starts (Accept) and updates it
+// at every status change, so it answers status queries once the workflow has closed (and
 // after Temporal's retention has forgotten it).
 type Run struct {
 	TaskID          string         `bson:"_id" json:"taskId"`
@@ -66,36 +66,17 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 		mongo.IndexModel{Keys: bson.D{{Key: "status", Value: 1}}})
 }
 
-// Claim inserts run unless a document with its key exists. It returns the stored document and
-// whether this call created it; the unique index makes two concurrent claims of one key end with
-// one document and one winner.
-func (s *Store) Claim(ctx context.Context, run *Run) (stored *Run, created bool, err error) {
+// Accept records an accepted task: it inserts run unless a document with its _id (the task id,
+// derived from the idempotency key) exists. EntryTaskWorkflow calls it first, through an activity,
+// so the document exists exactly when the workflow does: one command, and idempotent under
+// activity retries (an existing document, or a duplicate key from a racing retry, is success).
+func (s *Store) Accept(ctx context.Context, run *Run) error {
 	now := s.now()
 	run.CreatedAt, run.UpdatedAt, run.Seq = now, now, 0
-	_, err = s.coll.InsertOne(ctx, run)
-	if err == nil {
-		return run, true, nil
-	}
-	if !mongo.IsDuplicateKeyError(err) {
-		return nil, false, fmt.Errorf("insert workflow_runs %s: %w", run.TaskID, err)
-	}
-	var existing Run
-	if err := s.coll.FindOne(ctx, bson.D{{Key: "idempotency_key", Value: run.IdempotencyKey}}).Decode(&existing); err != nil {
-		return nil, false, fmt.Errorf("load workflow_runs for key %q: %w", run.IdempotencyKey, err)
-	}
-	if existing.TaskID != run.TaskID {
-		return nil, false, fmt.Errorf("idempotency key %q is stored under task %s, not %s", run.IdempotencyKey, existing.TaskID, run.TaskID)
-	}
-	existing.Result = mongox.JSONMap(existing.Result)
-	return &existing, false, nil
-}
-
-// Unclaim removes a document this process created but could not start a workflow for, so a
-// failed enqueue leaves nothing behind. Only an untouched pending document is removed.
-func (s *Store) Unclaim(ctx context.Context, taskID string) error {
-	_, err := s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: taskID}, {Key: "status", Value: StatusPending}, {Key: "seq", Value: 0}})
-	if err != nil {
-		return fmt.Errorf("remove unstarted workflow_runs %s: %w", taskID, err)
+	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: run.TaskID}}, bson.D{{Key: "$setOnInsert", Value: run}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		return fmt.Errorf("record accepted task %s: %w", run.TaskID, err)
 	}
 	return nil
 }

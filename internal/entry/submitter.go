@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -38,8 +37,10 @@ func (e *EnqueueError) Error() string {
 func (e *EnqueueError) Unwrap() error { return e.Err }
 
 // Submitter is the one door every intake (HTTP, Telegram, CLI) goes through: it checks the
-// pipeline exists, records the envelope in workflow_runs under its idempotency key and starts
-// the EntryTaskWorkflow whose ID derives from that key.
+// pipeline exists and starts the EntryTaskWorkflow whose ID derives from the idempotency key. It
+// writes nothing: the workflow records the task in workflow_runs itself (Store.Accept, its first
+// activity), so an intake that dies at any point leaves either no task or a running workflow that
+// records itself — never a document without a workflow, and nothing to undo.
 type Submitter struct {
 	Runs      *Store
 	Pipelines *pipeline.Store
@@ -59,10 +60,12 @@ type Accepted struct {
 	Duplicate bool   `json:"duplicate"`
 }
 
-// Submit enqueues env. The same key always yields the same task: a second submit finds the
-// workflow_runs document (unique key) and, unless the task already ended, starts the workflow
-// with a conflict policy that returns the running execution and a reuse policy that refuses to
-// run a closed one again. Errors: ErrUnknownWorkflow, *EnqueueError, *FieldError.
+// Submit enqueues env. The same key always yields the same task: a key whose workflow_runs
+// document exists is answered from it (that holds after Temporal's retention has forgotten the
+// run); otherwise the workflow is started with policies that refuse a second execution of the ID
+// while one runs or after one closed, and that refusal marks a duplicate. MongoDB cost: the
+// pipeline lookup and one read of workflow_runs. Errors: ErrUnknownWorkflow, *EnqueueError,
+// *FieldError.
 func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, error) {
 	if env.Retry.Max > s.Config.RetryMaxLimit {
 		return nil, fieldErr("retryMax", "must be at most %d (ENTRY_RETRY_MAX_LIMIT)", s.Config.RetryMaxLimit)
@@ -75,61 +78,66 @@ func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, er
 		}
 		return nil, s.failed(log, env, "mongo", err)
 	}
-	run, created, err := s.Runs.Claim(ctx, s.runOf(env))
-	if err != nil {
+	run, err := s.Runs.Get(ctx, env.TaskID)
+	switch {
+	case err == nil && !unstarted(run):
+		s.count(env, "duplicate")
+		return &Accepted{TaskID: run.TaskID, Status: run.Status, Retry: run.Retry, Duplicate: true}, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
 		return nil, s.failed(log, env, "mongo", err)
 	}
-	acc := &Accepted{TaskID: run.TaskID, Status: run.Status, Retry: run.Retry, Duplicate: !created}
-	if !created && Terminal(run.Status) {
-		s.count(env, "duplicate")
-		return acc, nil
-	}
-	if err := s.start(ctx, env); err != nil {
-		if created {
-			s.unclaim(log, env.TaskID)
-		}
+	created, err := s.start(ctx, env)
+	if err != nil {
 		return nil, s.failed(log, env, "temporal", err)
 	}
-	if created {
-		s.count(env, "created")
-		log.Info("entry task accepted")
-	} else {
+	if !created || run != nil {
+		// The key was seen before: another submit started the workflow (which may not have
+		// recorded itself yet), or an older intake recorded the task without starting it.
 		s.count(env, "duplicate")
+		return &Accepted{TaskID: env.TaskID, Status: StatusPending, Retry: env.Retry, Duplicate: true}, nil
 	}
-	return acc, nil
+	s.count(env, "created")
+	log.Info("entry task accepted")
+	return &Accepted{TaskID: env.TaskID, Status: StatusPending, Retry: env.Retry}, nil
 }
 
-func (s *Submitter) runOf(env TaskEnvelope) *Run {
+// unstarted reports a document whose workflow may not exist: one that no status change has
+// touched. Its workflow is started again (a running one makes that a no-op); this also starts the
+// tasks an older intake recorded before it failed to start them.
+func unstarted(r *Run) bool { return r.Status == StatusPending && r.Seq == 0 }
+
+// NewRun is the workflow_runs document of an accepted envelope (EntryTaskWorkflow's first write).
+func NewRun(env TaskEnvelope) *Run {
 	return &Run{TaskID: env.TaskID, IdempotencyKey: env.Context.IdempotencyKey, WorkflowID: env.Payload.WorkflowID,
 		WorkflowVersion: env.Payload.WorkflowVersion, Channel: env.Payload.Telemetry.Channel, Source: env.Payload.Source,
 		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
 }
 
-// start starts (or finds) the workflow. USE_EXISTING makes a repeated start of a running task
-// return it; REJECT_DUPLICATE refuses to start a closed one again, which the already-started error
-// reports and which counts as success here: the task exists.
-func (s *Submitter) start(ctx context.Context, env TaskEnvelope) error {
+// start starts the workflow and reports whether this call created it. The conflict policy FAIL
+// refuses a second start while the task runs and REJECT_DUPLICATE refuses one after it closed;
+// both answer "already started", which means the task exists.
+func (s *Submitter) start(ctx context.Context, env TaskEnvelope) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Config.EnqueueTimeout)
 	defer cancel()
 	opts := client.StartWorkflowOptions{
 		ID:                                       env.TaskID,
 		TaskQueue:                                s.TaskQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
 			searchattr.Status.ValueSet(StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
 			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
 	}
-	_, err := s.Temporal.ExecuteWorkflow(ctx, opts, WorkflowType, s.inputOf(env))
+	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, WorkflowType, s.inputOf(env))
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("start %s: %w", env.TaskID, err)
+		return false, fmt.Errorf("start %s: %w", env.TaskID, err)
 	}
-	return nil
+	return true, nil
 }
 
 func (s *Submitter) inputOf(env TaskEnvelope) WorkflowInput {
@@ -150,16 +158,6 @@ func (s *Submitter) failed(log *slog.Logger, env TaskEnvelope, dep string, err e
 		s.Metrics.EnqueueFailed.WithLabelValues(env.Payload.Telemetry.Channel, dep).Inc()
 	}
 	return &EnqueueError{Dependency: dep, Err: err}
-}
-
-// unclaim removes the document of a task that never started, detached from the request's context
-// (which may be the thing that expired).
-func (s *Submitter) unclaim(log *slog.Logger, taskID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.Runs.Unclaim(ctx, taskID); err != nil {
-		log.Warn("unstarted task left in workflow_runs; a retry with the same key starts it", "err", err)
-	}
 }
 
 func (s *Submitter) count(env TaskEnvelope, outcome string) {

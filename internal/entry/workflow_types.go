@@ -23,6 +23,7 @@ const (
 
 // Activity names (registered by activities/entry).
 const (
+	ActAccept       = "EntryAccept"
 	ActPrepareRun   = "EntryPrepareRun"
 	ActRecordStatus = "EntryRecordStatus"
 	ActSendReply    = "EntrySendReply"

@@ -63,7 +63,26 @@ func EntryTaskWorkflow(ctx workflow.Context, in domain.WorkflowInput) (*domain.T
 	if err != nil {
 		return nil, err
 	}
+	if err := r.accept(ctx); err != nil {
+		return nil, err
+	}
 	return r.execute(ctx)
+}
+
+// acceptChange versions the workflow's own workflow_runs record: executions started before it
+// (histories without its marker) were recorded by the intake and skip the activity.
+const acceptChange = "entry-accept-in-workflow"
+
+// accept records the task in workflow_runs before anything else, so every later status write
+// finds its document. A continued run's record exists already.
+func (r *run) accept(ctx workflow.Context) error {
+	if r.in.Carry != nil || workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), domain.ActAccept, r.in.Envelope).Get(ctx, nil); err != nil {
+		return fmt.Errorf("record accepted task: %w", err)
+	}
+	return nil
 }
 
 func setup(ctx workflow.Context, in domain.WorkflowInput) (*run, error) {
@@ -175,8 +194,7 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	})
 	var res pipelinewf.Result
 	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID,
-		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, Schema: prep.Schema,
-		InputData: domain.InputData(&env)}).Get(ctx, &res)
+		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, InputData: domain.InputData(&env)}).Get(ctx, &res)
 	if err != nil {
 		return nil, fmt.Sprintf("pipeline %s@%s: %s", prep.Pipeline, prep.Version, message(err)), true, nil
 	}

@@ -19,6 +19,7 @@ import (
 
 // fakeActs are the entry activities with the workflow_runs writes kept in memory.
 type fakeActs struct {
+	accepted []domain.TaskEnvelope
 	records  []domain.StatusUpdate
 	prepErr  error
 	replies  []domain.ReplyRequest
@@ -33,7 +34,17 @@ func (f *fakeActs) prepare(_ context.Context, req domain.PrepareRequest) (*domai
 		Schema: pipeline.Schema{Steps: []pipeline.Step{{Name: "reply", Type: pipeline.StepSyncAPI}}}}, nil
 }
 
+func (f *fakeActs) accept(_ context.Context, env domain.TaskEnvelope) error {
+	f.accepted = append(f.accepted, env)
+	return nil
+}
+
+// record refuses a status write before the task was accepted: in workflow_runs it would update
+// no document.
 func (f *fakeActs) record(_ context.Context, u domain.StatusUpdate) error {
+	if len(f.accepted) == 0 {
+		return temporal.NewNonRetryableApplicationError("status "+u.Status+" recorded before the task was accepted", "Test", nil)
+	}
 	f.records = append(f.records, u)
 	return nil
 }
@@ -61,6 +72,7 @@ func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	Register(env)
 	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
+	env.RegisterActivityWithOptions(f.accept, activity.RegisterOptions{Name: domain.ActAccept})
 	env.RegisterActivityWithOptions(f.prepare, activity.RegisterOptions{Name: domain.ActPrepareRun})
 	env.RegisterActivityWithOptions(f.record, activity.RegisterOptions{Name: domain.ActRecordStatus})
 	env.RegisterActivityWithOptions(f.reply, activity.RegisterOptions{Name: domain.ActSendReply})
@@ -94,6 +106,23 @@ func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
 	}
 	if len(f.replies) != 1 || f.replies[0].Text != "hi back" || f.replies[0].ChatID != "42" || f.replies[0].ReplyTo != 9 {
 		t.Fatalf("replies: %+v", f.replies)
+	}
+}
+
+// The workflow records its own task (issue 15: the intake writes nothing), once, before any
+// status change.
+func TestAcceptsItsOwnTaskFirst(t *testing.T) {
+	f := &fakeActs{}
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil)
+	in := input(domain.ChannelHTTP, 1)
+	env.ExecuteWorkflow(EntryTaskWorkflow, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.accepted) != 1 || f.accepted[0].TaskID != in.Envelope.TaskID || f.accepted[0].Context.IdempotencyKey != in.Envelope.Context.IdempotencyKey {
+		t.Fatalf("accepted: %+v", f.accepted)
 	}
 }
 

@@ -1,0 +1,123 @@
+package entry_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	entryacts "github.com/taskloom/taskloom/activities/entry"
+	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+// applyBudget is issue 13's budget for POST /api/workflows/apply: MongoDB commands of the
+// request plus those of the workflow's own record of the task, not counting the pipeline lookup
+// (pipeline_schemas) nor authentication (api_keys, the same on every route).
+const applyBudget = 2
+
+// TestApplyCommandBudget counts the MongoDB commands of an apply: the API's, with e2e's per-request
+// tally, and the workflow's Accept activity, run here on a tallied context (the workflow's
+// other activities are the pipeline run, not the intake). A first apply and a repeat both stay
+// within applyBudget.
+func TestApplyCommandBudget(t *testing.T) {
+	f := newFixture(t)
+	key := testenv.Unique("budget-")
+	body := f.applyBody("chat-budget", "count me", map[string]any{"idempotencyKey": key})
+
+	r, api := f.env.DoCounted(http.MethodPost, "/api/workflows/apply", f.env.AdminKey, body)
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("apply: %d %s", r.Status, r.Body)
+	}
+	id := r.Map(t)["taskId"].(string)
+	intake, lookup := split(api)
+	if lookup > 1 {
+		t.Errorf("pipeline lookup: %d commands (%s)", lookup, api)
+	}
+	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+
+	// The workflow's Accept activity, the same call the worker made, on a tallied context.
+	ctx, acts := mongox.WithTally(f.env.Context())
+	a := &entryacts.Activities{Runs: domain.NewStore(f.env.Platform.Mongo)}
+	text, history := "count me", []string{}
+	req := &domain.ApplyRequest{WorkflowID: f.pipeline, UserText: &text, HistoryChunks: &history, IdempotencyKey: key,
+		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "chat-budget"}}}
+	if err := a.Accept(ctx, req.Envelope(domain.Defaults{Channel: domain.ChannelHTTP, Now: time.Now(), Window: time.Hour})); err != nil {
+		t.Fatal(err)
+	}
+	if got := intake + acts.Total(); got > applyBudget {
+		t.Errorf("apply: %d MongoDB commands (API %s; workflow record %s), budget %d", got, api, acts, applyBudget)
+	}
+	t.Logf("apply: API %s; workflow record %s", api, acts)
+
+	r, api = f.env.DoCounted(http.MethodPost, "/api/workflows/apply", f.env.AdminKey, body)
+	if r.Status != http.StatusOK || r.Map(t)["taskId"] != id {
+		t.Fatalf("repeat: %d %s", r.Status, r.Body)
+	}
+	// A repeat after completion answers the stored status: the apply's read, then the status
+	// answer (a describe and, the workflow having closed, the same document again).
+	if intake, _ := split(api); intake > applyBudget {
+		t.Errorf("repeated apply: %s, budget %d", api, applyBudget)
+	}
+}
+
+// split separates a request's commands into the intake's own and the pipeline lookup's,
+// leaving out authentication.
+func split(t *mongox.Tally) (intake, lookup int) {
+	for _, c := range t.Commands() {
+		switch c.Collection {
+		case pipeline.CollSchemas:
+			lookup++
+		case "api_keys": // authentication, not the intake
+		default:
+			intake++
+		}
+	}
+	return intake, lookup
+}
+
+// TestConcurrentSameKeyIsOneTask: racing intakes of one key (no document yet, so every one of
+// them tries to start the workflow) end with one task, one created answer and one document.
+func TestConcurrentSameKeyIsOneTask(t *testing.T) {
+	f := newFixture(t)
+	key := testenv.Unique("race-")
+	body := f.applyBody("chat-race", "once", map[string]any{"idempotencyKey": key})
+	const n = 8
+	answers := make(chan map[string]any, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f.env.Do(http.MethodPost, "/api/workflows/apply", f.env.AdminKey, body)
+			if r.Status != http.StatusAccepted && r.Status != http.StatusOK {
+				t.Errorf("apply: %d %s", r.Status, r.Body)
+				return
+			}
+			answers <- r.Map(t)
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	ids, created := map[any]bool{}, 0
+	for a := range answers {
+		ids[a["taskId"]] = true
+		if a["duplicate"] == false {
+			created++
+		}
+	}
+	if len(ids) != 1 || created != 1 {
+		t.Fatalf("%d task ids, %d created answers", len(ids), created)
+	}
+	for id := range ids {
+		f.waitStatus(id.(string), domain.StatusCompleted, 30*time.Second)
+	}
+	if got := f.runsWithKey(key); got != 1 {
+		t.Fatalf("workflow_runs documents: %d", got)
+	}
+	if got := f.vendor.calls.Load(); got != 1 {
+		t.Fatalf("the pipeline ran %d times", got)
+	}
+}
