@@ -121,6 +121,14 @@ func (a *Activities) ReadProgress(ctx context.Context, originalTaskID int64) (cr
 	return a.Progress.Get(ctx, originalTaskID)
 }
 
+// FailProgress marks the task_progress hash FAILED at the completion
+// deadline unless it is COMPLETED, and returns the progress the script saw.
+// Idempotent: the script leaves a FAILED or COMPLETED hash as it is, so a
+// retry returns the same decision.
+func (a *Activities) FailProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
+	return a.Progress.Fail(ctx, originalTaskID)
+}
+
 // FinishInput is the final status of a task.
 type FinishInput struct {
 	OriginalTaskID int64

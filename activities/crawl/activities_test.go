@@ -129,6 +129,16 @@ func TestReadProgressAndFinish(t *testing.T) {
 	if err != nil || rec.Status != crawl.TaskFailed || *rec.MissingTweets != 3 || rec.Source != crawl.SourceKafka {
 		t.Fatalf("record = %+v, %v", rec, err)
 	}
+	// At the deadline the hash becomes FAILED; a retry answers the same.
+	for range 2 {
+		v, err := env.ExecuteActivity(a.FailProgress, int64(80))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawl.StatusFailed {
+			t.Fatalf("progress after FailProgress = %+v, %v", p, err)
+		}
+	}
 	bad := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawl.TaskFinish{Status: crawl.TaskRunning}}
 	if _, err := env.ExecuteActivity(a.Finish, bad); err == nil {
 		t.Fatal("Finish accepted a non-final status")

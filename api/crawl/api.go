@@ -94,6 +94,8 @@ func (h *handlers) existing(c echo.Context, id int64) error {
 
 // taskView is GET's body. Counts come from Redis while the task runs and
 // from crawl_tasks once it finished; missing_tweets is set after a deadline.
+// duplicate_tweets (copies of a counted tweet, and tweets after completion)
+// keeps growing in Redis after the task finished while its hash lives.
 type taskView struct {
 	OriginalTaskID  int64                `json:"original_task_id"`
 	WorkflowID      string               `json:"workflow_id"`
@@ -101,6 +103,7 @@ type taskView struct {
 	Source          string               `json:"source"`
 	TotalTweets     *int64               `json:"total_tweets"`
 	ProcessedTweets int64                `json:"processed_tweets"`
+	DuplicateTweets int64                `json:"duplicate_tweets"`
 	MissingTweets   *int64               `json:"missing_tweets,omitempty"`
 	ProgressStatus  string               `json:"progress_status,omitempty"`
 	FailureReason   string               `json:"failure_reason,omitempty"`
@@ -124,21 +127,25 @@ func (h *handlers) get(c echo.Context) error {
 		return httpx.FromStore(err)
 	}
 	v := taskView{OriginalTaskID: id, WorkflowID: t.WorkflowID, Status: t.Status, Source: t.Source,
-		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, MissingTweets: t.MissingTweets,
+		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, DuplicateTweets: t.DuplicateTweets, MissingTweets: t.MissingTweets,
 		FailureReason: t.FailureReason, Crawler: t.Crawler, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, FinishedAt: t.FinishedAt}
-	if !t.Finished() {
-		if err := h.live(ctx, id, &v); err != nil {
-			return httpx.FromStore(err)
-		}
+	if err := h.live(ctx, id, t.Finished(), &v); err != nil {
+		return httpx.FromStore(err)
 	}
 	return c.JSON(http.StatusOK, v)
 }
 
-// live fills the counts of a running task from its task_progress hash.
-func (h *handlers) live(ctx context.Context, id int64, v *taskView) error {
+// live fills the counts of a running task from its task_progress hash, and
+// of a finished one the copies that arrived after it finished (the hash
+// outlives the task by CRAWL_PROGRESS_TTL).
+func (h *handlers) live(ctx context.Context, id int64, finished bool, v *taskView) error {
 	p, err := h.progress.Get(ctx, id)
 	if err != nil {
 		return err
+	}
+	v.DuplicateTweets = max(v.DuplicateTweets, p.DuplicateTweets)
+	if finished {
+		return nil
 	}
 	v.ProcessedTweets, v.ProgressStatus = p.ProcessedTweets, p.Status
 	if p.TotalTweets >= 0 {

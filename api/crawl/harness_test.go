@@ -18,6 +18,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -102,13 +103,27 @@ func taskID() int64 { return 1 + rand.Int64N(1<<50) }
 // startConsumer runs the platform's consumer until stop is called.
 func (e *crawlEnv) startConsumer(t *testing.T) (stop func()) {
 	t.Helper()
+	stop, _ = e.startTalliedConsumer(t)
+	return stop
+}
+
+// startTalliedConsumer runs the platform's consumer with every MongoDB
+// command it issues (per-record bookkeeping, notifications) in the tally.
+func (e *crawlEnv) startTalliedConsumer(t *testing.T) (stop func(), tally *mongox.Tally) {
+	t.Helper()
 	n := &crawlwf.Notifier{Client: e.Platform.Temporal, TaskQueue: e.Config.Temporal.TaskQueue,
 		CompletionDeadline: e.Config.Crawl.CompletionDeadline}
 	c, err := crawl.NewPlatformConsumer(e.Platform, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Go(t, c.Run)
+	tallies := make(chan *mongox.Tally, 1)
+	stop = testenv.Go(t, func(ctx context.Context) error {
+		ctx, tl := mongox.WithTally(ctx)
+		tallies <- tl
+		return c.Run(ctx)
+	})
+	return stop, <-tallies
 }
 
 // task is GET /api/v1/crawl-tasks/{id}'s body.
@@ -119,6 +134,7 @@ type task struct {
 	Source          string  `json:"source"`
 	TotalTweets     *int64  `json:"total_tweets"`
 	ProcessedTweets int64   `json:"processed_tweets"`
+	DuplicateTweets int64   `json:"duplicate_tweets"`
 	MissingTweets   *int64  `json:"missing_tweets"`
 	FailureReason   string  `json:"failure_reason"`
 	FinishedAt      *string `json:"finished_at"`

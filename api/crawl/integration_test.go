@@ -77,14 +77,57 @@ func TestCrawlZeroTweetsCompletes(t *testing.T) {
 	e.recordHistory(t, id, "zero_tweets")
 }
 
-func TestCrawlLegitDuplicateTweetCountedTwice(t *testing.T) {
+// The fake crawler sends a quarter of its tweets twice (same id): the copies
+// are not counted and GET reports them.
+func TestCrawlCopiesNotCounted(t *testing.T) {
 	e := newCrawlEnv(t, fakeCrawler("--tweets 40 --dup-rate 0.25 --seed 3"))
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawl.TaskCompleted || *v.TotalTweets <= 40 || v.ProcessedTweets != *v.TotalTweets {
-		t.Fatalf("task = %+v, want every send of a duplicated tweet counted", v)
+	if v.Status != crawl.TaskCompleted || *v.TotalTweets != 40 || v.ProcessedTweets != 40 {
+		t.Fatalf("task = %+v, want 40 distinct tweets counted once", v)
 	}
+	e2e.Eventually(t, 20*time.Second, "every copy reported", func() bool {
+		_, got := e.get(t, id)
+		return got.DuplicateTweets > 0 && int(got.DuplicateTweets) == e.recordsWithResult(t, "duplicate")
+	})
+}
+
+// A crawler whose total_tweets counted its copies: the task cannot reach
+// the total and fails at the deadline, saying how many distinct tweets and
+// copies arrived; the Redis hash says FAILED.
+func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
+	e := newCrawlEnv(t, deadline(2*time.Second))
+	id := taskID()
+	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
+	_, data := f.Messages()
+	recs := []*kgo.Record{}
+	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, &kgo.Record{Topic: crawl.ControlTopicDefault, Key: []byte(itoa(id)), Value: initValue})
+	for _, m := range data {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &kgo.Record{Topic: crawl.DataTopicDefault, Key: []byte(m.TweetData.ID), Value: b}
+		recs = append(recs, r, r)
+	}
+	e.produce(t, recs...)
+	v := e.finished(t, id)
+	want := "completion deadline 2s passed: 5 of 10 tweets missing; 5 distinct tweets arrived and 5 copies of them " +
+		"were not counted, so total_tweets may include duplicates"
+	if v.Status != crawl.TaskFailed || v.FailureReason != want || v.ProcessedTweets != 5 || v.DuplicateTweets != 5 ||
+		v.MissingTweets == nil || *v.MissingTweets != 5 {
+		t.Fatalf("task = %+v", v)
+	}
+	p, err := crawl.NewPlatformProgressStore(e.Platform).Get(context.Background(), id)
+	if err != nil || p.Status != crawl.StatusFailed {
+		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
+	}
+	e.recordHistory(t, id, "deadline_total_counts_copies")
 }
 
 func TestCrawlCrawlerExitNonZeroFails(t *testing.T) {
@@ -179,9 +222,9 @@ func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 }
 
 // The lost tweets turn up after the task failed at its deadline: Redis
-// completes the task, the signal finds the workflow closed, no new run starts
-// and the partition keeps moving.
-func TestCrawlLateCompletionAfterDeadlineIsIgnored(t *testing.T) {
+// counts them but the hash stays FAILED (no completion, no signal), no new
+// run starts and the partition keeps moving.
+func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	topics := crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
 	id := taskID()
@@ -203,10 +246,13 @@ func TestCrawlLateCompletionAfterDeadlineIsIgnored(t *testing.T) {
 		e.produce(t, &kgo.Record{Topic: topics.Data, Key: []byte(m.TweetData.ID), Value: b})
 	}
 	store := crawl.NewPlatformProgressStore(e.Platform)
-	e2e.Eventually(t, 20*time.Second, "late completion in Redis", func() bool {
+	e2e.Eventually(t, 20*time.Second, "late tweets counted in Redis", func() bool {
 		p, err := store.Get(context.Background(), id)
-		return err == nil && p.Status == crawl.StatusCompleted
+		return err == nil && p.ProcessedTweets == 6
 	})
+	if p, err := store.Get(context.Background(), id); err != nil || p.Status != crawl.StatusFailed {
+		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
+	}
 	// The partitions still move: a later task completes.
 	next := crawl.FakeCrawl{OriginalTaskID: taskID(), Tweets: 8, RepliesPerTweet: 1}
 	if _, err := next.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
@@ -224,6 +270,31 @@ func TestCrawlLateCompletionAfterDeadlineIsIgnored(t *testing.T) {
 	}
 	if desc.WorkflowExecution.RunID != failedRunID(t, e, id) || desc.Status != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Fatalf("latest run %s (%s): a new run of the failed task's workflow was started", desc.WorkflowExecution.RunID, desc.Status)
+	}
+}
+
+// Issue 13's budget: crawl bookkeeping per event costs at most 2 MongoDB
+// commands. Counting is Redis only and the consumer writes nothing to Mongo
+// (crawl_tasks is written by the task's workflow, once per task), so the
+// consumer's commands stay at 0 however many records it handles.
+func TestCrawlConsumerBookkeepingMongoBudget(t *testing.T) {
+	e := newCrawlEnv(t, noConsumers())
+	_, tally := e.startTalliedConsumer(t)
+	id := taskID()
+	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 40, DupRate: 0.25, RepliesPerTweet: 1, Seed: 5}
+	sent, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := e.finished(t, id); v.Status != crawl.TaskCompleted || v.ProcessedTweets != 40 {
+		t.Fatalf("task = %+v", v)
+	}
+	events := int(sent) + 1
+	e2e.Eventually(t, 20*time.Second, "every record through the script", func() bool {
+		return e.recordsWithResult(t, "counted")+e.recordsWithResult(t, "duplicate")+e.recordsWithResult(t, "initialized") >= events
+	})
+	if n := tally.Total(); n != 0 {
+		t.Fatalf("consumer issued %s for %d records, want none (budget: 2 per event)", tally, events)
 	}
 }
 

@@ -17,15 +17,18 @@ type FakeCrawl struct {
 	OriginalTaskID int64
 	// Tweets is how many distinct tweets were "scraped".
 	Tweets int
-	// DupRate is the share of tweets the crawler sends a second time (it
-	// legitimately scraped them twice); total_tweets counts every send.
+	// DupRate is the share of tweets sent a second time, as a producer
+	// retry or a crawler re-sending after a partial failure does: the copy
+	// has the same tweet id, total_tweets counts the tweet once, and
+	// taskloom does not count the copy.
 	DupRate float64
 	// InitLast sends TASK_INIT after the data instead of before it.
 	InitLast bool
 	// RepliesPerTweet is how many replies each tweet carries.
 	RepliesPerTweet int
-	// Drop is how many announced tweets are never sent (lost messages): the
-	// task can then only end at its completion deadline.
+	// Drop is how many announced tweets (the last ones) are never sent,
+	// copies included (lost messages): the task can then only end at its
+	// completion deadline.
 	Drop int
 	// Seed makes the choice of duplicated tweets repeatable.
 	Seed uint64
@@ -48,20 +51,21 @@ func (f FakeCrawl) Validate() error {
 	return nil
 }
 
-// Messages builds the TASK_INIT and the data messages in sending order
-// (without the dropped ones, which total_tweets still counts).
+// Messages builds the TASK_INIT and the data messages in sending order, a
+// copy right after its original. total_tweets is the number of distinct
+// tweets (seed: len(all_detailed_data)), the dropped ones included.
 func (f FakeCrawl) Messages() (TaskControlMessage, []RawScrapedDataMessage) {
 	rng := rand.New(rand.NewPCG(f.Seed, uint64(f.OriginalTaskID)))
 	data := make([]RawScrapedDataMessage, 0, f.Tweets)
-	for i := range f.Tweets {
+	for i := range f.Tweets - min(f.Drop, f.Tweets) {
 		msg := f.tweet(i)
 		data = append(data, msg)
 		if rng.Float64() < f.DupRate {
 			data = append(data, msg)
 		}
 	}
-	init := TaskControlMessage{Type: TypeTaskInit, OriginalTaskID: f.OriginalTaskID, TotalTweets: int64(len(data))}
-	return init, data[:len(data)-min(f.Drop, len(data))]
+	init := TaskControlMessage{Type: TypeTaskInit, OriginalTaskID: f.OriginalTaskID, TotalTweets: int64(f.Tweets)}
+	return init, data
 }
 
 func (f FakeCrawl) tweet(i int) RawScrapedDataMessage {
@@ -107,7 +111,8 @@ func (f FakeCrawl) Records(topics Topics) ([]*kgo.Record, error) {
 	return recs, nil
 }
 
-// Produce sends the fake crawl and returns the number of tweets sent. TASK_INIT
+// Produce sends the fake crawl and returns the number of tweet records sent,
+// copies included. TASK_INIT
 // and the data are two acknowledged steps, so "TASK_INIT last" really
 // reaches the broker after every tweet.
 func (f FakeCrawl) Produce(ctx context.Context, cl *kgo.Client, topics Topics) (int64, error) {

@@ -27,7 +27,7 @@ type FakeCrawlerOptions struct {
 func (o *FakeCrawlerOptions) Flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.Crawl.OriginalTaskID, "original-task-id", 0, "original task id (required)")
 	fs.IntVar(&o.Crawl.Tweets, "tweets", 450, "distinct tweets to send")
-	fs.Float64Var(&o.Crawl.DupRate, "dup-rate", 0, "share of tweets sent twice, as a crawler that scraped them twice (counted twice)")
+	fs.Float64Var(&o.Crawl.DupRate, "dup-rate", 0, "share of tweets sent a second time with the same id, as a producer retry would (copies are not counted)")
 	fs.BoolVar(&o.Crawl.InitLast, "init-last", false, "send TASK_INIT after the data")
 	fs.IntVar(&o.Crawl.RepliesPerTweet, "replies", 2, "replies per tweet")
 	fs.IntVar(&o.Crawl.Drop, "drop", 0, "announced tweets never sent (the task then fails at its deadline)")
@@ -63,6 +63,6 @@ func RunFakeCrawler(ctx context.Context, o FakeCrawlerOptions, out io.Writer) er
 		return err
 	}
 	init, _ := o.Crawl.Messages()
-	_, _ = fmt.Fprintf(out, "fake crawler: sent TASK_INIT total_tweets=%d and %d tweets\n", init.TotalTweets, sent)
+	_, _ = fmt.Fprintf(out, "fake crawler: sent TASK_INIT total_tweets=%d and %d tweet records\n", init.TotalTweets, sent)
 	return nil
 }

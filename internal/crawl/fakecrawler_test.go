@@ -8,9 +8,14 @@ func TestFakeCrawlMessages(t *testing.T) {
 	if init.Type != TypeTaskInit || init.OriginalTaskID != 5 {
 		t.Fatalf("init = %+v", init)
 	}
-	// Duplicates are announced; dropped tweets are announced but not sent.
-	if int64(len(data))+4 != init.TotalTweets || init.TotalTweets <= 100 {
-		t.Fatalf("total %d, sent %d", init.TotalTweets, len(data))
+	// total_tweets counts distinct tweets, dropped ones included; copies
+	// repeat an id and are not announced.
+	ids := map[string]int{}
+	for _, m := range data {
+		ids[m.TweetData.ID]++
+	}
+	if init.TotalTweets != 100 || len(ids) != 96 || len(data) <= 96 {
+		t.Fatalf("total %d, %d distinct of %d sent", init.TotalTweets, len(ids), len(data))
 	}
 	_, again := f.Messages()
 	if len(again) != len(data) || again[7].TweetData.ID != data[7].TweetData.ID {

@@ -32,6 +32,8 @@ type recordingNotifier struct {
 	mu        sync.Mutex
 	calls     map[int64]int
 	announced map[int64]int
+	// byInit counts completions whose last counted record was a TASK_INIT.
+	byInit map[int64]int
 }
 
 func (n *recordingNotifier) TaskAnnounced(_ context.Context, id int64) error {
@@ -57,7 +59,20 @@ func (n *recordingNotifier) TaskCompleted(_ context.Context, c Completion) error
 		n.calls = map[int64]int{}
 	}
 	n.calls[c.OriginalTaskID]++
+	if c.CompletedBy.Topic == testTopics.Control {
+		if n.byInit == nil {
+			n.byInit = map[int64]int{}
+		}
+		n.byInit[c.OriginalTaskID]++
+	}
 	return nil
+}
+
+// completedByInit is how many completions of task a TASK_INIT made.
+func (n *recordingNotifier) completedByInit(task int64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.byInit[task]
 }
 
 func (n *recordingNotifier) count(task int64) int {

@@ -69,8 +69,10 @@ func (p *Processor) Validate() error {
 
 // ProcessBatch handles records of one partition in offset order: rejected
 // records go to the dead-letter topic, replies go to the scheduler, and only
-// then are the tweets counted. A nil error means every record may be marked
-// for commit.
+// then are the tweets counted. Only the script knows whether a tweet is a
+// copy, so a copy's replies are submitted too; they carry the original's
+// idempotency keys (ReplyKey) and the scheduler drops them. A nil error
+// means every record may be marked for commit.
 func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		letters []DeadLetter
@@ -140,7 +142,7 @@ func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
 		if err != nil {
 			return Update{}, nil, err
 		}
-		return Update{TaskID: m.OriginalTaskID, Coord: coord}, ReplyTasks(m, coord), nil
+		return Update{TaskID: m.OriginalTaskID, Coord: coord, TweetID: m.TweetData.ID}, ReplyTasks(m), nil
 	default:
 		return Update{}, nil, fmt.Errorf("%w: record from unexpected topic %q", ErrInvalidMessage, r.Topic)
 	}

@@ -15,6 +15,9 @@ const (
 	StatusInitialized = "INITIALIZED"
 	StatusProcessing  = "PROCESSING"
 	StatusCompleted   = "COMPLETED"
+	// StatusFailed: the task failed at its completion deadline; later
+	// tweets are still deduplicated and counted but never complete it.
+	StatusFailed = "FAILED"
 )
 
 // Defaults for how long a progress hash outlives its task.
@@ -29,7 +32,7 @@ var progressLua string
 var progressScript = redis.NewScript(progressLua)
 
 // Coordinates identify one Kafka record; redelivery repeats them, a crawler
-// sending the same tweet twice does not.
+// sending the same tweet twice does not (the tweet id tells those copies).
 type Coordinates struct {
 	Topic     string
 	Partition int32
@@ -50,13 +53,20 @@ type Result string
 const (
 	ResultInitialized Result = "initialized"
 	ResultCounted     Result = "counted"
-	ResultDuplicate   Result = "duplicate"
+	// ResultDuplicate: a redelivered record, a copy of a tweet already
+	// counted, or a tweet after the task completed. Nothing is counted.
+	ResultDuplicate Result = "duplicate"
 )
 
 // Progress is the task_progress hash as read by the script.
 type Progress struct {
-	TotalTweets     int64 // -1 until TASK_INIT arrives
+	TotalTweets int64 // -1 until TASK_INIT arrives
+	// ProcessedTweets counts distinct tweet ids, never above TotalTweets.
 	ProcessedTweets int64
+	// DuplicateTweets counts tweet records not counted: copies of a counted
+	// tweet, tweets after completion, and distinct tweets beyond a smaller
+	// total announced later. Redeliveries of a record are not in it.
+	DuplicateTweets int64
 	Status          string // "" when the hash does not exist
 }
 
@@ -77,12 +87,14 @@ type Outcome struct {
 	Completer bool
 }
 
-// Update is one record to apply: a TASK_INIT (Init true) or a counted tweet.
+// Update is one record to apply: a TASK_INIT (Init true) or a tweet.
 type Update struct {
 	TaskID      int64
 	Coord       Coordinates
 	Init        bool
 	TotalTweets int64
+	// TweetID is tweet_data.id, the identity a tweet is counted by.
+	TweetID string
 }
 
 // ProgressStore keeps the seed's task_progress:{original_task_id} hashes.
@@ -126,7 +138,7 @@ const pipelineMax = 100
 
 // ApplyBatch runs the script for several records, in order, pipelined in
 // round trips of at most pipelineMax. A failed batch may be retried whole:
-// records already applied come back as duplicates.
+// records already applied come back as duplicates and change nothing.
 func (s *ProgressStore) ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error) {
 	outs := make([]Outcome, 0, len(us))
 	for len(us) > 0 {
@@ -177,7 +189,24 @@ func (s *ProgressStore) args(u Update) []any {
 		op = "init"
 	}
 	return []any{op, u.Coord.offsetField(), u.Coord.Offset, u.TotalTweets,
-		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String()}
+		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
+}
+
+// Fail marks the hash FAILED unless the task is COMPLETED already, in the
+// same atomic script as counting, and returns the progress it ended with:
+// the workflow decides Completed or Failed from that answer, so Redis and
+// crawl_tasks never disagree. Repeating it changes nothing (a FAILED or
+// COMPLETED hash stays as it is).
+func (s *ProgressStore) Fail(ctx context.Context, taskID int64) (Progress, error) {
+	v, err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "fail", int64(s.completedTTL/time.Second)).Result()
+	if err != nil {
+		return Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+	}
+	o, err := parseOutcome(v)
+	if err != nil {
+		return Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+	}
+	return o.Progress, nil
 }
 
 // MarkSignaled records that the workflow received the completion signal, so
@@ -192,28 +221,31 @@ func (s *ProgressStore) MarkSignaled(ctx context.Context, taskID int64) error {
 
 // Get reads a task's progress; Status is "" when there is no hash.
 func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error) {
-	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "status").Result()
+	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets", "status").Result()
 	if err != nil {
 		return Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
 	}
 	p := Progress{TotalTweets: -1}
-	if v, ok := vals[0].(string); ok {
-		if p.TotalTweets, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return Progress{}, fmt.Errorf("crawl task %d total_tweets %q: %w", taskID, v, err)
+	counts := []struct {
+		name string
+		dst  *int64
+	}{{"total_tweets", &p.TotalTweets}, {"processed_tweets", &p.ProcessedTweets}, {"duplicate_tweets", &p.DuplicateTweets}}
+	for i, c := range counts {
+		v, ok := vals[i].(string)
+		if !ok {
+			continue
+		}
+		if *c.dst, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
 		}
 	}
-	if v, ok := vals[1].(string); ok {
-		if p.ProcessedTweets, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return Progress{}, fmt.Errorf("crawl task %d processed_tweets %q: %w", taskID, v, err)
-		}
-	}
-	p.Status, _ = vals[2].(string)
+	p.Status, _ = vals[3].(string)
 	return p, nil
 }
 
 func parseOutcome(v any) (Outcome, error) {
 	arr, ok := v.([]any)
-	if !ok || len(arr) != 5 {
+	if !ok || len(arr) != 6 {
 		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
 	}
 	result, _ := arr[0].(string)
@@ -221,12 +253,13 @@ func parseOutcome(v any) (Outcome, error) {
 	total, ok2 := arr[2].(int64)
 	status, _ := arr[3].(string)
 	completer, ok3 := arr[4].(int64)
-	if result == "" || !ok1 || !ok2 || !ok3 {
+	dups, ok4 := arr[5].(int64)
+	if result == "" || !ok1 || !ok2 || !ok3 || !ok4 {
 		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
 	}
 	return Outcome{
 		Result:    Result(result),
-		Progress:  Progress{TotalTweets: total, ProcessedTweets: processed, Status: status},
+		Progress:  Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups, Status: status},
 		Completer: completer == 1,
 	}, nil
 }

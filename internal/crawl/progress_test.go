@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,8 +11,14 @@ import (
 
 const testTopic = DataTopicDefault
 
+// tweetAt is a distinct tweet (its id follows from where it was first sent).
 func tweetAt(task int64, partition int32, offset int64) Update {
-	return Update{TaskID: task, Coord: Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
+	return copyAt(fmt.Sprintf("t%d-%d", partition, offset), task, partition, offset)
+}
+
+// copyAt is tweet id sent (again) at a record of its own.
+func copyAt(id string, task int64, partition int32, offset int64) Update {
+	return Update{TaskID: task, TweetID: id, Coord: Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
 }
 
 func initAt(task, total int64, offset int64) Update {
@@ -65,7 +72,8 @@ func TestProgressScriptOrderings(t *testing.T) {
 		{"zero tweets", []Update{initAt(task, 0, 0)}, 0, 0, StatusCompleted},
 		{"not yet complete", append([]Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, StatusProcessing},
 		{"data without init", tweets(4), -1, 4, StatusProcessing},
-		{"more than announced", append([]Update{initAt(task, 2, 0)}, tweets(3)...), 2, 3, StatusCompleted},
+		{"more than announced", append([]Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, StatusCompleted},
+		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, StatusCompleted},
 	}
 	for _, b := range redisBackends(t) {
 		for _, tc := range cases {
@@ -147,14 +155,99 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 	}
 }
 
-func TestProgressScriptLegitDuplicateCountsTwice(t *testing.T) {
+// The crawler sends a tweet again (a producer retry): the copy lands at a new
+// offset, possibly on another partition, before or after TASK_INIT. Only
+// distinct ids count; the copies are duplicates.
+func TestProgressScriptCopiesCountOnce(t *testing.T) {
+	cases := []struct {
+		name    string
+		updates []Update
+	}{
+		{"copy on the same partition", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 2, 41), copyAt("b", 11, 2, 42)}},
+		{"copy on another partition", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), copyAt("b", 11, 1, 42)}},
+		{"copy before TASK_INIT", []Update{copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), initAt(11, 2, 0), copyAt("b", 11, 1, 42)}},
+		{"copy after completion", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("b", 11, 1, 42), copyAt("a", 11, 3, 7)}},
+	}
+	for _, b := range redisBackends(t) {
+		for _, tc := range cases {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				s := NewProgressStore(b.rdb, b.prefix+tc.name+":", time.Hour, 24*time.Hour)
+				outs := applyAll(t, s, tc.updates)
+				if got := completers(outs); len(got) != 1 {
+					t.Fatalf("completers = %v, want one", got)
+				}
+				dups := 0
+				for _, o := range outs {
+					if o.Result == ResultDuplicate {
+						dups++
+					}
+				}
+				p, err := s.Get(context.Background(), 11)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != StatusCompleted {
+					t.Fatalf("%d duplicate results, progress = %+v, want 2/2 COMPLETED with 1 duplicate", dups, p)
+				}
+				// Redelivering everything changes nothing, not even the copy count.
+				applyAll(t, s, tc.updates)
+				if again, _ := s.Get(context.Background(), 11); again != p {
+					t.Fatalf("after redelivery %+v, want %+v", again, p)
+				}
+			})
+		}
+	}
+}
+
+// A crawler whose total_tweets counted its copies never reaches the total;
+// the copies are visible so the deadline can say so.
+func TestProgressScriptTotalCountingCopies(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			// The same tweet sent twice by the crawler arrives at two offsets.
-			outs := applyAll(t, s, []Update{initAt(11, 2, 0), tweetAt(11, 2, 40), tweetAt(11, 2, 41)})
-			if outs[1].Result != ResultCounted || outs[2].Result != ResultCounted || !outs[2].Completer {
-				t.Fatalf("outcomes = %+v, want both counted and the second completing", outs)
+			outs := applyAll(t, s, []Update{initAt(12, 4, 0), copyAt("a", 12, 0, 1), copyAt("a", 12, 1, 1),
+				copyAt("b", 12, 0, 2), copyAt("b", 12, 1, 2)})
+			if got := completers(outs); len(got) != 0 {
+				t.Fatalf("completers = %v, want none", got)
+			}
+			p := outs[len(outs)-1].Progress
+			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != StatusProcessing {
+				t.Fatalf("progress = %+v", p)
+			}
+		})
+	}
+}
+
+// At the deadline the hash becomes FAILED unless it completed; a late tweet
+// is still counted (once) but never completes a failed task.
+func TestProgressScriptFail(t *testing.T) {
+	for _, b := range redisBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			applyAll(t, s, []Update{initAt(14, 2, 0), tweetAt(14, 0, 0)})
+			p, err := s.Fail(ctx, 14)
+			if err != nil || p.Status != StatusFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
+				t.Fatalf("Fail = %+v, %v", p, err)
+			}
+			if ttl := b.rdb.TTL(ctx, s.Key(14)).Val(); ttl <= 0 || ttl > time.Hour {
+				t.Fatalf("TTL after failure = %v, want at most the completed TTL", ttl)
+			}
+			late := applyAll(t, s, []Update{tweetAt(14, 0, 1), copyAt("t0-1", 14, 1, 0)})
+			if late[0].Result != ResultCounted || late[1].Result != ResultDuplicate || len(completers(late)) != 0 {
+				t.Fatalf("late outcomes = %+v", late)
+			}
+			if p, _ := s.Get(ctx, 14); p.Status != StatusFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
+				t.Fatalf("progress after late tweets = %+v", p)
+			}
+			// A completed task stays completed; Fail of a task nobody heard
+			// of leaves a FAILED hash so that late tweets cannot complete it.
+			applyAll(t, s, []Update{initAt(15, 1, 0), tweetAt(15, 0, 0)})
+			if p, err := s.Fail(ctx, 15); err != nil || p.Status != StatusCompleted {
+				t.Fatalf("Fail of a completed task = %+v, %v", p, err)
+			}
+			if p, err := s.Fail(ctx, 16); err != nil || p.Status != StatusFailed || p.TotalTweets != -1 {
+				t.Fatalf("Fail of an unknown task = %+v, %v", p, err)
 			}
 		})
 	}
@@ -235,6 +328,55 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 				t.Fatal(err)
 			}
 			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != StatusCompleted {
+				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
+			}
+		})
+	}
+}
+
+// Every tweet sent twice, the copy on another partition, each partition
+// applied by its own goroutine: exactly one completion, processed == total.
+func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
+	const partitions, perPartition = 4, 50
+	for _, b := range redisBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			var completed atomic.Int32
+			var wg sync.WaitGroup
+			for p := range int32(partitions) {
+				wg.Go(func() {
+					for off := range int64(2 * perPartition) {
+						// Offsets 2k and 2k+1 carry tweet k of this partition
+						// and the copy of tweet k of the next one.
+						src := p
+						if off%2 == 1 {
+							src = (p + 1) % partitions
+						}
+						o, err := s.Apply(context.Background(), copyAt(fmt.Sprintf("%d-%d", src, off/2), 22, p, off))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if o.Completer {
+							completed.Add(1)
+						}
+					}
+				})
+			}
+			wg.Go(func() {
+				if o, err := s.Apply(context.Background(), initAt(22, partitions*perPartition, 0)); err != nil {
+					t.Error(err)
+				} else if o.Completer {
+					completed.Add(1)
+				}
+			})
+			wg.Wait()
+			p, err := s.Get(context.Background(), 22)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition ||
+				p.DuplicateTweets != partitions*perPartition || p.Status != StatusCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})

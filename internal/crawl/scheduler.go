@@ -21,9 +21,9 @@ type ReplyTask struct {
 	ReplyIndex     int    `json:"reply_index"`
 	ReplyAuthor    string `json:"reply_author"`
 	ReplyText      string `json:"reply_text"`
-	// IdempotencyKey repeats when a record is redelivered (it is built from
-	// the record's coordinates), so the scheduler can drop the repeat; a
-	// tweet the crawler sent twice gets two keys.
+	// IdempotencyKey is ReplyKey(original_task_id, tweet id, reply index):
+	// a redelivered record and a copy of the tweet the crawler sent again
+	// (any offset, any partition) repeat it, so the scheduler drops them.
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
@@ -34,8 +34,16 @@ type Scheduler interface {
 	Submit(ctx context.Context, tasks []ReplyTask) error
 }
 
+// ReplyKey is the idempotency key of one reply: "crawl:<original_task_id>:
+// <tweet id>:<reply index>". It names the reply, not the Kafka record that
+// carried it. The task id and index are numbers, so the key stays
+// unambiguous whatever the tweet id holds.
+func ReplyKey(originalTaskID int64, tweetID string, replyIndex int) string {
+	return "crawl:" + strconv.FormatInt(originalTaskID, 10) + ":" + tweetID + ":" + strconv.Itoa(replyIndex)
+}
+
 // ReplyTasks turns a scraped tweet into one task per reply.
-func ReplyTasks(msg RawScrapedDataMessage, coord Coordinates) []ReplyTask {
+func ReplyTasks(msg RawScrapedDataMessage) []ReplyTask {
 	tw := msg.TweetData
 	tasks := make([]ReplyTask, len(tw.Replies))
 	for i, r := range tw.Replies {
@@ -43,7 +51,7 @@ func ReplyTasks(msg RawScrapedDataMessage, coord Coordinates) []ReplyTask {
 			OriginalTaskID: msg.OriginalTaskID,
 			TweetID:        tw.ID, TweetURL: tw.URL, TweetAuthor: tw.Author, TweetText: tw.FullText,
 			ReplyIndex: i, ReplyAuthor: r.Author, ReplyText: r.Text,
-			IdempotencyKey: coord.String() + ":" + strconv.Itoa(i),
+			IdempotencyKey: ReplyKey(msg.OriginalTaskID, tw.ID, i),
 		}
 	}
 	return tasks

@@ -49,6 +49,7 @@ type TaskRecord struct {
 	RunID           string         `bson:"run_id"`
 	TotalTweets     *int64         `bson:"total_tweets,omitempty"`
 	ProcessedTweets int64          `bson:"processed_tweets"`
+	DuplicateTweets int64          `bson:"duplicate_tweets,omitempty"`
 	MissingTweets   *int64         `bson:"missing_tweets,omitempty"`
 	FailureReason   string         `bson:"failure_reason,omitempty"`
 	Crawler         *CrawlerRecord `bson:"crawler,omitempty"`
@@ -65,6 +66,7 @@ type TaskFinish struct {
 	Status          string
 	TotalTweets     int64 // -1 when TASK_INIT never arrived
 	ProcessedTweets int64
+	DuplicateTweets int64
 	MissingTweets   int64
 	FailureReason   string
 }
@@ -115,7 +117,7 @@ func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c CrawlerRecord, 
 // changes nothing, so finished_at stays the first one.
 func (s *TaskStore) Finish(ctx context.Context, id int64, f TaskFinish, now time.Time) error {
 	set := bson.D{{Key: "status", Value: f.Status}, {Key: "processed_tweets", Value: f.ProcessedTweets},
-		{Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
+		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
 	if f.TotalTweets >= 0 {
 		set = append(set, bson.E{Key: "total_tweets", Value: f.TotalTweets})
 	}

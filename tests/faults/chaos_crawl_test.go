@@ -38,5 +38,5 @@ func TestRedisOutagePausesCrawlCountingWithoutLossOrDoubleCount(t *testing.T) {
 		t.Fatalf("restart miniredis: %v", err)
 	}
 	load.requireExactCompletion(t, 2*time.Minute)
-	t.Logf("%d tweet messages, Redis down for 3 s mid-count: completed with processed == total == %d", load.total, load.total)
+	t.Logf("%d tweet messages, Redis down for 3 s mid-count: completed with processed == total == %d", load.sent, load.total)
 }

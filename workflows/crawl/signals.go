@@ -14,5 +14,7 @@ const (
 type CompletedSignal struct {
 	TotalTweets     int64
 	ProcessedTweets int64
+	// DuplicateTweets is the copies not counted up to completion.
+	DuplicateTweets int64
 	CompletedBy     string
 }

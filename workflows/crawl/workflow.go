@@ -65,6 +65,7 @@ type State struct {
 	Phase           string // crawling, awaiting_completion, finished
 	TotalTweets     int64  // -1 while unknown
 	ProcessedTweets int64
+	DuplicateTweets int64
 	MissingTweets   int64
 	FailureReason   string
 	CrawlerExitCode *int
@@ -133,6 +134,7 @@ func (w *run) run(ctx workflow.Context) (State, error) {
 	w.state.Phase = PhaseAwaitingCompletion
 	if w.awaitCompletion(ctx) {
 		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
+		w.state.DuplicateTweets = w.signal.DuplicateTweets
 		return w.finish(ctx, crawl.TaskCompleted, "")
 	}
 	return w.deadlinePassed(ctx)
@@ -200,31 +202,52 @@ func (w *run) awaitCompletion(ctx workflow.Context) bool {
 	return w.signal != nil
 }
 
-// deadlinePassed reads the counters once more: a task that completed in Redis
-// just as the timer fired counts as completed (its signal is on its way).
+// versionFailProgress: at the deadline the workflow marks the Redis hash
+// FAILED (FailProgress) instead of only reading it (ReadProgress), so a
+// failed task's hash says FAILED and a late tweet cannot complete it.
+const versionFailProgress = "fail-progress-at-deadline"
+
+// deadlinePassed reads the counters once more, marking the hash FAILED
+// unless it completed: a task that completed in Redis just as the timer
+// fired counts as completed (its signal is on its way).
 func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
+	closeProgress := w.acts.FailProgress
+	if workflow.GetVersion(ctx, versionFailProgress, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		closeProgress = w.acts.ReadProgress
+	}
 	var p crawl.Progress
-	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.ReadProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
+	if err := workflow.ExecuteActivity(storeContext(ctx), closeProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
-	w.state.TotalTweets, w.state.ProcessedTweets = p.TotalTweets, p.ProcessedTweets
+	w.state.TotalTweets, w.state.ProcessedTweets, w.state.DuplicateTweets = p.TotalTweets, p.ProcessedTweets, p.DuplicateTweets
 	if p.Status == crawl.StatusCompleted {
 		return w.finish(ctx, crawl.TaskCompleted, "")
 	}
 	w.state.MissingTweets = p.Missing()
+	return w.finish(ctx, crawl.TaskFailed, DeadlineReason(w.in.CompletionDeadline, p))
+}
+
+// DeadlineReason is the failure reason of a task whose deadline passed.
+// When copies arrived, the crawler may have counted them in total_tweets
+// (which must count distinct tweets); the reason says so rather than let
+// the task look merely short of tweets.
+func DeadlineReason(deadline time.Duration, p crawl.Progress) string {
 	if p.TotalTweets < 0 {
-		return w.finish(ctx, crawl.TaskFailed, fmt.Sprintf(
-			"completion deadline %s passed without TASK_INIT; %d tweets processed", w.in.CompletionDeadline, p.ProcessedTweets))
+		return fmt.Sprintf("completion deadline %s passed without TASK_INIT; %d tweets processed", deadline, p.ProcessedTweets)
 	}
-	return w.finish(ctx, crawl.TaskFailed, fmt.Sprintf(
-		"completion deadline %s passed: %d of %d tweets missing", w.in.CompletionDeadline, w.state.MissingTweets, p.TotalTweets))
+	reason := fmt.Sprintf("completion deadline %s passed: %d of %d tweets missing", deadline, p.Missing(), p.TotalTweets)
+	if p.DuplicateTweets > 0 {
+		reason += fmt.Sprintf("; %d distinct tweets arrived and %d copies of them were not counted, "+
+			"so total_tweets may include duplicates", p.ProcessedTweets, p.DuplicateTweets)
+	}
+	return reason
 }
 
 func (w *run) finish(ctx workflow.Context, status, reason string) (State, error) {
 	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
 	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.TaskFinish{
 		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
-		MissingTweets: w.state.MissingTweets, FailureReason: reason,
+		DuplicateTweets: w.state.DuplicateTweets, MissingTweets: w.state.MissingTweets, FailureReason: reason,
 	}}
 	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.Finish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)

@@ -116,7 +116,7 @@ func TestDeadlineFailsWithMissingCount(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
-	e.OnActivity(a.ReadProgress, mock.Anything, int64(5)).
+	e.OnActivity(a.FailProgress, mock.Anything, int64(5)).
 		Return(crawl.Progress{TotalTweets: 450, ProcessedTweets: 440, Status: crawl.StatusProcessing}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(5))
 	s := e.result(t)
@@ -128,11 +128,31 @@ func TestDeadlineFailsWithMissingCount(t *testing.T) {
 	}
 }
 
+// A crawler that counted its copies in total_tweets: the task fails at the
+// deadline with a reason saying how many distinct tweets and copies came.
+func TestDeadlineWithCopiesSaysTotalMayCountDuplicates(t *testing.T) {
+	e := newEnv(t)
+	crawlerExits(e, 0, time.Minute)
+	var a *crawlact.Activities
+	e.OnActivity(a.FailProgress, mock.Anything, int64(15)).
+		Return(crawl.Progress{TotalTweets: 400, ProcessedTweets: 200, DuplicateTweets: 200, Status: crawl.StatusFailed}, nil)
+	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(15))
+	s := e.result(t)
+	want := "completion deadline 10m0s passed: 200 of 400 tweets missing; 200 distinct tweets arrived and 200 copies " +
+		"of them were not counted, so total_tweets may include duplicates"
+	if s.Status != crawl.TaskFailed || s.FailureReason != want || s.DuplicateTweets != 200 {
+		t.Fatalf("state = %+v", s)
+	}
+	if f := e.finished.Finish; f.DuplicateTweets != 200 || f.MissingTweets != 200 {
+		t.Fatalf("finish = %+v", f)
+	}
+}
+
 func TestDeadlineWithoutTaskInit(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
-	e.OnActivity(a.ReadProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: -1, ProcessedTweets: 12}, nil)
+	e.OnActivity(a.FailProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: -1, ProcessedTweets: 12}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(6))
 	if s := e.result(t); s.Status != crawl.TaskFailed || !strings.Contains(s.FailureReason, "without TASK_INIT") {
 		t.Fatalf("state = %+v", s)
@@ -145,7 +165,7 @@ func TestDeadlineRaceWithCompletion(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
-	e.OnActivity(a.ReadProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: 5, ProcessedTweets: 5, Status: crawl.StatusCompleted}, nil)
+	e.OnActivity(a.FailProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: 5, ProcessedTweets: 5, Status: crawl.StatusCompleted}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(7))
 	if s := e.result(t); s.Status != crawl.TaskCompleted {
 		t.Fatalf("state = %+v", s)
