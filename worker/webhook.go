@@ -9,6 +9,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	wact "github.com/taskloom/taskloom/activities/webhook"
+	"github.com/taskloom/taskloom/internal/capturedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/webhook"
 	wfwebhook "github.com/taskloom/taskloom/workflows/webhook"
@@ -42,14 +43,14 @@ func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 
 // openRecords opens WEBHOOK_RECORDS_SQLITE when it is set. The handle lives as long as the
 // process: it is read-only, so nothing is lost when the process ends without closing it.
-func openRecords(p *platform.Platform) (*webhook.SQLiteRecords, error) {
+func openRecords(p *platform.Platform) (*capturedb.Records, error) {
 	cfg := p.Config.Webhook
 	if cfg.RecordsSQLite == "" {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := webhook.OpenSQLiteRecords(ctx, cfg.RecordsSQLite, cfg.RecordsSQLiteTable, cfg.RecordsSQLiteTaskID)
+	r, err := capturedb.Open(ctx, cfg.RecordsSQLite, cfg.RecordsSQLiteTable, cfg.RecordsSQLiteTaskID)
 	if err != nil {
 		return nil, fmt.Errorf("WEBHOOK_RECORDS_SQLITE: %w", err)
 	}

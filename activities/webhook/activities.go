@@ -16,7 +16,6 @@ import (
 
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // ErrNotConfigured is the non-retryable failure type when no Feishu app is configured.
@@ -31,7 +30,7 @@ type Activities struct {
 	BotSecret string        // SUMMARY_WEBHOOK_SECRET: Feishu custom-bot mode
 	// Records is the local SQLite capture database (WEBHOOK_RECORDS_SQLITE); nil uses the
 	// Feishu capture table.
-	Records *webhook.SQLiteRecords
+	Records webhook.RecordSource
 	Log     *slog.Logger
 }
 
@@ -43,7 +42,7 @@ func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Table
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "BadTableURL", err)
 	}
-	t.SQLite = a.Records
+	t.Records = a.Records
 	return t, nil
 }
 
@@ -81,50 +80,96 @@ func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 }
 
 // Attempt checks a row's readiness with one batched task lookup and, when every task is
-// finished, builds the payload and pushes it. A push failure is returned in the result (it
-// counts towards the row's RetryCount) rather than as an activity error, so Temporal never
-// re-pushes behind the state machine's back; Feishu read errors are activity errors and are
-// retried before anything is pushed.
-func (a *Activities) Attempt(ctx context.Context, in wf.AttemptInput) (wf.AttemptResult, error) {
+// finished, re-reads the row and decides from it as it is now: a row that has moved on
+// (delivered or closed by someone else) is not pushed (Done); a row whose TaskIDs changed is
+// checked again on its new TaskIDs. Then it builds the payload and pushes it. A push failure is
+// returned in the result (it counts towards the row's RetryCount) rather than as an activity
+// error, so Temporal never re-pushes behind the state machine's back; Feishu read errors are
+// activity errors and are retried before anything is pushed. The re-read is what makes a
+// retried or duplicated attempt idempotent: only the workflow holding webhook-{table}-{record}
+// pushes, and it writes back before it ends.
+func (a *Activities) Attempt(ctx context.Context, in webhook.AttemptInput) (webhook.AttemptResult, error) {
 	defer keepAlive(ctx, attemptHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
 	t, err := a.tables(ctx, in.Target.URLs)
 	if err != nil {
-		return wf.AttemptResult{}, err
+		return webhook.AttemptResult{}, err
 	}
 	row := in.Row
 	if row.BadTaskIDs != "" {
-		return wf.AttemptResult{Waiting: []string{row.BadTaskIDs}}, nil
+		return webhook.AttemptResult{Waiting: []string{row.BadTaskIDs}}, nil
 	}
+	tasks, r, err := a.readiness(ctx, t, row)
+	if err != nil || !r.Ready {
+		return webhook.AttemptResult{Waiting: r.Waiting}, err
+	}
+	fresh, err := t.GetRow(ctx, row.RecordID)
+	if err != nil {
+		return webhook.AttemptResult{}, err
+	}
+	if !webhook.Deliverable(fresh) {
+		a.logger(fresh, fresh.Status).Info("webhook row moved on before its push; not pushed")
+		return webhook.AttemptResult{Done: true, Row: &fresh}, nil
+	}
+	if !webhook.SameWork(row, fresh) {
+		if fresh.BadTaskIDs != "" {
+			return webhook.AttemptResult{Waiting: []string{fresh.BadTaskIDs}, Row: &fresh}, nil
+		}
+		if tasks, r, err = a.readiness(ctx, t, fresh); err != nil || !r.Ready {
+			return webhook.AttemptResult{Waiting: r.Waiting, Row: &fresh}, err
+		}
+	}
+	p, err := t.BuildPayload(ctx, fresh, tasks)
+	var pe *webhook.PayloadError
+	if err != nil && !errors.As(err, &pe) {
+		return webhook.AttemptResult{}, err // a Feishu read failed: retried before anything is pushed
+	}
+	res := a.push(ctx, in.Target, fresh, p, err)
+	res.Row = &fresh
+	return res, nil
+}
+
+// readiness looks the row's tasks up and evaluates them.
+func (a *Activities) readiness(ctx context.Context, t *webhook.Tables, row webhook.Row) (map[string]webhook.Task, webhook.Readiness, error) {
 	tasks, err := t.Tasks(ctx, row.TaskIDs)
 	if err != nil {
-		return wf.AttemptResult{}, err
+		return nil, webhook.Readiness{}, err
 	}
 	r := webhook.Evaluate(row.TaskIDs, webhook.Statuses(tasks))
 	if !r.Ready {
 		a.logger(row, row.Status).Debug("webhook row waiting", "waiting", r.Waiting)
-		return wf.AttemptResult{Waiting: r.Waiting}, nil
 	}
-	res := wf.AttemptResult{Ready: true, StartedAt: time.Now()}
-	p, err := t.BuildPayload(ctx, row, tasks)
-	var pe *webhook.PayloadError
-	switch {
-	case errors.As(err, &pe):
-		res.Err = "build payload: " + pe.Reason
-	case err != nil:
-		return wf.AttemptResult{}, err
-	default:
-		pusher := &webhook.Pusher{URL: in.Target.SummaryURL, Secret: a.BotSecret, Client: a.HTTP}
-		if perr := pusher.Push(ctx, p); perr != nil {
-			res.Err = perr.Error()
-		}
+	return tasks, r, nil
+}
+
+// push posts a row's payload, or records why it could not be built (buildErr, a
+// *webhook.PayloadError), as one attempt.
+func (a *Activities) push(ctx context.Context, target webhook.Target, row webhook.Row, p *webhook.Payload, buildErr error) webhook.AttemptResult {
+	res := webhook.AttemptResult{Ready: true, StartedAt: time.Now()}
+	if buildErr != nil {
+		res.Err = "build payload: " + buildErr.Error()
+	} else {
+		res.Err = a.send(ctx, target, p)
 	}
 	res.EndedAt = time.Now()
+	a.logPush(row, p, res.Err)
+	return res
+}
+
+// send posts p to the summary receiver; the error text, or "" on success.
+func (a *Activities) send(ctx context.Context, target webhook.Target, p *webhook.Payload) string {
+	pusher := &webhook.Pusher{URL: target.SummaryURL, Secret: a.BotSecret, Client: a.HTTP}
+	if err := pusher.Push(ctx, p); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func (a *Activities) logPush(row webhook.Row, p *webhook.Payload, errText string) {
 	outcome := webhook.StatusSuccess
-	if res.Err != "" {
+	if errText != "" {
 		outcome = webhook.StatusFailed
 	}
-	a.logger(row, outcome).Info("webhook push attempted", "records", recordsOf(p), "err", res.Err)
-	return res, nil
+	a.logger(row, outcome).Info("webhook push attempted", "records", recordsOf(p), "err", errText)
 }
 
 func recordsOf(p *webhook.Payload) int {
@@ -136,7 +181,7 @@ func recordsOf(p *webhook.Payload) int {
 
 // WriteBack writes a transition to the row. It is idempotent: the same fields written twice
 // leave the row as after one write.
-func (a *Activities) WriteBack(ctx context.Context, in wf.WriteBackInput) error {
+func (a *Activities) WriteBack(ctx context.Context, in webhook.WriteBackInput) error {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return err
@@ -156,7 +201,7 @@ func (a *Activities) EscalateFailedTasks(ctx context.Context, u webhook.URLs) (i
 
 // CreateVideoRows runs the video_screen_capture creator (idempotent: rows are looked up by
 // TaskID before creating).
-func (a *Activities) CreateVideoRows(ctx context.Context, in wf.CreatorInput) (webhook.CreateResult, error) {
+func (a *Activities) CreateVideoRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -168,7 +213,7 @@ func (a *Activities) CreateVideoRows(ctx context.Context, in wf.CreatorInput) (w
 
 // CreateSingleURLRows runs the single_url_capture aggregation (idempotent per GroupID+Date).
 // InvalidFilter is not retryable: the table needs the missing option first.
-func (a *Activities) CreateSingleURLRows(ctx context.Context, in wf.CreatorInput) (webhook.CreateResult, error) {
+func (a *Activities) CreateSingleURLRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -179,7 +224,7 @@ func (a *Activities) CreateSingleURLRows(ctx context.Context, in wf.CreatorInput
 }
 
 // CreateGroupRows runs CreateWebhookResultsForGroups (idempotent: BizType+GroupID+Date dedupe).
-func (a *Activities) CreateGroupRows(ctx context.Context, in wf.GroupsInput) (webhook.CreateResult, error) {
+func (a *Activities) CreateGroupRows(ctx context.Context, in webhook.GroupsInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -203,15 +248,15 @@ func nonRetryableFilter(err error) error {
 	return err
 }
 
-// Register registers every webhook activity under its wf.*Activity name.
+// Register registers every webhook activity under its webhook.*Activity name.
 func (a *Activities) Register(r interface {
 	RegisterActivityWithOptions(any, activity.RegisterOptions)
 }) {
-	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: wf.AttemptActivity})
-	r.RegisterActivityWithOptions(a.WriteBack, activity.RegisterOptions{Name: wf.WriteBackActivity})
-	r.RegisterActivityWithOptions(a.SweepRows, activity.RegisterOptions{Name: wf.SweepActivity})
-	r.RegisterActivityWithOptions(a.EscalateFailedTasks, activity.RegisterOptions{Name: wf.EscalateActivity})
-	r.RegisterActivityWithOptions(a.CreateVideoRows, activity.RegisterOptions{Name: wf.VideoRowsActivity})
-	r.RegisterActivityWithOptions(a.CreateSingleURLRows, activity.RegisterOptions{Name: wf.SingleURLActivity})
-	r.RegisterActivityWithOptions(a.CreateGroupRows, activity.RegisterOptions{Name: wf.GroupRowsActivity})
+	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: webhook.AttemptActivity})
+	r.RegisterActivityWithOptions(a.WriteBack, activity.RegisterOptions{Name: webhook.WriteBackActivity})
+	r.RegisterActivityWithOptions(a.SweepRows, activity.RegisterOptions{Name: webhook.SweepActivity})
+	r.RegisterActivityWithOptions(a.EscalateFailedTasks, activity.RegisterOptions{Name: webhook.EscalateActivity})
+	r.RegisterActivityWithOptions(a.CreateVideoRows, activity.RegisterOptions{Name: webhook.VideoRowsActivity})
+	r.RegisterActivityWithOptions(a.CreateSingleURLRows, activity.RegisterOptions{Name: webhook.SingleURLActivity})
+	r.RegisterActivityWithOptions(a.CreateGroupRows, activity.RegisterOptions{Name: webhook.GroupRowsActivity})
 }

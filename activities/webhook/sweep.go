@@ -2,59 +2,260 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/searchattr"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	"github.com/taskloom/taskloom/internal/webhook"
 )
 
-// SweepRows is one WebhookResultWorker scan: it finds rows with Status pending or failed
-// (error rows are skipped by the search) and makes sure each has its delivery workflow.
-// Starting with the USE_EXISTING conflict policy makes this idempotent: a row whose workflow
-// is already running (waiting on tasks, or between retries) keeps that workflow.
-func (a *Activities) SweepRows(ctx context.Context, in wf.SweepInput) (wf.SweepResult, error) {
+// Sizes of the sweep's batches: a chunk of claimed rows is re-read, pushed and written back
+// before the next, so a crash loses at most one chunk's write-backs; pushes run pushConcurrency
+// at a time, workflow starts and signals startConcurrency at a time.
+const (
+	sweepChunk       = 100
+	pushConcurrency  = 8
+	startConcurrency = 16 // Temporal starts and signals in flight
+)
+
+// SweepRows is one WebhookResultWorker scan. It finds the rows with Status pending or failed
+// (error rows are skipped by the search) and checks all their tasks with one set of searches.
+// A row still waiting gets its own delivery workflow (USE_EXISTING: one that runs already is
+// kept), which waits with durable timers. A ready row is delivered by the sweep in a batch,
+// exactly once whatever other sweeps do:
+//
+//  1. claim: start its webhook-{table}-{record} workflow in claimed mode; if one runs already,
+//     that one owns the row and the sweep leaves it alone;
+//  2. re-read the claimed rows (batch_get) and push only those still pending/failed with the
+//     TaskIDs the readiness verdict was made on — a delivery that finished before the claim
+//     wrote its status back before it ended, so a stale scan never pushes twice;
+//  3. push, write back with batch_update, and signal each claimed workflow the outcome.
+//
+// Idempotent under retries: a row claimed by an earlier try is held by its workflow, so the
+// retry cannot claim it again; that workflow goes on alone after webhook.ClaimHold.
+func (a *Activities) SweepRows(ctx context.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
+	defer keepAlive(ctx, attemptHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
 	t, err := a.tables(ctx, in.Target.URLs)
 	if err != nil {
-		return wf.SweepResult{}, err
+		return webhook.SweepResult{}, err
 	}
 	rows, err := t.CandidateRows(ctx, in.Filter)
 	if err != nil {
-		return wf.SweepResult{}, nonRetryableFilter(err)
+		return webhook.SweepResult{}, nonRetryableFilter(err)
 	}
-	res := wf.SweepResult{Candidates: len(rows)}
-	queue := activity.GetInfo(ctx).TaskQueue
-	now := time.Now()
-	for i, row := range rows {
-		opts := client.StartWorkflowOptions{
-			ID:                       wf.DeliveryID(t.Webhook.TableID, row.RecordID),
-			TaskQueue:                queue,
-			WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				searchattr.Kind.ValueSet(wf.DeliveryKind), searchattr.Status.ValueSet(row.Status),
-				searchattr.Key.ValueSet(row.RecordID), searchattr.BizType.ValueSet(row.BizType),
-				searchattr.GroupID.ValueSet(row.GroupID)),
-		}
-		run, err := a.Temporal.ExecuteWorkflow(ctx, opts, wf.DeliveryWorkflowName, wf.DeliveryInput{
-			Target: in.Target, Row: row, Policy: in.Policy, Since: now,
-		})
+	res := webhook.SweepResult{Candidates: len(rows)}
+	tasks, err := t.TasksForRows(ctx, rows)
+	if err != nil {
+		return res, err
+	}
+	s := &sweep{a: a, t: t, in: in, queue: activity.GetInfo(ctx).TaskQueue, now: time.Now(), tasks: tasks, statuses: webhook.Statuses(tasks)}
+	claimed, err := s.startAll(ctx, rows)
+	res.Ensured = len(rows)
+	if err != nil {
+		s.release(ctx, claimed)
+		return res, err
+	}
+	for start := 0; start < len(claimed); start += sweepChunk {
+		n, err := s.deliver(ctx, claimed[start:min(start+sweepChunk, len(claimed))])
+		res.Delivered += n
 		if err != nil {
-			return res, fmt.Errorf("ensure delivery workflow for row %s: %w", row.RecordID, err)
+			s.release(ctx, claimed[start:])
+			return res, err
 		}
-		if run.GetID() != "" {
-			res.Ensured++
-		}
-		if i%50 == 0 {
-			activity.RecordHeartbeat(ctx, i)
-		}
-		a.logger(row, row.Status).Debug("webhook delivery ensured", "workflow_id", opts.ID)
 	}
-	a.Log.Info("webhook sweep", "candidates", res.Candidates, "group_id", in.Filter.GroupID, "date", in.Filter.Date)
+	a.Log.Info("webhook sweep", "candidates", res.Candidates, "delivered", res.Delivered, "group_id", in.Filter.GroupID, "date", in.Filter.Date)
 	return res, nil
+}
+
+type sweep struct {
+	a        *Activities
+	t        *webhook.Tables
+	in       webhook.SweepInput
+	queue    string
+	now      time.Time
+	tasks    map[string]webhook.Task
+	statuses map[string]string
+}
+
+// startAll gives every waiting row its delivery workflow and claims every ready one, startConcurrency
+// starts at a time; it returns the claims in rows' order.
+func (s *sweep) startAll(ctx context.Context, rows []webhook.Row) ([]claim, error) {
+	claims := make([]*claim, len(rows))
+	err := parallel(len(rows), startConcurrency, func(i int) error {
+		row := rows[i]
+		if row.BadTaskIDs != "" || !webhook.Evaluate(row.TaskIDs, s.statuses).Ready {
+			return s.ensure(ctx, row)
+		}
+		c, ok, err := s.claim(ctx, row)
+		if ok {
+			claims[i] = &c
+		}
+		return err
+	})
+	var out []claim
+	for _, c := range claims {
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out, err
+}
+
+// parallel runs fn(0..n-1), at most conc at a time, and returns the first error.
+func parallel(n, conc int, fn func(i int) error) error {
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				once.Do(func() { first = err })
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// claim is a ready row whose delivery workflow this sweep started in claimed mode.
+type claim struct {
+	row   webhook.Row
+	runID string
+}
+
+func (s *sweep) options(row webhook.Row) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    webhook.DeliveryID(s.t.Webhook.TableID, row.RecordID),
+		TaskQueue:             s.queue,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			searchattr.Kind.ValueSet(webhook.DeliveryKind), searchattr.Status.ValueSet(row.Status),
+			searchattr.Key.ValueSet(row.RecordID), searchattr.BizType.ValueSet(row.BizType),
+			searchattr.GroupID.ValueSet(row.GroupID)),
+	}
+}
+
+// ensure makes sure a waiting row has a delivery workflow (a running one is kept).
+func (s *sweep) ensure(ctx context.Context, row webhook.Row) error {
+	opts := s.options(row)
+	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	_, err := s.a.Temporal.ExecuteWorkflow(ctx, opts, webhook.DeliveryWorkflowName, webhook.DeliveryInput{
+		Target: s.in.Target, Row: row, Policy: s.in.Policy, Since: s.now})
+	if err != nil {
+		return fmt.Errorf("ensure delivery workflow for row %s: %w", row.RecordID, err)
+	}
+	s.a.logger(row, row.Status).Debug("webhook delivery ensured", "workflow_id", opts.ID)
+	return nil
+}
+
+// claim starts a ready row's workflow in claimed mode; ok is false when a delivery of the row
+// is running already (it owns the row).
+func (s *sweep) claim(ctx context.Context, row webhook.Row) (claim, bool, error) {
+	opts := s.options(row)
+	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	run, err := s.a.Temporal.ExecuteWorkflow(ctx, opts, webhook.DeliveryWorkflowName, webhook.DeliveryInput{
+		Target: s.in.Target, Row: row, Policy: s.in.Policy, Since: s.now, Claimed: true})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return claim{}, false, nil
+	}
+	if err != nil {
+		return claim{}, false, fmt.Errorf("claim row %s: %w", row.RecordID, err)
+	}
+	return claim{row: row, runID: run.GetRunID()}, true, nil
+}
+
+// deliver re-reads a chunk of claimed rows, pushes those that still want it, writes the
+// outcomes back in one batch_update and reports them to the claimed workflows.
+func (s *sweep) deliver(ctx context.Context, chunk []claim) (int, error) {
+	ids := make([]string, len(chunk))
+	for i, c := range chunk {
+		ids[i] = c.row.RecordID
+	}
+	fresh, err := s.t.GetRows(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	var push []webhook.Row
+	outcomes := make(map[string]webhook.SweepOutcome, len(chunk))
+	for _, c := range chunk {
+		f, ok := fresh[c.row.RecordID]
+		switch {
+		case !ok:
+			gone := c.row
+			gone.Status = "deleted"
+			outcomes[gone.RecordID] = webhook.SweepOutcome{Done: true, Row: &gone}
+		case !webhook.Deliverable(f):
+			s.a.logger(f, f.Status).Info("webhook row moved on since the sweep read it; not pushed")
+			outcomes[f.RecordID] = webhook.SweepOutcome{Done: true, Row: &f}
+		case !webhook.SameWork(c.row, f):
+			outcomes[f.RecordID] = webhook.SweepOutcome{Row: &f} // the workflow checks the new TaskIDs
+		default:
+			push = append(push, f)
+		}
+	}
+	payloads, failures, err := s.t.BuildPayloads(ctx, push, s.tasks)
+	if err != nil {
+		return 0, err
+	}
+	results := s.pushAll(ctx, push, payloads, failures)
+	trs := make(map[string]webhook.Transition, len(push))
+	for i, row := range push {
+		r := results[i]
+		trs[row.RecordID] = webhook.AfterAttempt(row.RetryCount, row.HasStartAt, webhook.Attempt{StartedAt: r.StartedAt, EndedAt: r.EndedAt, Err: r.Err})
+	}
+	// When the batch write fails, each workflow writes its own transition back (with retries):
+	// the pushes happened and must not happen again.
+	written := s.t.WriteBacks(ctx, trs) == nil
+	for id, tr := range trs {
+		outcomes[id] = webhook.SweepOutcome{Transition: &tr, Written: written}
+	}
+	_ = parallel(len(chunk), startConcurrency, func(i int) error {
+		s.signal(ctx, chunk[i], outcomes[chunk[i].row.RecordID])
+		return nil
+	})
+	return len(push), nil
+}
+
+// pushAll pushes the ready rows, pushConcurrency at a time; results are in rows' order.
+func (s *sweep) pushAll(ctx context.Context, rows []webhook.Row, payloads map[string]*webhook.Payload, failures map[string]error) []webhook.AttemptResult {
+	results := make([]webhook.AttemptResult, len(rows))
+	_ = parallel(len(rows), pushConcurrency, func(i int) error {
+		results[i] = s.a.push(ctx, s.in.Target, rows[i], payloads[rows[i].RecordID], failures[rows[i].RecordID])
+		return nil
+	})
+	return results
+}
+
+// signal reports an outcome to a claimed workflow. A lost signal is not lost work: the workflow
+// goes on alone after webhook.ClaimHold and re-reads the row before any push.
+func (s *sweep) signal(ctx context.Context, c claim, o webhook.SweepOutcome) {
+	id := webhook.DeliveryID(s.t.Webhook.TableID, c.row.RecordID)
+	if err := s.a.Temporal.SignalWorkflow(ctx, id, c.runID, webhook.SweepOutcomeSignal, o); err != nil {
+		s.a.logger(c.row, c.row.Status).Warn("webhook sweep could not report to its claimed row", "workflow_id", id, "err", err)
+	}
+}
+
+// release hands claimed rows the sweep will not deliver back to their workflows at once.
+func (s *sweep) release(ctx context.Context, rest []claim) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = parallel(len(rest), startConcurrency, func(i int) error {
+		row := rest[i].row
+		s.signal(ctx, rest[i], webhook.SweepOutcome{Row: &row})
+		return nil
+	})
 }

@@ -12,6 +12,7 @@ const (
 	CodeWriteConflict      = 1254291  // bitable: concurrent writes to one base
 	CodeDataNotReady       = 1254607  // bitable: data not ready, retryable
 	CodeInvalidFilter      = 1254018  // bitable: InvalidFilter
+	CodeFilterTooLong      = 1254107  // bitable: FilterLengthExceedLimit (JSON filter > 2,000 characters)
 	CodeGatewayRateLimit   = 99991400 // gateway: request trigger frequency limit
 	CodeTokenMissing       = 99991661
 	CodeTokenInvalid       = 99991663

@@ -3,8 +3,10 @@ package feishu
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Operators Feishu's record search accepts. `like` and `in` are documented as unsupported, so
@@ -22,10 +24,14 @@ const (
 	OpIsLessEqual    = "isLessEqual"
 )
 
-// Limits of the filter object documented for record search.
+// Limits of the filter object documented for record search: 50 conditions, 10 values per
+// condition, and a JSON filter of at most 2,000 characters (answered with 1254107
+// FilterLengthExceedLimit; record search error table, open.feishu.cn bitable-v1
+// app-table-record/search).
 const (
 	MaxConditions      = 50
 	MaxConditionValues = 10
+	MaxFilterChars     = 2000
 )
 
 var knownOps = map[string]bool{
@@ -135,7 +141,69 @@ func (f *Filter) Validate() error {
 	if total > MaxConditions {
 		return fmt.Errorf("filter has %d conditions, Feishu allows %d", total, MaxConditions)
 	}
+	if n := f.Length(); n > MaxFilterChars {
+		return fmt.Errorf("filter is %d characters of JSON, Feishu allows %d", n, MaxFilterChars)
+	}
 	return nil
+}
+
+// Length is the filter's size as Feishu measures it: characters of its JSON encoding. Runes
+// are counted, so a Chinese field name counts once per character (and the count is never
+// smaller than what a byte-counting server would see for ASCII filters).
+func (f *Filter) Length() int {
+	if f == nil {
+		return 0
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return 0
+	}
+	return utf8.RuneCount(b)
+}
+
+// SplitAnyOf builds the fewest filters that together say "base and field is one of values",
+// each within Feishu's limits: the values go into `or` groups of `is` conditions, and a group
+// is closed as soon as one more value would push the encoded filter past MaxFilterChars or
+// the filter past MaxConditions. The size is measured on the encoded filter, not estimated,
+// so long values, long field names and Chinese names split where they must. Duplicate values
+// are sent once. It fails only when base plus a single value is already over a limit.
+func SplitAnyOf(field string, values []string, base []Condition) ([]*Filter, error) {
+	var out []*Filter
+	var cur []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		next := append(slices.Clone(cur), v)
+		f := anyOfFilter(field, next, base)
+		if f.Validate() == nil {
+			cur = next
+			continue
+		}
+		if len(cur) == 0 {
+			return nil, fmt.Errorf("filter on %q: value %q alone exceeds Feishu's limits: %w", field, v, f.Validate())
+		}
+		out = append(out, anyOfFilter(field, cur, base))
+		cur = []string{v}
+		if err := anyOfFilter(field, cur, base).Validate(); err != nil {
+			return nil, fmt.Errorf("filter on %q: value %q alone exceeds Feishu's limits: %w", field, v, err)
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, anyOfFilter(field, cur, base))
+	}
+	return out, nil
+}
+
+// anyOfFilter is base and-ed with field ∈ values; without base the `is` conditions sit at
+// the top level of an `or` filter, which is shorter than a child group.
+func anyOfFilter(field string, values []string, base []Condition) *Filter {
+	if len(base) == 0 {
+		return Or(AnyOf(field, values...).Conditions...)
+	}
+	return And(base, AnyOf(field, values...))
 }
 
 func checkConjunction(c string) error {

@@ -59,12 +59,39 @@ type searchResp struct {
 	} `json:"data"`
 }
 
+// Page is one page of a search.
+type Page struct {
+	Items []Record
+	Next  string // page token of the next page; empty on the last
+	Total int    // records matching the filter, all pages together
+}
+
 // Search returns every record matching opts, following page_token until it is absent. The
 // body is posted raw rather than through the SDK's typed request because the SDK drops the
 // empty value of isEmpty/isNotEmpty conditions.
 func (c *Client) Search(ctx context.Context, t Table, opts SearchOptions) ([]Record, error) {
+	var out []Record
+	pageToken := ""
+	for {
+		p, err := c.SearchPage(ctx, t, opts, pageToken)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Items...)
+		if opts.Limit > 0 && len(out) >= opts.Limit {
+			return out[:opts.Limit], nil
+		}
+		if p.Next == "" {
+			return out, nil
+		}
+		pageToken = p.Next
+	}
+}
+
+// SearchPage reads one page of a search (the first when pageToken is empty).
+func (c *Client) SearchPage(ctx context.Context, t Table, opts SearchOptions, pageToken string) (Page, error) {
 	if err := opts.Filter.Validate(); err != nil {
-		return nil, fmt.Errorf("feishu search %s: %w", t.TableID, err)
+		return Page{}, fmt.Errorf("feishu search %s: %w", t.TableID, err)
 	}
 	size := opts.PageSize
 	if size <= 0 || size > MaxSearchPage {
@@ -74,58 +101,57 @@ func (c *Client) Search(ctx context.Context, t Table, opts SearchOptions) ([]Rec
 		size = opts.Limit
 	}
 	body := searchBody{ViewID: t.ViewID, FieldNames: opts.FieldNames, Sort: opts.Sort, Filter: opts.Filter}
-	var out []Record
-	pageToken := ""
-	for {
-		q := url.Values{"page_size": {fmt.Sprint(size)}}
-		if pageToken != "" {
-			q.Set("page_token", pageToken)
-		}
-		path := fmt.Sprintf("/open-apis/bitable/v1/apps/%s/tables/%s/records/search?%s",
-			url.PathEscape(t.AppToken), url.PathEscape(t.TableID), q.Encode())
-		var resp searchResp
-		err := c.call(ctx, "search "+t.TableID, func(opt larkcore.RequestOptionFunc) (result, error) {
-			raw, err := c.sdk.Post(ctx, path, body, larkcore.AccessTokenTypeTenant, opt)
-			if err != nil {
-				return result{}, err
-			}
-			resp = searchResp{}
-			if err := json.Unmarshal(raw.RawBody, &resp); err != nil {
-				return result{}, fmt.Errorf("decode search response: %w", err)
-			}
-			return result{api: raw, code: resp.Code, msg: resp.Msg}, nil
-		})
-		if err != nil {
-			return nil, c.explain(ctx, t, opts.Filter, err)
-		}
-		out = append(out, resp.Data.Items...)
-		if opts.Limit > 0 && len(out) >= opts.Limit {
-			return out[:opts.Limit], nil
-		}
-		if resp.Data.PageToken == nil || *resp.Data.PageToken == "" || len(resp.Data.Items) == 0 {
-			return out, nil
-		}
-		pageToken = *resp.Data.PageToken
+	q := url.Values{"page_size": {fmt.Sprint(size)}}
+	if pageToken != "" {
+		q.Set("page_token", pageToken)
 	}
+	path := fmt.Sprintf("/open-apis/bitable/v1/apps/%s/tables/%s/records/search?%s",
+		url.PathEscape(t.AppToken), url.PathEscape(t.TableID), q.Encode())
+	var resp searchResp
+	err := c.call(ctx, "search "+t.TableID, func(opt larkcore.RequestOptionFunc) (result, error) {
+		raw, err := c.sdk.Post(ctx, path, body, larkcore.AccessTokenTypeTenant, opt)
+		if err != nil {
+			return result{}, err
+		}
+		resp = searchResp{}
+		if err := json.Unmarshal(raw.RawBody, &resp); err != nil {
+			return result{}, fmt.Errorf("decode search response: %w", err)
+		}
+		return result{api: raw, code: resp.Code, msg: resp.Msg}, nil
+	})
+	if err != nil {
+		return Page{}, c.explain(ctx, t, opts.Filter, err)
+	}
+	p := Page{Items: resp.Data.Items, Total: resp.Data.Total}
+	if resp.Data.PageToken != nil && len(resp.Data.Items) > 0 {
+		p.Next = *resp.Data.PageToken
+	}
+	return p, nil
 }
 
-// SearchAnyOf finds the records whose field equals one of values, sending as few searches as
-// possible: up to MaxConditions values share one `or` group. base conditions are and-ed in.
+// SearchAnyOf finds the records whose field equals one of values (and-ed with base), with as
+// few searches as Feishu's filter limits allow (see SplitAnyOf). Results of the split searches
+// are merged in order and de-duplicated by record id.
 func (c *Client) SearchAnyOf(ctx context.Context, t Table, field string, values []string, base []Condition, opts SearchOptions) ([]Record, error) {
-	per := MaxConditions - len(base)
-	if per < 1 {
-		return nil, fmt.Errorf("feishu search %s: %d base conditions leave no room for values", t.TableID, len(base))
+	filters, err := SplitAnyOf(field, values, base)
+	if err != nil {
+		return nil, fmt.Errorf("feishu search %s: %w", t.TableID, err)
 	}
 	var out []Record
-	for start := 0; start < len(values); start += per {
-		chunk := values[start:min(start+per, len(values))]
+	seen := map[string]bool{}
+	for _, f := range filters {
 		o := opts
-		o.Filter = And(base, AnyOf(field, chunk...))
+		o.Filter = f
 		recs, err := c.Search(ctx, t, o)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, recs...)
+		for _, r := range recs {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				out = append(out, r)
+			}
+		}
 	}
 	return out, nil
 }

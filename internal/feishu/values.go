@@ -48,12 +48,13 @@ func Text(v any) string {
 	}
 }
 
-// joinParts concatenates text segments ("a", "b" → "ab") but separates whole values of a
-// multi-select or lookup (["x","y"] → "x,y"), which is how both read in the Feishu UI.
+// joinParts concatenates the segments of a text cell ("a", "b" → "ab") but separates whole
+// values — options of a multi-select, people of a person cell, items of a lookup — with a
+// comma (["x","y"] → "x,y", two people → "张三,李四"), which is how both read in the Feishu UI.
 func joinParts(parts []any) string {
-	segments := true
+	segments := len(parts) > 0
 	for _, p := range parts {
-		if _, ok := p.(map[string]any); !ok {
+		if !isSegment(p) {
 			segments = false
 			break
 		}
@@ -66,6 +67,52 @@ func joinParts(parts []any) string {
 		b.WriteString(Text(p))
 	}
 	return b.String()
+}
+
+// isSegment reports a rich-text segment ({"type":"text"|"mention"|"url",…}): the elements of
+// a text cell as search and batch_get return it. Persons, groups and attachments are objects
+// without a string "type".
+func isSegment(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m["type"].(string)
+	return ok
+}
+
+// PlainValue turns a cell into a JSON value that keeps its meaning for a receiver that does not
+// know Bitable's shapes: text segments become one string (a mention as its "@name" text, a
+// link segment as its text); a hyperlink (URL field) stays {"link","text"}; a person, group or
+// attachment cell becomes the list of their names; a lookup or formula becomes its value;
+// numbers, booleans, strings and option lists stay as they are.
+func PlainValue(v any) any {
+	switch x := v.(type) {
+	case []any:
+		if len(x) > 0 && isSegment(x[0]) {
+			return Text(x)
+		}
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			out = append(out, PlainValue(e))
+		}
+		return out
+	case map[string]any:
+		if link, ok := x["link"]; ok && !isSegment(x) {
+			return map[string]any{"link": Text(link), "text": Text(x["text"])}
+		}
+		if inner, ok := x["value"]; ok {
+			return PlainValue(inner)
+		}
+		if n, ok := x["name"]; ok {
+			return Text(n)
+		}
+		return Text(x)
+	case nil, string, bool, float64:
+		return x
+	default:
+		return Text(x)
+	}
 }
 
 func formatNumber(f float64) string {

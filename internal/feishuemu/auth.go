@@ -2,9 +2,12 @@ package feishuemu
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // handleToken issues tenant tokens. The token fields sit at the top level of the answer (no
@@ -64,8 +67,23 @@ func (s *Server) authed(ep string, h http.HandlerFunc) http.HandlerFunc {
 				"msg": "Invalid access token for authorization. Please make a request with token attached."})
 			return
 		}
-		h(w, r)
+		s.serveDelayed(ep, w, r, h)
 	}
+}
+
+// serveDelayed runs h and, with Options.AnswerDelay, delivers its answer late: the delay is
+// asked for (and slept) after the answer was computed.
+func (s *Server) serveDelayed(ep string, w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	if s.opts.AnswerDelay == nil {
+		h(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	h(rec, r)
+	time.Sleep(s.opts.AnswerDelay(ep))
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
 }
 
 func (s *Server) writeFault(w http.ResponseWriter, f Fault) {

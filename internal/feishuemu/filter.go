@@ -38,6 +38,7 @@ var allowedOps = map[int][]string{
 	TypeDateTime:     {"is", "isEmpty", "isNotEmpty", "isGreater", "isLess"},
 	TypeCreatedTime:  {"is", "isEmpty", "isNotEmpty", "isGreater", "isLess"},
 	TypeCheckbox:     {"is"},
+	TypeUser:         {"is", "isNot", "contains", "doesNotContain", "isEmpty", "isNotEmpty"},
 }
 
 // compileFilter turns a filter into a predicate over t's records, rejecting what Feishu
@@ -129,6 +130,8 @@ func compileCond(t *table, c wireCond, loc *time.Location, now time.Time) (predi
 		return numberCond(f, op, vals)
 	case TypeSingleSelect, TypeMultiSelect:
 		return selectCond(f, op, vals)
+	case TypeUser:
+		return userCond(f, op, vals)
 	case TypeDateTime, TypeCreatedTime:
 		return dateCond(f, op, vals, loc, now)
 	case TypeCheckbox:
@@ -145,6 +148,14 @@ func cellText(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
+	case []any: // text segments
+		var b strings.Builder
+		for _, e := range x {
+			m, _ := e.(map[string]any)
+			s, _ := m["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String()
 	case map[string]any:
 		s, _ := x["text"].(string)
 		return s
@@ -247,6 +258,39 @@ func selectCond(f *field, op string, vals []string) (predicate, *apiErr) {
 		return false
 	}
 	exact := func(r *record) bool { c := cell(r); return len(c) == 1 && c[0] == vals[0] }
+	switch op {
+	case "is":
+		return exact, nil
+	case "isNot":
+		return func(r *record) bool { return !exact(r) }, nil
+	case "contains":
+		return hasAny, nil
+	default:
+		return func(r *record) bool { return !hasAny(r) }, nil
+	}
+}
+
+// userCond matches person cells by user id (filter guide: person values are user ids of the
+// user_id_type kind): is/isNot compare the whole cell with one id, contains/doesNotContain
+// look for any of the ids.
+func userCond(f *field, op string, vals []string) (predicate, *apiErr) {
+	if (op == "is" || op == "isNot") && len(vals) != 1 {
+		return nil, invalidFilter("%s on %q takes one value", op, f.name)
+	}
+	ids := func(r *record) []string {
+		arr, _ := r.value(f).([]any)
+		out := make([]string, 0, len(arr))
+		for _, e := range arr {
+			m, _ := e.(map[string]any)
+			id, _ := m["id"].(string)
+			out = append(out, id)
+		}
+		return out
+	}
+	hasAny := func(r *record) bool {
+		return slices.ContainsFunc(ids(r), func(id string) bool { return slices.Contains(vals, id) })
+	}
+	exact := func(r *record) bool { c := ids(r); return len(c) == 1 && c[0] == vals[0] }
 	switch op {
 	case "is":
 		return exact, nil

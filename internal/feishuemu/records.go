@@ -1,12 +1,14 @@
 package feishuemu
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // lookup finds the table named by the path; the caller holds s.store.mu.
@@ -40,6 +42,26 @@ type searchReq struct {
 	AutomaticFields bool        `json:"automatic_fields"`
 }
 
+// maxFilterChars is the documented limit on a search filter: "filter" longer than 2,000
+// characters of JSON is answered 1254107 FilterLengthExceedLimit with HTTP 200 (record search
+// error table, open.feishu.cn bitable-v1 app-table-record/search).
+const maxFilterChars = 2000
+
+// filterLength measures the filter as sent, in characters, whitespace removed.
+func filterLength(raw []byte) int {
+	var probe struct {
+		Filter json.RawMessage `json:"filter"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || len(probe.Filter) == 0 {
+		return 0
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, probe.Filter) != nil {
+		return len(probe.Filter)
+	}
+	return utf8.RuneCount(b.Bytes())
+}
+
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	raw, _ := readAll(r)
 	var req searchReq
@@ -48,6 +70,10 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, badReq(1254000, "WrongRequestJson: "+err.Error()))
 			return
 		}
+	}
+	if n := filterLength(raw); n > maxFilterChars {
+		writeErr(w, badReq(1254107, "FilterLengthExceedLimit, limited to 2,000 characters"))
+		return
 	}
 	size, aerr := pageSize(r, 20, 500)
 	if aerr != nil {
@@ -94,7 +120,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) item(t *table, rec *record, names []string, segments, automatic bool) map[string]any {
-	it := map[string]any{"record_id": rec.id, "id": rec.id, "fields": t.render(rec, names, segments)}
+	it := map[string]any{"record_id": rec.id, "id": rec.id, "fields": t.render(rec, names, segments, s.opts.Users)}
 	if automatic {
 		it["created_time"] = rec.created
 		it["last_modified_time"] = rec.modified

@@ -33,6 +33,17 @@ type Options struct {
 	WriteConflicts bool
 	// Now overrides the clock (tests of Today/Yesterday filters).
 	Now func() time.Time
+	// Users is the tenant's directory (open_id → name) used to render person cells as
+	// [{id,name,en_name,email,avatar_url}]; an id missing here renders with the name it was
+	// written with, if any.
+	Users map[string]string
+	// OnWrite, when set, sees every applied record write (table id, record id, the cells as
+	// written) after it is stored; tests use it to count writes per field.
+	OnWrite func(tableID, recordID string, fields map[string]any)
+	// AnswerDelay, when set, holds each answer of an endpoint back for the duration it returns:
+	// the answer is computed when the request arrives and delivered late, as over a slow
+	// network, so a read describes the table as it was when it was read (tests of stale reads).
+	AnswerDelay func(endpoint string) time.Duration
 }
 
 // Server is the emulator. Handler() serves it; Start runs it on a listener.

@@ -287,3 +287,129 @@ func TestFixtureFileAndWiki(t *testing.T) {
 		t.Fatal("last page carries page_token")
 	}
 }
+
+// One case per documented limit (record search / batch_* docs; see
+// /work/shared/reference/feishu-openapi.md §1–2): the answer code and HTTP status the real
+// server gives.
+func TestDocumentedLimits(t *testing.T) {
+	s := start(t, Options{}, testFixture(3))
+	tok := token(t, s)
+	base := "/open-apis/bitable/v1/apps/appEmu/tables/tblT/records"
+	is := func(v string) map[string]any {
+		return map[string]any{"field_name": "TaskID", "operator": "is", "value": []string{v}}
+	}
+	conds := func(n int, width int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = is(fmt.Sprintf("%0*d", width, i))
+		}
+		return out
+	}
+	filter := func(c []any) map[string]any {
+		return map[string]any{"filter": map[string]any{"conjunction": "or", "conditions": c}}
+	}
+	rows := func(n int, withID bool) map[string]any {
+		out := make([]any, n)
+		for i := range out {
+			r := map[string]any{"fields": map[string]any{"TaskID": fmt.Sprint(i)}}
+			if withID {
+				r["record_id"] = "recNope"
+			}
+			out[i] = r
+		}
+		return map[string]any{"records": out}
+	}
+	ids := func(n int) map[string]any {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint("rec", i)
+		}
+		return map[string]any{"record_ids": out}
+	}
+	cases := []struct {
+		name, method, path string
+		body               any
+		status, code       int
+	}{
+		// search: "filter" JSON ≤ 2,000 characters → 1254107 FilterLengthExceedLimit (HTTP 200).
+		{"filter of 30 short conditions fits", "POST", base + "/search", filter(conds(30, 4)), 200, 0},
+		{"filter over 2,000 characters", "POST", base + "/search", filter(conds(40, 20)), 200, 1254107},
+		// search: conditions ≤ 50, value ≤ 10 items (filter guide) → InvalidFilter.
+		// 51 conditions cannot be written in 2,000 characters (the shortest condition is 47), so the
+		// length limit answers first; the 50-condition check stays for filters Feishu measures
+		// differently.
+		{"51 conditions", "POST", base + "/search", filter(conds(51, 1)), 200, 1254107},
+		{"11 values", "POST", base + "/search", map[string]any{"filter": map[string]any{"conjunction": "and", "conditions": []any{
+			map[string]any{"field_name": "Tags", "operator": "contains", "value": []string{"a", "a", "a", "a", "a", "a", "a", "a", "a", "a", "a"}}}}}, 200, 1254018},
+		// search: page_size max 500.
+		{"page_size 500", "POST", base + "/search?page_size=500", map[string]any{}, 200, 0},
+		{"page_size 501", "POST", base + "/search?page_size=501", map[string]any{}, 400, 1254000},
+		// batch_get: record_ids ≤ 100.
+		{"batch_get 101 ids", "POST", base + "/batch_get", ids(101), 400, 1254001},
+		{"batch_get 100 ids", "POST", base + "/batch_get", ids(100), 200, 0},
+		// batch_create / batch_update: ≤ 500 records → 1254104 RecordAddOnceExceedLimit.
+		{"batch_create 501", "POST", base + "/batch_create", rows(501, false), 200, 1254104},
+		{"batch_update 501", "POST", base + "/batch_update", rows(501, true), 200, 1254104},
+	}
+	for _, c := range cases {
+		a := do(t, s, c.method, c.path, tok, c.body)
+		if a.status != c.status || a.code() != c.code {
+			t.Errorf("%s: HTTP %d code %d (%v), want HTTP %d code %d", c.name, a.status, a.code(), a.body["msg"], c.status, c.code)
+		}
+	}
+}
+
+// One case per field type: the read shape search returns (record-structure doc, search
+// response example; reference §2 "Value shapes").
+func TestFieldValueShapes(t *testing.T) {
+	fx := Fixture{Apps: []AppSpec{{Token: "appEmu", Tables: []TableSpec{{ID: "tblV", Name: "values", Fields: []FieldSpec{
+		{Name: "Text", Type: TypeText}, {Name: "Rich", Type: TypeText}, {Name: "Num", Type: TypeNumber},
+		{Name: "One", Type: TypeSingleSelect, Options: []string{"x"}}, {Name: "Many", Type: TypeMultiSelect},
+		{Name: "Date", Type: TypeDateTime}, {Name: "Check", Type: TypeCheckbox}, {Name: "People", Type: TypeUser},
+		{Name: "Link", Type: TypeURL}, {Name: "Empty", Type: TypeText},
+	}, Records: []RecordSpec{{ID: "recV", Fields: map[string]any{
+		"Text": "plain", "Num": float64(3), "One": "x", "Many": []any{"a", "b"}, "Date": float64(1765900800000), "Check": true,
+		"Rich": []any{map[string]any{"type": "text", "text": "see "},
+			map[string]any{"type": "mention", "mentionType": "User", "text": "@张三", "token": "ou_1", "name": "张三"},
+			map[string]any{"type": "url", "text": "site", "link": "https://x.example"}},
+		"People": []any{map[string]any{"id": "ou_1"}, map[string]any{"id": "ou_2", "name": "李四"}},
+		"Link":   map[string]any{"link": "https://v.example/1", "text": "视频页"},
+	}}}}}}}}
+	s := start(t, Options{Users: map[string]string{"ou_1": "张三"}}, fx)
+	tok := token(t, s)
+	a := do(t, s, "POST", "/open-apis/bitable/v1/apps/appEmu/tables/tblV/records/search", tok, map[string]any{})
+	items := a.body["data"].(map[string]any)["items"].([]any)
+	got := items[0].(map[string]any)["fields"].(map[string]any)
+	want := map[string]string{
+		"Text":   `[{"text":"plain","type":"text"}]`,
+		"Rich":   `[{"text":"see ","type":"text"},{"mentionType":"User","name":"张三","text":"@张三","token":"ou_1","type":"mention"},{"link":"https://x.example","text":"site","type":"url"}]`,
+		"Num":    `3`,
+		"One":    `"x"`,
+		"Many":   `["a","b"]`,
+		"Date":   `1765900800000`,
+		"Check":  `true`,
+		"People": `[{"avatar_url":"","email":"","en_name":"张三","id":"ou_1","name":"张三"},{"avatar_url":"","email":"","en_name":"李四","id":"ou_2","name":"李四"}]`,
+		"Link":   `{"link":"https://v.example/1","text":"视频页"}`,
+	}
+	for name, w := range want {
+		b, _ := json.Marshal(got[name])
+		if string(b) != w {
+			t.Errorf("%s = %s, want %s", name, b, w)
+		}
+	}
+	if _, ok := got["Empty"]; ok {
+		t.Error("empty cell returned; Feishu leaves it out")
+	}
+	// get without text_field_as_array: text as a plain string.
+	a = do(t, s, "GET", "/open-apis/bitable/v1/apps/appEmu/tables/tblV/records/recV", tok, nil)
+	f := a.body["data"].(map[string]any)["record"].(map[string]any)["fields"].(map[string]any)
+	if f["Text"] != "plain" || f["Rich"] != "see @张三site" {
+		t.Errorf("get text = %v / %v", f["Text"], f["Rich"])
+	}
+	// Person cells filter by user id.
+	a = do(t, s, "POST", "/open-apis/bitable/v1/apps/appEmu/tables/tblV/records/search", tok, map[string]any{"filter": map[string]any{
+		"conjunction": "and", "conditions": []any{map[string]any{"field_name": "People", "operator": "contains", "value": []string{"ou_2"}}}}})
+	if a.code() != 0 || len(a.body["data"].(map[string]any)["items"].([]any)) != 1 {
+		t.Errorf("person filter: %+v", a.body)
+	}
+}

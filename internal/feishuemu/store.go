@@ -16,6 +16,7 @@ const (
 	TypeMultiSelect  = 4
 	TypeDateTime     = 5
 	TypeCheckbox     = 7
+	TypeUser         = 11
 	TypeURL          = 15
 	TypeCreatedTime  = 1001
 )

@@ -1,8 +1,10 @@
 package feishuemu
 
 import (
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // apiErr is a Feishu-style error answer.
@@ -31,11 +33,17 @@ func (t *table) coerce(in map[string]any) (map[string]any, *apiErr) {
 		}
 		switch f.typ {
 		case TypeText:
-			s, ok := v.(string)
+			c, ok := textCell(v)
 			if !ok {
 				return nil, badReq(1254060, "TextFieldConvFail: "+name)
 			}
-			out[name] = s
+			out[name] = c
+		case TypeUser:
+			c, ok := userCell(v)
+			if !ok {
+				return nil, badReq(1254066, "UserFieldConvFail: "+name)
+			}
+			out[name] = c
 		case TypeNumber:
 			n, ok := v.(float64)
 			if !ok {
@@ -103,10 +111,57 @@ func (r *record) value(f *field) any {
 	return r.fields[f.name]
 }
 
-// render returns r's cells as Feishu returns them: text as segment arrays when segments is
-// true (search, batch_get) and as plain strings otherwise (list/get without
-// text_field_as_array). Empty cells are left out.
-func (t *table) render(r *record, names []string, segments bool) map[string]any {
+// textCell accepts a text cell as Feishu's write format (a plain string) or, so that fixtures
+// can hold mentions and links, as an array of segments {"type":"text"|"mention"|"url",
+// "text",…}; it is stored as given.
+func textCell(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case []any:
+		for _, e := range x {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if typ, _ := m["type"].(string); typ != "text" && typ != "mention" && typ != "url" {
+				return nil, false
+			}
+			if _, ok := m["text"].(string); !ok {
+				return nil, false
+			}
+		}
+		return x, true
+	}
+	return nil, false
+}
+
+// userCell accepts the write format of a person cell, [{"id":"ou_…"}] (a name may ride along
+// in fixtures), and stores the objects.
+func userCell(v any) (any, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]any, 0, len(arr))
+	for _, e := range arr {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if id, _ := m["id"].(string); id == "" {
+			return nil, false
+		}
+		out = append(out, maps.Clone(m))
+	}
+	return out, true
+}
+
+// render returns r's cells as Feishu returns them (record-structure doc): text as segment
+// arrays when segments is true (search, batch_get) and as plain strings otherwise (list/get
+// without text_field_as_array); persons as [{id,name,en_name,email,avatar_url}]; URL cells as
+// {link,text}; dates as ms; selects as option names. Empty cells are left out.
+func (t *table) render(r *record, names []string, segments bool, users map[string]string) map[string]any {
 	out := map[string]any{}
 	for _, f := range t.fields {
 		if len(names) > 0 && !slices.Contains(names, f.name) {
@@ -116,10 +171,49 @@ func (t *table) render(r *record, names []string, segments bool) map[string]any 
 		if isEmpty(v) {
 			continue
 		}
-		if f.typ == TypeText && segments {
-			v = []any{map[string]any{"type": "text", "text": v}}
+		switch f.typ {
+		case TypeText:
+			v = renderText(v, segments)
+		case TypeUser:
+			v = renderUsers(v, users)
 		}
 		out[f.name] = v
+	}
+	return out
+}
+
+func renderText(v any, segments bool) any {
+	switch x := v.(type) {
+	case string:
+		if segments {
+			return []any{map[string]any{"type": "text", "text": x}}
+		}
+		return x
+	case []any:
+		if segments {
+			return x
+		}
+		var b strings.Builder
+		for _, e := range x {
+			s, _ := e.(map[string]any)["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String()
+	}
+	return v
+}
+
+func renderUsers(v any, users map[string]string) any {
+	arr, _ := v.([]any)
+	out := make([]any, 0, len(arr))
+	for _, e := range arr {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		name, _ := m["name"].(string)
+		if n, ok := users[id]; ok {
+			name = n
+		}
+		out = append(out, map[string]any{"id": id, "name": name, "en_name": name, "email": "", "avatar_url": ""})
 	}
 	return out
 }

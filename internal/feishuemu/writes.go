@@ -74,6 +74,7 @@ func (s *Server) insert(t *table, in map[string]any) (map[string]any, *apiErr) {
 	rec := &record{id: newID("rec"), fields: fields, created: now, modified: now}
 	t.records = append(t.records, rec)
 	t.byID[rec.id] = rec
+	s.observe(t, rec.id, in)
 	return echo(rec.id, in), nil
 }
 
@@ -122,7 +123,16 @@ func (s *Server) patch(t *table, id string, in map[string]any) *apiErr {
 	}
 	maps.Copy(rec.fields, fields)
 	rec.modified = s.opts.Now().UnixMilli()
+	s.observe(t, id, in)
 	return nil
+}
+
+// observe reports an applied write to Options.OnWrite (called under the store lock, so the
+// hook sees writes in the order they were applied).
+func (s *Server) observe(t *table, id string, in map[string]any) {
+	if s.opts.OnWrite != nil {
+		s.opts.OnWrite(t.id, id, maps.Clone(in))
+	}
 }
 
 type batchReq struct {

@@ -82,11 +82,11 @@ func dramaFrom(info string) map[string]any {
 	return m
 }
 
-// captureByTaskIDs collects the capture rows of all TaskIDs: from the local SQLite database when
+// captureByTaskIDs collects the capture rows of all TaskIDs: from the capture side's local database when
 // one is configured (the seed's preferred source), else from the Feishu capture result table.
 func (t *Tables) captureByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error) {
-	if t.SQLite != nil {
-		return t.SQLite.ByTaskIDs(ctx, ids)
+	if t.Records != nil {
+		return t.Records.ByTaskIDs(ctx, ids)
 	}
 	if t.Capture == nil {
 		return []map[string]any{}, nil

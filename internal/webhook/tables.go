@@ -18,6 +18,11 @@ type URLs struct {
 	Capture string `json:"capture_url,omitempty"`
 }
 
+// RecordSource yields capture records by TaskID from outside Feishu (internal/capturedb).
+type RecordSource interface {
+	ByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error)
+}
+
 // Tables is the webhook subsystem's view of Feishu: resolved tables plus column names.
 type Tables struct {
 	Client  *feishu.Client
@@ -26,8 +31,9 @@ type Tables struct {
 	Webhook feishu.Table
 	Drama   *feishu.Table
 	Capture *feishu.Table
-	// SQLite, when set, is where piracy_general_search records come from instead of Capture.
-	SQLite *SQLiteRecords
+	// Records, when set, is where piracy_general_search records come from instead of Capture
+	// (the capture side's local database).
+	Records RecordSource
 }
 
 // OpenTables resolves the links (wiki links cost one get_node per client, then are cached).
@@ -104,8 +110,8 @@ func (t *Tables) GetRow(ctx context.Context, recordID string) (Row, error) {
 	return DecodeRow(rec, t.F.Webhook, t.loc()), nil
 }
 
-// Tasks looks TaskIDs up in the task table with as few searches as possible (up to 50 ids
-// per search), not one call per id. Ids without a row are absent from the map.
+// Tasks looks TaskIDs up in the task table with as few searches as Feishu's filter limits
+// allow (feishu.SplitAnyOf), not one call per id. Ids without a row are absent from the map.
 func (t *Tables) Tasks(ctx context.Context, ids []string) (map[string]Task, error) {
 	out := map[string]Task{}
 	if len(ids) == 0 {
@@ -155,34 +161,15 @@ func (t *Tables) DramaInfo(ctx context.Context, bookIDs []string) (map[string]ma
 	return out, nil
 }
 
-// PlainFields turns cells into JSON-friendly plain values: text segments become strings,
-// numbers, booleans and string lists stay as they are.
+// PlainFields turns cells into JSON-friendly plain values that keep their meaning (see
+// feishu.PlainValue): text segments become strings, hyperlinks stay {link, text}, persons
+// become lists of names, numbers, booleans and option lists stay as they are.
 func PlainFields(fields map[string]any) map[string]any {
 	out := make(map[string]any, len(fields))
 	for k, v := range fields {
-		switch x := v.(type) {
-		case float64, bool, string:
-			out[k] = x
-		case []any:
-			if allStrings(x) {
-				out[k] = x
-			} else {
-				out[k] = feishu.Text(x)
-			}
-		default:
-			out[k] = feishu.Text(x)
-		}
+		out[k] = feishu.PlainValue(v)
 	}
 	return out
-}
-
-func allStrings(xs []any) bool {
-	for _, x := range xs {
-		if _, ok := x.(string); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // marshalInfo serialises a drama row for the DramaInfo cell ("{}" when absent).

@@ -85,6 +85,12 @@ func (d *delivery) setup(ctx workflow.Context) error {
 
 func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 	in := &d.in
+	if in.Claimed {
+		in.Claimed = false
+		if done, out, err := d.held(ctx); done {
+			return out, err
+		}
+	}
 	for iter := 0; ; iter++ {
 		if iter >= maxIterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			in.Row.Status, in.Row.RetryCount, in.Row.LastError = d.state.Status, d.state.RetryCount, d.state.LastError
@@ -101,6 +107,12 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			}
 			d.log.Warn("webhook readiness check failed; will retry", "webhook_status", d.state.Status, "err", err)
 			res = AttemptResult{Waiting: []string{"check failed: " + err.Error()}}
+		}
+		if res.Row != nil {
+			in.Row, d.state.RetryCount = *res.Row, res.Row.RetryCount
+		}
+		if res.Done {
+			return d.movedOn(), nil
 		}
 		if !res.Ready {
 			if done, out, err := d.wait(ctx, res.Waiting); done {
@@ -119,6 +131,59 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			return DeliveryOutcome{}, err
 		}
 	}
+}
+
+// held waits for the outcome of the sweep that claimed the row (ClaimHold at most) and applies
+// it; done is true when the row's delivery is over.
+func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
+	in := &d.in
+	d.state.Checks++
+	var sig webhook.SweepOutcome
+	received := false
+	timerCtx, cancel := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, webhook.SweepOutcomeSignal), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &sig)
+		received = true
+	})
+	sel.AddFuture(workflow.NewTimer(timerCtx, ClaimHold), func(workflow.Future) {})
+	sel.Select(ctx)
+	cancel()
+	if !received {
+		d.log.Warn("webhook sweep did not report on its claimed row; going on alone")
+		return false, DeliveryOutcome{}, nil
+	}
+	if sig.Row != nil {
+		in.Row, d.state.RetryCount = *sig.Row, sig.Row.RetryCount
+	}
+	switch {
+	case sig.Done:
+		return true, d.movedOn(), nil
+	case sig.Transition == nil:
+		return false, DeliveryOutcome{}, nil
+	}
+	tr := *sig.Transition
+	var err error
+	if sig.Written {
+		err = d.applied(ctx, tr)
+	} else {
+		err = d.writeBack(ctx, tr)
+	}
+	if err != nil {
+		return true, DeliveryOutcome{}, err
+	}
+	if tr.Status == webhook.StatusSuccess || tr.Status == webhook.StatusError {
+		return true, DeliveryOutcome{Status: tr.Status, RetryCount: tr.RetryCount, LastError: tr.LastError}, nil
+	}
+	return false, DeliveryOutcome{}, workflow.Sleep(ctx, in.Policy.RetryBackoff)
+}
+
+// movedOn is the outcome of a row that was delivered or closed by someone else before this
+// workflow could push it: nothing pushed, nothing written.
+func (d *delivery) movedOn() DeliveryOutcome {
+	r := d.in.Row
+	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = r.Status, r.RetryCount, r.LastError, nil
+	return DeliveryOutcome{Status: r.Status, RetryCount: r.RetryCount, LastError: r.LastError}
 }
 
 // wait handles a not-ready verdict: past the deadline the row becomes error, otherwise a
@@ -153,6 +218,12 @@ func (d *delivery) writeBack(ctx workflow.Context, tr webhook.Transition) error 
 	if err != nil {
 		return fmt.Errorf("write back row %s: %w", in.Row.RecordID, err)
 	}
+	return d.applied(ctx, tr)
+}
+
+// applied records a transition that is on the row now.
+func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
+	in := &d.in
 	in.Row.HasStartAt = true
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	wact "github.com/taskloom/taskloom/activities/webhook"
+	"github.com/taskloom/taskloom/internal/capturedb"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
@@ -52,7 +53,7 @@ func TestDeliveryPerBizTypeWaitsThenPushes(t *testing.T) {
 	if n := len(e.recv.got()); n != 0 {
 		t.Fatalf("%d pushes while tasks are running", n)
 	}
-	if st := e.state(piracy); !strings.Contains(strings.Join(st.Waiting, ","), "102=running") || st.Checks < 2 {
+	if st := e.waitState(piracy, func(st wf.DeliveryState) bool { return st.Checks >= 2 }); !strings.Contains(strings.Join(st.Waiting, ","), "102=running") || st.Checks < 2 {
 		t.Fatalf("piracy state %+v", st)
 	}
 	// A second sweep finds the same running workflows (USE_EXISTING), starting nothing new.
@@ -114,10 +115,11 @@ func TestFailingReceiverEndsInError(t *testing.T) {
 		t.Fatalf("StartAt %v must precede push 1 (%v) and stay before push 2 (%v); EndAt %v must follow push 3 (%v)",
 			start, pushes[0].at, pushes[1].at, end, pushes[2].at)
 	}
-	if n := e.emu.Calls()[feishuemu.EPUpdate]; n != 3 {
-		t.Fatalf("%d write-backs, want one per attempt", n)
+	// The first attempt is the sweep's batch (batch_update), the next two the workflow's own.
+	if c := e.emu.Calls(); c[feishuemu.EPUpdate]+c[feishuemu.EPBatchUpdate] != 3 {
+		t.Fatalf("%d updates + %d batch updates, want one write-back per attempt", c[feishuemu.EPUpdate], c[feishuemu.EPBatchUpdate])
 	}
-	e.recordHistory(wf.DeliveryID("tblWebhook", rec), "delivery_failing_receiver")
+	e.recordHistory(wf.DeliveryID("tblWebhook", rec), "delivery_claimed_failing_receiver")
 	// error rows are skipped by the next sweep.
 	if res := e.sweep(webhook.RowFilter{}); res.Candidates != 0 {
 		t.Fatalf("error row swept again: %+v", res)
@@ -208,7 +210,7 @@ func TestPiracyRecordsFromSQLite(t *testing.T) {
 		}
 	}
 	_ = db.Close()
-	records, err := webhook.OpenSQLiteRecords(t.Context(), path, "capture_records", "task_id")
+	records, err := capturedb.Open(t.Context(), path, "capture_records", "task_id")
 	if err != nil {
 		t.Fatal(err)
 	}

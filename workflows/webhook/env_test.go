@@ -80,6 +80,12 @@ type env struct {
 // activities before the worker registers them.
 func newEnv(t *testing.T, opts ...func(*wact.Activities)) *env {
 	t.Helper()
+	return newEnvEmu(t, feishuemu.Options{}, opts...)
+}
+
+// newEnvEmu is newEnv with emulator options (write observers, users).
+func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*wact.Activities)) *env {
+	t.Helper()
 	fx, err := feishuemu.LoadFixtureFile(testenv.RepoRoot() + "/testdata/feishu/taskloom_base.json")
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func newEnv(t *testing.T, opts ...func(*wact.Activities)) *env {
 			fx.Apps[0].Tables[i].Records = nil // each test writes the tasks it needs
 		}
 	}
-	emu, err := feishuemu.New(feishuemu.Options{}, fx)
+	emu, err := feishuemu.New(eo, fx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func WebhookResultWorker(ctx workflow.Context, in SweepInput) (SweepResult, erro
 	if err := workflow.ExecuteActivity(ctx, SweepActivity, in).Get(ctx, &scan); err != nil {
 		return res, err
 	}
-	res.Candidates, res.Ensured = scan.Candidates, scan.Ensured
+	res.Candidates, res.Ensured, res.Delivered = scan.Candidates, scan.Ensured, scan.Delivered
 	return res, nil
 }
 

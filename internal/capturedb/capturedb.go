@@ -1,4 +1,6 @@
-package webhook
+// Package capturedb reads capture records from a local SQLite database: the source seed 000
+// prefers for piracy_general_search records (WEBHOOK_RECORDS_SQLITE).
+package capturedb
 
 import (
 	"context"
@@ -8,14 +10,14 @@ import (
 	"regexp"
 	"strings"
 
-	_ "modernc.org/sqlite" // the pure-Go driver FerretDB already brings in
+	_ "modernc.org/sqlite" // pure Go: no cgo in the build
 )
 
-// SQLiteRecords reads capture records from a local SQLite database: the source seed 000 prefers
+// Records reads capture records from a local SQLite database: the source seed 000 prefers
 // over the Feishu capture result table for piracy_general_search payloads. Every column of a
 // row becomes a field of the record, so the capture side's own schema passes through unchanged.
 // The database is opened read-only; the capture process owns it.
-type SQLiteRecords struct {
+type Records struct {
 	db     *sql.DB
 	table  string
 	taskID string
@@ -27,8 +29,8 @@ var sqliteIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // sqliteChunk keeps one query well under SQLite's bound-parameter limit.
 const sqliteChunk = 500
 
-// OpenSQLiteRecords opens path read-only and checks that table has the taskIDColumn.
-func OpenSQLiteRecords(ctx context.Context, path, table, taskIDColumn string) (*SQLiteRecords, error) {
+// Open opens path read-only and checks that table has the taskIDColumn.
+func Open(ctx context.Context, path, table, taskIDColumn string) (*Records, error) {
 	if !sqliteIdent.MatchString(table) || !sqliteIdent.MatchString(taskIDColumn) {
 		return nil, fmt.Errorf("sqlite records: table %q and column %q must be plain identifiers", table, taskIDColumn)
 	}
@@ -41,7 +43,7 @@ func OpenSQLiteRecords(ctx context.Context, path, table, taskIDColumn string) (*
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite records %s: %w", path, err)
 	}
-	return &SQLiteRecords{db: db, table: table, taskID: taskIDColumn}, nil
+	return &Records{db: db, table: table, taskID: taskIDColumn}, nil
 }
 
 // hasColumn checks the schema up front. (A probe query would not do: SQLite reads a quoted
@@ -73,14 +75,14 @@ func hasColumn(ctx context.Context, db *sql.DB, table, column string) error {
 }
 
 // Ping is the readiness check.
-func (s *SQLiteRecords) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+func (s *Records) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Close releases the database.
-func (s *SQLiteRecords) Close() error { return s.db.Close() }
+func (s *Records) Close() error { return s.db.Close() }
 
 // ByTaskIDs returns the records of every id, grouped in the order of ids and, within one id, in
 // the table's row order.
-func (s *SQLiteRecords) ByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error) {
+func (s *Records) ByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error) {
 	byID := map[string][]map[string]any{}
 	for start := 0; start < len(ids); start += sqliteChunk {
 		chunk := ids[start:min(start+sqliteChunk, len(ids))]
@@ -99,7 +101,7 @@ func (s *SQLiteRecords) ByTaskIDs(ctx context.Context, ids []string) ([]map[stri
 	return out, nil
 }
 
-func (s *SQLiteRecords) query(ctx context.Context, ids []string, byID map[string][]map[string]any) error {
+func (s *Records) query(ctx context.Context, ids []string, byID map[string][]map[string]any) error {
 	// The column's affinity applies to the bound text ids, so an INTEGER task_id matches too
 	// (and its index is used).
 	q := fmt.Sprintf(`SELECT * FROM "%s" WHERE "%s" IN (?%s)`, s.table, s.taskID,

@@ -1,4 +1,4 @@
-package webhook
+package capturedb
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func captureDB(t *testing.T, schema string, rows ...[]any) string {
 	return path
 }
 
-func TestSQLiteRecordsByTaskIDs(t *testing.T) {
+func TestRecordsByTaskIDs(t *testing.T) {
 	ctx := context.Background()
 	path := captureDB(t, `CREATE TABLE capture_records (task_id INTEGER, url TEXT, views INTEGER, raw BLOB)`,
 		[]any{101, "https://a/1", 10, []byte(`{"k":1}`)},
@@ -38,7 +38,7 @@ func TestSQLiteRecordsByTaskIDs(t *testing.T) {
 		[]any{101, "https://a/2", 11, nil},
 		[]any{999, "https://other", 0, nil},
 	)
-	src, err := OpenSQLiteRecords(ctx, path, "capture_records", "task_id")
+	src, err := Open(ctx, path, "capture_records", "task_id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestSQLiteRecordsByTaskIDs(t *testing.T) {
 }
 
 // More ids than one query may bind are read in chunks.
-func TestSQLiteRecordsChunksLargeLookups(t *testing.T) {
+func TestRecordsChunksLargeLookups(t *testing.T) {
 	ctx := context.Background()
 	var rows [][]any
 	var ids []string
@@ -75,7 +75,7 @@ func TestSQLiteRecordsChunksLargeLookups(t *testing.T) {
 		ids = append(ids, fmt.Sprint(i))
 	}
 	path := captureDB(t, `CREATE TABLE capture_records (task_id TEXT, n INTEGER)`, rows...)
-	src, err := OpenSQLiteRecords(ctx, path, "capture_records", "task_id")
+	src, err := Open(ctx, path, "capture_records", "task_id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSQLiteRecordsChunksLargeLookups(t *testing.T) {
 
 // A wrong path, table or column fails at start with a message naming it; a name that is not a
 // plain identifier never reaches SQL.
-func TestOpenSQLiteRecordsRejectsBadConfiguration(t *testing.T) {
+func TestOpenRecordsRejectsBadConfiguration(t *testing.T) {
 	ctx := context.Background()
 	path := captureDB(t, `CREATE TABLE capture_records (task_id TEXT)`)
 	for _, c := range []struct{ path, table, col, want string }{
@@ -100,7 +100,7 @@ func TestOpenSQLiteRecordsRejectsBadConfiguration(t *testing.T) {
 		{path, `capture_records"; DROP TABLE x; --`, "task_id", "plain identifiers"},
 		{filepath.Join(t.TempDir(), "missing.db"), "capture_records", "task_id", "missing.db"},
 	} {
-		src, err := OpenSQLiteRecords(ctx, c.path, c.table, c.col)
+		src, err := Open(ctx, c.path, c.table, c.col)
 		if err == nil {
 			_ = src.Close()
 			t.Errorf("%s/%s/%s opened, want an error", c.path, c.table, c.col)
@@ -113,36 +113,15 @@ func TestOpenSQLiteRecordsRejectsBadConfiguration(t *testing.T) {
 }
 
 // The source is read-only: taskloom never writes the capture side's database.
-func TestSQLiteRecordsIsReadOnly(t *testing.T) {
+func TestRecordsIsReadOnly(t *testing.T) {
 	ctx := context.Background()
 	path := captureDB(t, `CREATE TABLE capture_records (task_id TEXT)`)
-	src, err := OpenSQLiteRecords(ctx, path, "capture_records", "task_id")
+	src, err := Open(ctx, path, "capture_records", "task_id")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	if _, err := src.db.ExecContext(ctx, `INSERT INTO capture_records VALUES ('x')`); err == nil {
 		t.Fatal("write through the records source succeeded, want read-only")
-	}
-}
-
-// piracy_general_search takes its Records from SQLite when it is configured.
-func TestPiracyPayloadRecordsFromSQLite(t *testing.T) {
-	ctx := context.Background()
-	path := captureDB(t, `CREATE TABLE capture_records (task_id TEXT, url TEXT)`,
-		[]any{"7", "https://x/7"}, []any{"8", "https://x/8"})
-	src, err := OpenSQLiteRecords(ctx, path, "capture_records", "task_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	tables := &Tables{SQLite: src} // no Feishu client: nothing may be read from Feishu
-	p, err := tables.BuildPayload(ctx, Row{BizType: BizPiracyGeneralSearch, RecordID: "rec1", TaskIDs: []string{"8", "7"},
-		DramaInfo: `{"短剧名称":"demo"}`}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Records) != 2 || p.Records[0]["url"] != "https://x/8" || p.Drama["短剧名称"] != "demo" {
-		t.Fatalf("payload %+v", p)
 	}
 }

@@ -1,0 +1,117 @@
+package webhook
+
+import "time"
+
+// The contract between the webhook workflows (workflows/webhook) and their activities
+// (activities/webhook): activity names and the types both sides exchange. It lives here, below
+// both, so that activities never import the workflow package (DESIGN.md: dependency direction).
+
+// DeliveryWorkflowName is WebhookDeliveryWorkflow's registered name (the sweep activity starts it).
+const DeliveryWorkflowName = "WebhookDeliveryWorkflow"
+
+// Activity names (registered by activities/webhook.Activities' methods) and the TaskloomKind of a
+// delivery workflow.
+const (
+	AttemptActivity   = "WebhookAttempt"
+	WriteBackActivity = "WebhookWriteBack"
+	SweepActivity     = "WebhookSweepRows"
+	EscalateActivity  = "WebhookEscalateFailedTasks"
+	VideoRowsActivity = "WebhookCreateVideoRows"
+	SingleURLActivity = "WebhookCreateSingleURLRows"
+	GroupRowsActivity = "WebhookCreateGroupRows"
+	DeliveryKind      = "webhook-delivery"
+)
+
+// ClaimHold is how long a claimed delivery waits for its sweep's outcome before it goes on by
+// itself; longer than the sweep activity's StartToCloseTimeout, so a live sweep always answers first.
+const ClaimHold = 15 * time.Minute
+
+// Target is where a workflow reads and pushes: the tables and the summary receiver.
+type Target struct {
+	URLs       URLs   `json:"urls"`
+	SummaryURL string `json:"summary_url"`
+}
+
+// Policy shapes the delivery loop (WEBHOOK_READINESS_*, WEBHOOK_RETRY_BACKOFF).
+type Policy struct {
+	ReadinessBackoff    time.Duration `json:"readiness_backoff"`
+	ReadinessBackoffMax time.Duration `json:"readiness_backoff_max"`
+	ReadinessDeadline   time.Duration `json:"readiness_deadline"`
+	RetryBackoff        time.Duration `json:"retry_backoff"`
+}
+
+// DeliveryInput starts (or continues) WebhookDeliveryWorkflow for one row.
+type DeliveryInput struct {
+	Target Target `json:"target"`
+	Row    Row    `json:"row"`
+	Policy Policy `json:"policy"`
+	// Since is when the row was first seen waiting (carried over continue-as-new) and the
+	// start of the readiness deadline.
+	Since time.Time `json:"since"`
+	// Wait is the current readiness backoff (carried over continue-as-new).
+	Wait time.Duration `json:"wait"`
+	// Claimed: a sweep found the row ready and started this workflow to hold the row while the
+	// sweep pushes it in its batch; the workflow waits for the sweep's outcome signal
+	// (SweepOutcomeSignal) and only then, or after ClaimHold, goes on by itself.
+	Claimed bool `json:"claimed,omitempty"`
+}
+
+// AttemptInput asks the attempt activity to check readiness and, when ready, push.
+type AttemptInput struct {
+	Target Target `json:"target"`
+	Row    Row    `json:"row"`
+}
+
+// AttemptResult: Ready=false means "wait" (Waiting says on what); otherwise Err is empty on a
+// successful push and holds the failure otherwise.
+type AttemptResult struct {
+	Ready     bool      `json:"ready"`
+	Waiting   []string  `json:"waiting,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Err       string    `json:"err,omitempty"`
+	// Row is the row as re-read before the push (the push decides from it); nil in results
+	// recorded before the re-read existed.
+	Row *Row `json:"row,omitempty"`
+	// Done: the re-read row had moved on (success/error or gone); nothing was pushed.
+	Done bool `json:"done,omitempty"`
+}
+
+// WriteBackInput applies a transition to a row.
+type WriteBackInput struct {
+	URLs       URLs       `json:"urls"`
+	RecordID   string     `json:"record_id"`
+	Transition Transition `json:"transition"`
+}
+
+// SweepInput drives one WebhookResultWorker scan.
+type SweepInput struct {
+	Target Target    `json:"target"`
+	Filter RowFilter `json:"filter"`
+	Policy Policy    `json:"policy"`
+}
+
+// SweepResult counts what a scan did.
+type SweepResult struct {
+	Candidates int `json:"candidates"`
+	Ensured    int `json:"ensured"`   // delivery workflows started or found running
+	Delivered  int `json:"delivered"` // ready rows pushed by the sweep's own batch
+	Escalated  int `json:"escalated_tasks"`
+}
+
+// CreatorInput drives one WebhookResultCreator run for an app.
+type CreatorInput struct {
+	URLs                   URLs   `json:"urls"`
+	App                    string `json:"app"`
+	EnableSingleURLCapture bool   `json:"enable_single_url_capture"`
+	ScanDate               string `json:"scan_date,omitempty"`
+}
+
+// GroupsInput names the finished 综合页搜索 parent task.
+type GroupsInput struct {
+	URLs         URLs   `json:"urls"`
+	ParentTaskID string `json:"parent_task_id"`
+}
+
+// DeliveryID is the workflow ID of a row: webhook-{table}-{record_id}.
+func DeliveryID(tableID, recordID string) string { return "webhook-" + tableID + "-" + recordID }
