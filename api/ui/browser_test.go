@@ -95,19 +95,9 @@ func (b *browser) screenshotOnFailure() {
 	}
 }
 
-// snap saves a screenshot of the current page into $TASKLOOM_UI_SCREENSHOTS when it is set, so
-// a person can look at the pages a test walked through.
-func (b *browser) snap(name string) {
-	dir := os.Getenv("TASKLOOM_UI_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
-		_ = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
-	}
-}
+// snap saves a 1280×900 screenshot of the current page into $TASKLOOM_UI_SCREENSHOTS when it
+// is set (`make screenshots`), so a person can look at the pages a test walked through.
+func (b *browser) snap(name string) { b.shot(name) }
 
 // run performs actions within actionTimeout, failing the test with what was being done.
 func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {

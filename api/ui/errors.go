@@ -7,6 +7,8 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
 
@@ -26,8 +28,13 @@ func plainError(err error) string {
 		return de.Message
 	case errors.Is(err, auth.ErrNotFound):
 		return "API Key 不存在"
-	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials):
+	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials),
+		errors.Is(err, uisession.ErrUsernameTaken):
 		return err.Error()
+	case errors.Is(err, entry.ErrNotSuspended):
+		return "任务当前不在等待人工处理的状态（可能已被恢复或放弃），请刷新页面。"
+	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
+		return "任务不存在"
 	case httpx.IsUnavailable(err):
 		return "数据库暂时无法访问，请稍后重试。"
 	}
@@ -52,6 +59,8 @@ func statusOf(err error) int {
 		case echosvc.KindValidation:
 			return http.StatusBadRequest
 		}
+	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
+		return http.StatusNotFound
 	case httpx.IsUnavailable(err):
 		return http.StatusServiceUnavailable
 	}

@@ -29,6 +29,9 @@ var funcs = template.FuncMap{
 	"pathOnly":  func(u string) string { p, _, _ := strings.Cut(u, "?"); return p },
 	"reason":    reasonText,
 	"leaseRef":  leaseRef,
+	"pct100":    func(f float64) float64 { return f * 100 },
+	"list":      func(s ...string) []string { return s },
+	"i64":       i64Text,
 	"taskLink":  func(t *echosvc.Task) string { return taskURL(t.ProjectID, t.QueueID, t.TaskID) },
 }
 
@@ -144,4 +147,12 @@ func reasonText(r *string) string {
 	default:
 		return *r
 	}
+}
+
+// i64Text shows an optional count; nil (not known yet) renders as "—".
+func i64Text(p *int64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprint(*p)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -27,6 +29,8 @@ type UI struct {
 	sessions *uisession.Sessions
 	keys     *auth.Store
 	svc      *echosvc.Service
+	entry    *entry.Tasks
+	pipes    *pipeline.Store
 	logins   *throttle
 	pages    pages
 }
@@ -57,7 +61,8 @@ func New(p *platform.Platform) (*UI, error) {
 		return nil, err
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
-		keys: auth.NewStore(p.Mongo), svc: svc, logins: &throttle{}, pages: pg}
+		keys: auth.NewStore(p.Mongo), svc: svc, logins: &throttle{}, pages: pg,
+		entry: entry.NewTasks(p), pipes: pipeline.NewStore(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
 	}
@@ -87,4 +92,5 @@ func (u *UI) routes(e *echo.Echo) {
 	g.POST("/api-keys", u.createKey)
 	g.POST("/api-keys/:kid/deactivate", u.deactivateKey)
 	u.echoRoutes(g)
+	u.consoleRoutes(g)
 }

@@ -88,6 +88,7 @@ type view struct {
 	Nav   string
 	User  string
 	CSRF  string
+	Admin bool
 	Flash *flash
 	D     any
 }
@@ -100,7 +101,7 @@ func (u *UI) render(c echo.Context, status int, name, title, nav string, d any) 
 	}
 	v := view{Title: title, Nav: nav, Flash: takeFlash(c), D: d}
 	if s := sessionFrom(c); s != nil {
-		v.User, v.CSRF = s.Username, s.CSRF
+		v.User, v.CSRF, v.Admin = s.Username, s.CSRF, s.Admin()
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {

@@ -64,6 +64,10 @@ func (u *UI) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return u.forbidden(c, "表单已失效（缺少或错误的 CSRF 令牌），请刷新页面后重试。")
 		}
 		c.Set(sessionCtxKey, sess)
+		// A read-only account views; its only action is signing out.
+		if c.Request().Method != http.MethodGet && !sess.Admin() && c.Path() != "/ui/logout" {
+			return u.forbidden(c, "只读账号不能执行操作。")
+		}
 		return next(c)
 	}
 }

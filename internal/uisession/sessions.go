@@ -31,6 +31,7 @@ type Session struct {
 	UserID    string    `bson:"user_id"`
 	Username  string    `bson:"username"`
 	CSRF      string    `bson:"csrf"`
+	Role      string    `bson:"role,omitempty"`
 	CreatedAt time.Time `bson:"created_at"`
 	ExpiresAt time.Time `bson:"expires_at"`
 }
@@ -39,6 +40,9 @@ type Session struct {
 func (s *Session) CheckCSRF(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRF)) == 1
 }
+
+// Admin reports whether the signed-in account may act (see IsAdmin).
+func (s *Session) Admin() bool { return IsAdmin(s.Role) }
 
 // Sessions stores sessions in `ui_sessions`.
 type Sessions struct {
@@ -92,7 +96,7 @@ func (s *Sessions) Create(ctx context.Context, u User) (*Session, string, error)
 	// Sign-ins are rare, so purging here keeps the collection small at no noticeable cost; a
 	// failed purge leaves only dead rows that Lookup already refuses.
 	_, _ = s.c.DeleteMany(ctx, bson.M{"expires_at": bson.M{"$lte": now}})
-	sess := &Session{ID: hashToken(token), UserID: u.ID, Username: u.Username, CSRF: csrf,
+	sess := &Session{ID: hashToken(token), UserID: u.ID, Username: u.Username, CSRF: csrf, Role: u.Role,
 		CreatedAt: now, ExpiresAt: now.Add(s.lifetime)}
 	if _, err := s.c.InsertOne(ctx, sess); err != nil {
 		return nil, "", fmt.Errorf("store session: %w", err)

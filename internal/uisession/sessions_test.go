@@ -103,3 +103,39 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("after logout: %v", err)
 	}
 }
+
+// A reader's role reaches its sessions; the administrator (no stored role) stays an admin; a
+// reader cannot take the administrator's username.
+func TestReadersAreReadOnlyAndNamesUnique(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	db := testenv.Mongo(t)
+	users, sessions := NewUsers(db), NewSessions(db, time.Hour)
+	if err := users.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := users.Init(ctx, "boss", "correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := users.AddReader(ctx, "viewer", "correct horse")
+	if err != nil || reader.Role != RoleRead {
+		t.Fatalf("add reader: %+v %v", reader, err)
+	}
+	if _, err := users.AddReader(ctx, "boss", "correct horse"); !errors.Is(err, ErrUsernameTaken) {
+		t.Fatalf("reader with the admin's name: %v", err)
+	}
+	for _, c := range []struct {
+		u     User
+		admin bool
+	}{{admin, true}, {reader, false}} {
+		_, token, err := sessions.Create(ctx, c.u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sessions.Lookup(ctx, token)
+		if err != nil || s.Admin() != c.admin {
+			t.Fatalf("%s session admin=%v err=%v, want %v", c.u.Username, s != nil && s.Admin(), err, c.admin)
+		}
+	}
+}

@@ -24,6 +24,8 @@ var (
 	ErrAlreadyInitialized = errors.New("管理员已存在，请直接登录")
 	// ErrBadCredentials deliberately does not say whether the user or the password was wrong.
 	ErrBadCredentials = errors.New("用户名或密码错误")
+	// ErrUsernameTaken: another account already has the username.
+	ErrUsernameTaken = errors.New("用户名已存在")
 )
 
 // BcryptCost is the work factor of stored password hashes.
@@ -43,11 +45,24 @@ const initialUserID = "initial-admin"
 
 // User is a UI account.
 type User struct {
-	ID        string    `bson:"_id"`
-	Username  string    `bson:"username"`
-	Hash      []byte    `bson:"password_hash"`
+	ID       string `bson:"_id"`
+	Username string `bson:"username"`
+	Hash     []byte `bson:"password_hash"`
+	// Role is RoleAdmin or RoleRead; accounts stored before roles existed (the first-run
+	// administrator) have none and are administrators.
+	Role      string    `bson:"role,omitempty"`
 	CreatedAt time.Time `bson:"created_at"`
 }
+
+// Roles of a UI account: an administrator may act (resume, drop, pin, sweep, edit); a reader
+// only looks.
+const (
+	RoleAdmin = "admin"
+	RoleRead  = "read"
+)
+
+// IsAdmin reports whether role may act; the empty role is the first-run administrator's.
+func IsAdmin(role string) bool { return role == "" || role == RoleAdmin }
 
 // Users stores UI accounts in `ui_users`.
 type Users struct {
@@ -121,6 +136,27 @@ func (u *Users) Init(ctx context.Context, username, password string) (User, erro
 			return User{}, ErrAlreadyInitialized
 		}
 		return User{}, fmt.Errorf("create administrator: %w", err)
+	}
+	return usr, nil
+}
+
+// AddReader creates a read-only account (the operations console shows it every page and no
+// action). Its username is unique through the username index; a taken name fails.
+func (u *Users) AddReader(ctx context.Context, username, password string) (User, error) {
+	if err := ValidateCredentials(username, password); err != nil {
+		return User{}, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), BcryptCost)
+	if err != nil {
+		return User{}, fmt.Errorf("hash password: %w", err)
+	}
+	name := strings.TrimSpace(username)
+	usr := User{ID: "reader:" + name, Username: name, Hash: hash, Role: RoleRead, CreatedAt: time.Now().UTC()}
+	if _, err := u.c.InsertOne(ctx, usr); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return User{}, ErrUsernameTaken
+		}
+		return User{}, fmt.Errorf("create reader: %w", err)
 	}
 	return usr, nil
 }

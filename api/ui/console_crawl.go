@@ -1,0 +1,61 @@
+package ui
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/taskloom/taskloom/internal/crawl"
+	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
+)
+
+const crawlTasksPerPage = 50
+
+var crawlStatuses = []string{crawl.TaskRunning, crawl.TaskCompleted, crawl.TaskFailed}
+
+type crawlRow struct {
+	crawl.TaskRecord
+	// Live is the Redis progress of a running task (nil for finished ones, whose record holds
+	// the final counts).
+	Live     *crawl.Progress
+	Temporal string
+}
+
+type crawlData struct {
+	Status   string
+	Statuses []string
+	Tasks    []crawlRow
+	Pager    pager
+}
+
+// crawlPage lists crawl tasks (one page, one count) with their progress: the live Redis
+// counters while running, the final counts, missing tweets, the failure reason and the
+// crawler's exit code and last lines once finished.
+func (u *UI) crawlPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := crawlData{Status: strings.TrimSpace(c.QueryParam("status")), Statuses: crawlStatuses}
+	pg := pageOf(c, crawlTasksPerPage)
+	ts, total, err := crawl.NewTaskStore(u.p.Mongo).List(ctx, d.Status, pg.skip(), int64(pg.Size))
+	if err != nil {
+		return u.failPage(c, err)
+	}
+	d.Pager = pg.with(total, c)
+	var progress *crawl.ProgressStore
+	if u.p.Redis != nil {
+		progress = crawl.NewPlatformProgressStore(u.p)
+	}
+	for _, t := range ts {
+		r := crawlRow{TaskRecord: t, Temporal: u.temporalLink(crawlwf.WorkflowID(t.OriginalTaskID))}
+		if t.WorkflowID != "" {
+			r.Temporal = u.temporalLink(t.WorkflowID)
+		}
+		if t.Status == crawl.TaskRunning && progress != nil {
+			if p, err := progress.Get(ctx, t.OriginalTaskID); err == nil {
+				r.Live = &p
+			}
+		}
+		d.Tasks = append(d.Tasks, r)
+	}
+	return u.render(c, http.StatusOK, "console_crawl.html", "爬取任务", "crawl", d)
+}

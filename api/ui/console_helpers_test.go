@@ -1,0 +1,149 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	"github.com/taskloom/taskloom/internal/uisession"
+)
+
+// consoleVendor is the one provider of the console tests' pipeline: POST /reply echoes the
+// text, or answers 503 while fail is set (so entry tasks end suspended and pipelines failed).
+type consoleVendor struct {
+	srv  *httptest.Server
+	fail atomic.Bool
+}
+
+func startConsoleVendor(t *testing.T) *consoleVendor {
+	v := &consoleVendor{}
+	v.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v.fail.Load() {
+			http.Error(w, `{"error":"vendor down"}`, http.StatusServiceUnavailable)
+			return
+		}
+		var in struct {
+			Text string `json:"text"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"reply": "echo: " + in.Text})
+	}))
+	t.Cleanup(v.srv.Close)
+	return v
+}
+
+// consoleFixture is the whole application with a one-step pipeline over the vendor, its quota,
+// and entry retries short enough for a test: one retry, then suspended.
+type consoleFixture struct {
+	t        *testing.T
+	env      *e2e.Env
+	vendor   *consoleVendor
+	pipeline string
+	provider string
+}
+
+const consoleUser = "console-user"
+
+func newConsoleFixture(t *testing.T) *consoleFixture {
+	t.Helper()
+	env := e2e.New(t, func(c *config.Config) {
+		c.Entry.RetryMax = 1
+		c.Entry.HTTPRetryDelays = []time.Duration{300 * time.Millisecond}
+		c.Entry.IdempotencyWindow = time.Hour
+		c.Entry.SuspendedCheckInterval = time.Hour
+		// A crawler that prints a line and exits without announcing anything: its task fails
+		// when the completion deadline passes, as a crawl that lost its messages does.
+		c.Crawl.CrawlerCommand = "echo crawling {id}"
+		c.Crawl.CompletionDeadline = 2 * time.Second
+	})
+	f := &consoleFixture{t: t, env: env, vendor: startConsoleVendor(t), pipeline: testenv.Unique("console_echo_")}
+	f.provider = f.pipeline + "_vendor"
+	store, ctx := pipeline.NewStore(env.Platform.Mongo), env.Context()
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: f.provider, BaseURL: f.vendor.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	def := &pipeline.Definition{Name: f.pipeline, Version: "1.0.0", Schema: pipeline.Schema{Steps: []pipeline.Step{{
+		Name: "reply", Type: pipeline.StepSyncAPI, ProviderRef: f.provider, Endpoint: "/reply",
+		InputMapping:  map[string]any{"text": "${input_data.user_text}"},
+		OutputMapping: map[string]string{"text": "$.reply"},
+		Retry:         &pipeline.Retry{MaxAttempts: 1}, TimeoutSeconds: 20,
+	}}}}
+	if _, _, err := store.PublishSchema(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.SetQuota(ctx, "entry", "entry", 1000); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// apply submits an entry task through POST /api/workflows/apply and returns its id.
+func (f *consoleFixture) apply(chat, text string) string {
+	f.t.Helper()
+	r := api(f.t, f.env, http.MethodPost, "/api/workflows/apply", map[string]any{
+		"workflowId": f.pipeline, "userText": text, "historyChunks": []string{},
+		"coreEnvelope": map[string]any{"metadata": map[string]any{"chat_id": chat}},
+		"telemetry":    map[string]any{"channel": "http", "requestId": testenv.Unique("req-")},
+	})
+	return r.Map(f.t)["taskId"].(string)
+}
+
+// entryStatus is the task's status as GET /api/workflows/tasks/{id} reports it.
+func (f *consoleFixture) entryStatus(id string) string {
+	f.t.Helper()
+	s, _ := api(f.t, f.env, http.MethodGet, "/api/workflows/tasks/"+id, nil).Map(f.t)["status"].(string)
+	return s
+}
+
+func (f *consoleFixture) waitEntry(id, status string) {
+	f.t.Helper()
+	e2e.Eventually(f.t, 40*time.Second, "entry task "+id+" to be "+status, func() bool { return f.entryStatus(id) == status })
+}
+
+// sessionFor signs a UI account in directly through the stores and returns the session's
+// cookie value and CSRF token.
+func sessionFor(t *testing.T, env *e2e.Env, usr uisession.User) (token, csrf string) {
+	t.Helper()
+	sess, token, err := uisession.NewSessions(env.Platform.Mongo, time.Hour).Create(env.Context(), usr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token, sess.CSRF
+}
+
+// shot saves a 1280×900 screenshot of the browser's viewport as name.png into
+// $TASKLOOM_UI_SCREENSHOTS (what `make screenshots` sets); without it nothing is written.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	dir := os.Getenv("TASKLOOM_UI_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 900))
+	var png []byte
+	if err == nil {
+		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	}
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+	}
+}
