@@ -48,7 +48,7 @@ func toHTTP(err error) *httpx.Error {
 	if errors.As(err, &ee) {
 		return fromEcho(ee)
 	}
-	for _, m := range []func(error) error{httpx.FromStore, httpx.FromTemporal} {
+	for _, m := range []func(error) error{httpx.FromAuth, httpx.FromStore, httpx.FromTemporal} {
 		if errors.As(m(err), &he) {
 			return he
 		}

@@ -1,20 +1,13 @@
-// Command starter is taskloom's CLI: it runs the dev stack, the worker and the API, manages
-// API keys and schedules, and starts work in each subsystem.
+// Command starter is taskloom's production CLI: it runs the worker and the API, manages API keys
+// and schedules, and starts work in each subsystem. It links none of the dev stand-ins (embedded
+// database, miniredis, kfake, the Bitable emulator, the in-repo fakes); those live in ./starter/dev,
+// which `make dev` runs.
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/taskloom/taskloom/starter/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := rootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "starter:", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(cli.Main(cli.Root())) }

@@ -2,12 +2,32 @@ package auth
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/taskloom/taskloom/api/httpx"
 )
+
+// DeniedError is a request the credential does not allow: Status 401 for a missing, unknown or
+// inactive key, 403 for a key that lacks the permission or the project. The API's error handler
+// renders it in the error envelope (api/httpx.FromAuth); this package knows nothing of that
+// envelope, so it stays below the api layer.
+type DeniedError struct {
+	Status  int
+	Message string
+	// ProjectID is the project a project-bound key was refused, when that is the reason.
+	ProjectID string
+}
+
+func (e *DeniedError) Error() string { return e.Message }
+
+func unauthenticated(msg string) error {
+	return &DeniedError{Status: http.StatusUnauthorized, Message: msg}
+}
+
+func forbidden(msg, project string) error {
+	return &DeniedError{Status: http.StatusForbidden, Message: msg, ProjectID: project}
+}
 
 // Identity is who is calling: the key's id, name, level and project binding.
 type Identity struct {
@@ -35,14 +55,14 @@ func Middleware(s *Store) echo.MiddlewareFunc {
 			}
 			plain := credential(c)
 			if plain == "" {
-				return httpx.Unauthorized("missing API key: send X-API-Key or Authorization: Bearer")
+				return unauthenticated("missing API key: send X-API-Key or Authorization: Bearer")
 			}
 			k, err := s.Lookup(c.Request().Context(), plain)
 			if errors.Is(err, ErrNotFound) {
-				return httpx.Unauthorized("API key is unknown or inactive")
+				return unauthenticated("API key is unknown or inactive")
 			}
 			if err != nil {
-				return httpx.FromStore(err)
+				return err // a store failure: the error handler maps it (503 when Mongo is down)
 			}
 			Set(c, &Identity{KeyID: k.ID, Name: k.Name, Permission: k.Permission, ProjectID: k.ProjectID})
 			return next(c)
@@ -75,10 +95,10 @@ func Require(p Permission) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			id := From(c)
 			if id == nil {
-				return httpx.Unauthorized("missing API key: send X-API-Key or Authorization: Bearer")
+				return unauthenticated("missing API key: send X-API-Key or Authorization: Bearer")
 			}
 			if !id.Permission.Includes(p) {
-				return httpx.Forbidden("this API key has " + string(id.Permission) + " permission; the route needs " + string(p))
+				return forbidden("this API key has "+string(id.Permission)+" permission; the route needs "+string(p), "")
 			}
 			return next(c)
 		}
@@ -89,10 +109,10 @@ func Require(p Permission) echo.MiddlewareFunc {
 func RequireProject(c echo.Context, project string) error {
 	id := From(c)
 	if id == nil {
-		return httpx.Unauthorized("missing API key")
+		return unauthenticated("missing API key")
 	}
 	if !id.CanAccessProject(project) {
-		return httpx.Forbidden("this API key is bound to another project").WithDetail("project_id", project)
+		return forbidden("this API key is bound to another project", project)
 	}
 	return nil
 }

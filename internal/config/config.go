@@ -40,6 +40,8 @@ type Temporal struct {
 	Address   string `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
 	Namespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
 	TaskQueue string `env:"TEMPORAL_TASK_QUEUE" envDefault:"taskloom"`
+	// UIURL is the Temporal Web UI the operations console links executions to.
+	UIURL string `env:"TEMPORAL_UI_URL" envDefault:"http://localhost:8233"`
 	// TLS is used when a cert/key pair or an API key is given (Temporal Cloud).
 	TLSCertFile string `env:"TEMPORAL_TLS_CERT"`
 	TLSKeyFile  string `env:"TEMPORAL_TLS_KEY"`

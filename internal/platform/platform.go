@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // Platform is what every subsystem receives. Nothing in it keeps state that another replica
@@ -76,7 +77,7 @@ func (p *Platform) openMongo(c config.Mongo) error {
 	if c.URI == "" {
 		return fmt.Errorf("MONGO_URI is empty (run through `make dev` for the embedded database)")
 	}
-	mc, err := mongo.Connect(options.Client().ApplyURI(c.URI).
+	mc, err := mongo.Connect(options.Client().ApplyURI(c.URI).SetMonitor(mongox.Monitor()).
 		SetServerSelectionTimeout(3 * time.Second).SetTimeout(15 * time.Second))
 	if err != nil {
 		return fmt.Errorf("connect mongo: %w", err)

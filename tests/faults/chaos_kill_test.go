@@ -94,5 +94,5 @@ func TestCrawlConsumerKilledBeforeCommitDoesNotDoubleCount(t *testing.T) {
 	load.produceRest(t)
 	startWorkerProcess(t, &child)
 	load.requireExactCompletion(t, 4*time.Minute)
-	t.Logf("%d tweet messages, consumer SIGKILLed at processed=%d: completed with processed == total == %d", load.total, atKill, load.total)
+	t.Logf("%d tweet messages, consumer SIGKILLed at processed=%d: completed with processed == total == %d", load.sent, atKill, load.total)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -59,16 +59,4 @@ func echoCmd() *cobra.Command {
 		},
 	})
 	return cmd
-}
-
-// devEchoSeed loads the demo project with server tasks for `make dev` and prints a pull curl.
-func devEchoSeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
-	svc, err := echo.ServiceFor(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := echo.SeedDemo(ctx, svc); err != nil {
-		return nil, err
-	}
-	return []string{"Echo: pull the demo project's server tasks:", "  " + echo.DemoPullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func schedulesCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-				ids, err := applySchedules(ctx, p.Temporal, p.Config)
+				ids, err := ApplySchedules(ctx, p.Temporal, p.Config)
 				for _, id := range ids {
 					fmt.Fprintf(c.OutOrStdout(), "schedule %s applied\n", id)
 				}
@@ -61,8 +61,8 @@ func allSchedules(cfg *config.Config) []client.ScheduleOptions {
 	return all
 }
 
-// applySchedules applies every subsystem's schedules and returns the IDs applied.
-func applySchedules(ctx context.Context, tc client.Client, cfg *config.Config) ([]string, error) {
+// ApplySchedules applies every subsystem's schedules and returns the IDs applied.
+func ApplySchedules(ctx context.Context, tc client.Client, cfg *config.Config) ([]string, error) {
 	var ids []string
 	for _, s := range allSchedules(cfg) {
 		if err := schedule.Apply(ctx, tc, s); err != nil {

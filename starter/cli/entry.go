@@ -1,20 +1,16 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -105,69 +101,4 @@ func cliFieldError(err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %s", flag, fe.Message)
-}
-
-// Dev stack: the fake Bot API (also the assistant the demo pipeline calls) and its bot settings.
-const (
-	devBotToken        = "dev:taskloom-fake-bot"
-	devTelegramSecret  = "taskloom-dev-telegram-secret"
-	devEntryPipeline   = "entry_echo"
-	devEntryProviderID = "entry_assistant"
-)
-
-// devTelegram starts the fake Telegram Bot API unless TELEGRAM_BOT_TOKEN points at a real bot.
-func devTelegram(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
-	c := &cfg.Entry
-	if c.TelegramBotToken != "" {
-		return "telegram", c.TelegramAPIBaseURL, nil
-	}
-	s, err := tgfake.Start("127.0.0.1:0", devBotToken)
-	if err != nil {
-		return "", "", err
-	}
-	c.TelegramBotToken, c.TelegramAPIBaseURL = devBotToken, s.URL
-	if c.TelegramWebhookSecret == "" {
-		c.TelegramWebhookSecret = devTelegramSecret
-	}
-	if c.TelegramWorkflowID == "" {
-		c.TelegramWorkflowID = devEntryPipeline
-	}
-	return "telegram (fake)", s.URL + "/_admin/messages", nil
-}
-
-// devEntrySeed publishes the demo pipeline entry_echo over the fake assistant, grants the entry
-// quota account units, and returns the curls that exercise the intake.
-func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
-	c := p.Config.Entry
-	if c.TelegramBotToken != devBotToken {
-		return nil, nil // a real bot: the operator publishes the pipelines it uses
-	}
-	store := pipeline.NewStore(p.Mongo)
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + tgfake.AssistantPath}); err != nil {
-		return nil, err
-	}
-	def := &pipeline.Definition{Name: devEntryPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{
-		Name: "assistant_reply", Type: pipeline.StepSyncAPI, ProviderRef: devEntryProviderID, Endpoint: "/reply",
-		InputMapping:  map[string]any{"text": "${input_data.user_text}", "history": "${input_data.history_chunks}"},
-		OutputMapping: map[string]string{"text": "$.reply", "history_len": "history_len"}, TimeoutSeconds: 30,
-	}}}}
-	if _, _, err := store.PublishSchema(ctx, def); err != nil && !errors.Is(err, pipeline.ErrSchemaConflict) {
-		return nil, fmt.Errorf("publish %s: %w", devEntryPipeline, err)
-	}
-	if q, err := store.GetQuota(ctx, c.UserID, c.FeatureID); err != nil || q.Remaining < 100 {
-		if _, err := store.SetQuota(ctx, c.UserID, c.FeatureID, 1000); err != nil {
-			return nil, err
-		}
-	}
-	api := "http://" + p.Config.API.Addr
-	return []string{
-		fmt.Sprintf("entry: pipeline %s (quota %s/%s); Telegram fake messages at %s/_admin/messages", devEntryPipeline, c.UserID, c.FeatureID, c.TelegramAPIBaseURL),
-		fmt.Sprintf(`  curl -s -X POST %s/api/workflows/apply -H 'X-API-Key: %s' -H 'Content-Type: application/json' `+
-			`-d '{"workflowId":"%s","userText":"hello","historyChunks":[],"coreEnvelope":{"metadata":{"chat_id":"demo-1"}},"waitForResult":true}'`,
-			api, adminKey, devEntryPipeline),
-		fmt.Sprintf(`  curl -s -X POST %s/telegram/webhook -H 'X-Telegram-Bot-Api-Secret-Token: %s' -H 'Content-Type: application/json' `+
-			`-d '{"update_id":1,"message":{"message_id":1,"date":0,"chat":{"id":42,"type":"private"},"text":"hi bot"}}'`,
-			api, c.TelegramWebhookSecret),
-		fmt.Sprintf("  curl -s %s/internal/tasks/stats -H 'X-API-Key: %s'", api, adminKey),
-	}, nil
 }

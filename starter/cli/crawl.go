@@ -1,23 +1,16 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
-
-// devCrawlerCommand is the crawler under `make dev`: this binary's fake
-// crawler, so a POSTed crawl task runs to Completed on its own.
-const devCrawlerCommand = "{self} crawl fake-crawler --original-task-id {id} --tweets 450 --brokers {brokers}"
 
 func crawlCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -96,18 +89,4 @@ original task. It is the default crawler command under make dev and a load gener
 	o.Flags(cmd.Flags())
 	_ = cmd.MarkFlagRequired("original-task-id")
 	return cmd
-}
-
-// devCrawler makes the fake crawler the crawler command of the dev stack
-// unless CRAWL_CRAWLER_COMMAND is set. {self} is this binary, which hosts
-// the worker under `starter dev`.
-func devCrawler(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
-	if cfg.Crawl.CrawlerCommand == "" {
-		cfg.Crawl.CrawlerCommand = devCrawlerCommand
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", "", fmt.Errorf("crawl: locate own executable: %w", err)
-	}
-	return "crawler", self + " (" + cfg.Crawl.CrawlerCommand + ")", nil
 }

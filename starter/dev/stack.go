@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/taskloom/taskloom/api"
@@ -22,6 +21,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/starter/cli"
 	"github.com/taskloom/taskloom/worker"
 )
 
@@ -39,26 +39,13 @@ type devSeeder func(ctx context.Context, p *platform.Platform, adminKey string) 
 
 var devSeeders = []devSeeder{devPipelineSeed, devEntrySeed, devEchoSeed}
 
-func devCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "dev",
-		Short: "Run everything locally: Temporal dev server, embedded dependencies, worker and API",
-		Long: `dev starts the Temporal dev server (./temporal-dev.sh) unless TEMPORAL_ADDRESS is set,
-embedded FerretDB/miniredis/kfake for every dependency whose URL is unset, the in-repo fakes,
-the worker and the API; it seeds demo data and prints the URLs and an admin API key.
-Ctrl-C stops every process it started.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context()) },
-	}
-}
-
 func runDev(ctx context.Context) error {
 	cfg, err := config.Load()
 	if err != nil {
 		return err
 	}
 	if !cfg.Dev() {
-		return errors.New("TASKLOOM_ENV must be dev for `starter dev`")
+		return errors.New("TASKLOOM_ENV must be dev for the dev stack")
 	}
 	log := logging.New(cfg.LogLevel)
 	ctx, cancel := context.WithCancel(ctx)
@@ -95,7 +82,7 @@ func runDev(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := applySchedules(ctx, p.Temporal, cfg); err != nil {
+	if _, err := cli.ApplySchedules(ctx, p.Temporal, cfg); err != nil {
 		return err
 	}
 	var lines []string

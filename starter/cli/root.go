@@ -1,8 +1,15 @@
-package main
+// Package cli holds the commands of the starter binary. The production main (./starter) and the
+// dev stack (./starter/dev) both build their command tree from Root, so every starter subcommand
+// also works in the dev binary.
+package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +18,20 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
-func rootCmd() *cobra.Command {
+// Main runs root until it returns or SIGINT/SIGTERM arrives, prints its error and returns the
+// process exit code.
+func Main(root *cobra.Command) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, root.Name()+":", err)
+		return 1
+	}
+	return 0
+}
+
+// Root is the starter command tree (everything but the dev stack).
+func Root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "starter",
 		Short: "taskloom: durable task systems on Temporal",
@@ -22,7 +42,6 @@ Configuration comes from environment variables (see README.md, .env.example).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-		devCmd(),
 		workerCmd(),
 		apiCmd(),
 		apikeyCmd(),

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/platform"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
+)
+
+func pipelineCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipeline",
+		Short: "Vendor pipelines (seed 003): publish schemas, run and inspect tasks",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(pipelinePublishCmd(), pipelineRunCmd(), pipelineShowCmd())
+	return cmd
+}
+
+func pipelinePublishCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "publish FILE...",
+		Short: "Validate and publish pipeline definitions ({name, version, schema} JSON files)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, files []string) error {
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				store := domain.NewStore(p.Mongo)
+				lk, err := store.Lookup(ctx)
+				if err != nil {
+					return err
+				}
+				for _, f := range files {
+					raw, err := os.ReadFile(f)
+					if err != nil {
+						return err
+					}
+					d, err := domain.ParseDefinition(raw)
+					if err == nil {
+						err = domain.ValidateDefinition(d, lk)
+					}
+					if err != nil {
+						return fmt.Errorf("%s: %w", f, err)
+					}
+					_, created, err := store.PublishSchema(ctx, d)
+					if err != nil {
+						return fmt.Errorf("%s: %w", f, err)
+					}
+					verb := "published"
+					if !created {
+						verb = "already published"
+					}
+					fmt.Fprintf(c.OutOrStdout(), "%s %s@%s\n", verb, d.Name, d.Version)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func pipelineRunCmd() *cobra.Command {
+	var (
+		req   pipelinewf.StartRequest
+		input string
+		key   string
+		wait  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "run PIPELINE",
+		Short: "Start a pipeline task (consumes one quota unit) and optionally wait for it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			req.Pipeline = args[0]
+			if err := json.Unmarshal([]byte(input), &req.InputData); err != nil {
+				return fmt.Errorf("--input must be a JSON object: %w", err)
+			}
+			if key != "" {
+				if err := domain.CheckIdempotencyKey(key); err != nil {
+					return fmt.Errorf("--idempotency-key: %w", err)
+				}
+				req.TaskID = domain.TaskIDForKey(cliKeyScope, key)
+			}
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				store := domain.NewStore(p.Mongo)
+				st := &pipelinewf.Starter{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
+				task, err := st.Start(ctx, req)
+				if err != nil {
+					return err
+				}
+				verb := "started"
+				if !task.Created {
+					verb = "already created by an earlier run with this key"
+				}
+				fmt.Fprintf(c.OutOrStdout(), "task %s %s (workflow %s, status %s)\n", task.TaskID, verb, task.WorkflowID, task.Status)
+				if wait <= 0 {
+					return nil
+				}
+				wctx, cancel := context.WithTimeout(ctx, wait)
+				defer cancel()
+				_ = p.Temporal.GetWorkflow(wctx, task.WorkflowID, "").Get(wctx, nil)
+				return printTask(ctx, c, store, task.TaskID)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&req.Version, "version", "", "pipeline version (default: latest)")
+	cmd.Flags().StringVar(&req.UserID, "user", "", "user_id whose quota is consumed (required; make dev grants demo-user)")
+	cmd.Flags().StringVar(&req.FeatureID, "feature", "", "feature_id of the quota (required; make dev grants demo-feature)")
+	_ = cmd.MarkFlagRequired("user")
+	_ = cmd.MarkFlagRequired("feature")
+	cmd.Flags().StringVar(&input, "input", "{}", "input_data as a JSON object")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "makes the command safe to repeat: the same key and request give the same task")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the task to finish, then print it")
+	return cmd
+}
+
+// cliKeyScope scopes the CLI's idempotency keys (the HTTP API scopes them by API key).
+const cliKeyScope = "cli"
+
+func pipelineShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show TASK_ID",
+		Short: "Print a pipeline task with its steps",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+				return printTask(ctx, c, domain.NewStore(p.Mongo), args[0])
+			})
+		},
+	}
+}
+
+func printTask(ctx context.Context, c *cobra.Command, store *domain.Store, id string) error {
+	task, err := store.GetTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	steps, err := store.ListSteps(ctx, id)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(c.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"task": task, "steps": steps})
+}
