@@ -5,7 +5,7 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
 
-.PHONY: dev test unit fuzz-short bench chaos lint tools clean
+.PHONY: dev test unit fuzz-short bench chaos screenshots lint tools clean
 
 tools: $(BIN)/temporal $(BIN)/embedded-mongo
 
@@ -20,7 +20,7 @@ $(BIN)/embedded-mongo: FORCE
 FORCE:
 
 dev: $(BIN)/temporal
-	$(GO) run ./starter dev
+	$(GO) run ./starter/dev
 
 test: tools lint
 	$(GO) test $(GOFLAGS_TEST) ./...
@@ -34,7 +34,15 @@ bench: tools
 	@if [ -d bench ]; then $(GO) run ./bench; else echo "no benchmarks yet"; fi
 
 chaos: tools
-	$(GO) test -count=1 -timeout 30m -tags chaos ./...
+	ECHO_CONCURRENCY_TASKS=10000 $(GO) test -count=1 -timeout 30m -tags chaos ./...
+
+# 1280×900 screenshots of every UI page, made by the browser tests over real workflows, into
+# .data/screenshots/ (not committed) for a reviewer who does not run a browser.
+SCREENSHOTS := $(CURDIR)/.data/screenshots
+screenshots: tools
+	@mkdir -p $(SCREENSHOTS)
+	CI=true TASKLOOM_UI_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m ./api/ui/ -run 'TestConsolePages|TestServerTasksPullStateAndQueueOperations|TestPullManagementReleaseStatsAndHistory|TestAPIKeysCreateShowOnceAndDeactivate|TestTaskDetailReRunMoveDeleteAndFilters'
+	@ls -1 $(SCREENSHOTS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -132,7 +132,9 @@ type entryOutcome struct {
 const awaitEntryWait = 2 * time.Minute
 
 // awaitEntryTasks waits up to awaitEntryWait for the entry workflows, then classifies each:
-// completed, failed (closed any other way) or still running.
+// completed, failed (closed any other way) or still running. Once the wait is over, the error of
+// the cut-off long poll says nothing about the task (the SDK reports the deadline in more than one
+// way, and every later poll fails at once), so the task's state is asked of Temporal instead.
 func awaitEntryTasks(ctx context.Context, r *run, ids []string) entryOutcome {
 	var out entryOutcome
 	wctx, cancel := context.WithTimeout(ctx, awaitEntryWait)
@@ -140,11 +142,18 @@ func awaitEntryTasks(ctx context.Context, r *run, ids []string) entryOutcome {
 	for _, id := range ids {
 		var st entry.TaskStatus
 		err := r.p.Temporal.GetWorkflow(wctx, id, "").Get(wctx, &st)
-		if wctx.Err() != nil && closed(ctx, r, id) {
-			// Past the wait, a task that has finished meanwhile is read without waiting.
-			gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
-			err = r.p.Temporal.GetWorkflow(gctx, id, "").Get(gctx, &st)
-			gcancel()
+		if err != nil && wctx.Err() != nil {
+			running, derr := stillRunning(ctx, r, id)
+			if running {
+				out.running++ // the wait is over; not finished yet
+				continue
+			}
+			if err = derr; err == nil {
+				// It finished meanwhile: read its result without waiting.
+				gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+				err = r.p.Temporal.GetWorkflow(gctx, id, "").Get(gctx, &st)
+				gcancel()
+			}
 		}
 		switch {
 		case err == nil && st.Status == entry.StatusCompleted:
@@ -152,8 +161,6 @@ func awaitEntryTasks(ctx context.Context, r *run, ids []string) entryOutcome {
 		case err == nil:
 			out.failed++
 			out.err = cmp.Or(out.err, fmt.Errorf("entry task %s ended %s: %s", id, st.Status, st.LastError))
-		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
-			out.running++ // the wait is over; not finished yet
 		default:
 			out.failed++
 			out.err = cmp.Or(out.err, fmt.Errorf("entry task %s: %w", id, err))
@@ -162,12 +169,15 @@ func awaitEntryTasks(ctx context.Context, r *run, ids []string) entryOutcome {
 	return out
 }
 
-// closed says whether a workflow has finished, without waiting for it.
-func closed(ctx context.Context, r *run, id string) bool {
+// stillRunning says whether a workflow is still running, without waiting for it.
+func stillRunning(ctx context.Context, r *run, id string) (bool, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	d, err := r.p.Temporal.DescribeWorkflowExecution(dctx, id, "")
-	return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+	if err != nil {
+		return false, fmt.Errorf("describe %s: %w", id, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // quotaErrors counts the logged activity failures on one quota account ("consume quota
