@@ -31,7 +31,7 @@ func monitoredActivities(t *testing.T) (*Activities, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor()))
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor(nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 )
@@ -38,20 +39,43 @@ func WithTally(ctx context.Context) (context.Context, *Tally) {
 	return context.WithValue(ctx, tallyKey{}, scopes), t
 }
 
-// Monitor is the command monitor that feeds every tally on a command's context. Commands on an
-// untallied context cost one context lookup.
-func Monitor() *event.CommandMonitor {
+// Monitor is the command monitor that feeds every tally on a command's context and, when counted
+// is not nil, a process-wide counter by command and collection (NewCommandCounter). Commands on
+// an untallied context cost one context lookup.
+func Monitor(counted *prometheus.CounterVec) *event.CommandMonitor {
 	return &event.CommandMonitor{Started: func(ctx context.Context, e *event.CommandStartedEvent) {
 		recorder.observe(ctx, e)
-		scopes, _ := ctx.Value(tallyKey{}).([]*Tally)
-		if len(scopes) == 0 || ignoredCommand(e.CommandName) {
+		if ignoredCommand(e.CommandName) {
 			return
 		}
-		c := Command{Name: e.CommandName, Collection: collectionOf(e.Command, e.CommandName), Body: cloneRaw(e.Command)}
+		coll := collectionOf(e.Command, e.CommandName)
+		if counted != nil {
+			counted.WithLabelValues(e.CommandName, coll).Inc()
+		}
+		scopes, _ := ctx.Value(tallyKey{}).([]*Tally)
+		if len(scopes) == 0 {
+			return
+		}
+		c := Command{Name: e.CommandName, Collection: coll, Body: cloneRaw(e.Command)}
 		for _, t := range scopes {
 			t.add(c)
 		}
 	}}
+}
+
+// CommandsMetric is the name of the counter NewCommandCounter registers.
+const CommandsMetric = "taskloom_mongo_commands_total"
+
+// NewCommandCounter registers the counter of MongoDB commands a process sends, by command name
+// and collection: the portable cost an operator can divide by the work done (the benchmark
+// does), where the database's own timings depend on the engine.
+func NewCommandCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: CommandsMetric,
+		Help: "MongoDB commands sent, by command name and collection (driver connection chatter excluded).",
+	}, []string{"command", "collection"})
+	reg.MustRegister(c)
+	return c
 }
 
 // ignoredCommand names the driver's own connection chatter, which is not work an operation asked for.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -17,7 +19,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTallyCountsOnlyCommandsUnderItsContext(t *testing.T) {
-	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor()).SetTimeout(30 * time.Second))
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor(nil)).SetTimeout(30 * time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,5 +50,36 @@ func TestTallyCountsOnlyCommandsUnderItsContext(t *testing.T) {
 	all.Reset()
 	if all.Total() != 0 {
 		t.Fatalf("after Reset: %s", all)
+	}
+}
+
+func TestCommandCounterCountsEveryCommandByNameAndCollection(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	counted := mongox.NewCommandCounter(reg)
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetMonitor(mongox.Monitor(counted)).SetTimeout(30 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := c.Database(testenv.Unique("counter_"))
+	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = c.Disconnect(context.Background()) })
+	coll := db.Collection("things")
+	ctx := context.Background()
+	if _, err := coll.InsertOne(ctx, bson.M{"_id": 1}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := coll.FindOne(ctx, bson.M{"_id": 1}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Untallied commands count too: the counter is the process's, not an operation's.
+	if got := testutil.ToFloat64(counted.WithLabelValues("insert", "things")); got != 1 {
+		t.Errorf("insert things = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(counted.WithLabelValues("find", "things")); got != 2 {
+		t.Errorf("find things = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(counted.WithLabelValues("hello", "")); got != 0 {
+		t.Errorf("connection chatter counted %v times", got)
 	}
 }

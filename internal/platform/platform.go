@@ -77,7 +77,7 @@ func (p *Platform) openMongo(c config.Mongo) error {
 	if c.URI == "" {
 		return fmt.Errorf("MONGO_URI is empty (run through `make dev` for the embedded database)")
 	}
-	mc, err := mongo.Connect(options.Client().ApplyURI(c.URI).SetMonitor(mongox.Monitor()).
+	mc, err := mongo.Connect(options.Client().ApplyURI(c.URI).SetMonitor(mongox.Monitor(mongox.NewCommandCounter(p.Metrics))).
 		SetServerSelectionTimeout(3 * time.Second).SetTimeout(15 * time.Second))
 	if err != nil {
 		return fmt.Errorf("connect mongo: %w", err)
@@ -97,6 +97,7 @@ func (p *Platform) openRedis(c config.Redis) error {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
 	rc := redis.NewClient(opt)
+	rc.AddHook(newRedisCounter(p.Metrics))
 	p.Redis = rc
 	p.AddCheck("redis", func(ctx context.Context) error { return rc.Ping(ctx).Err() })
 	return nil

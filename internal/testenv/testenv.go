@@ -144,7 +144,7 @@ func MongoURI(t testing.TB) string {
 // Mongo returns a fresh, empty database that is dropped when the test ends.
 func Mongo(t testing.TB) *mongo.Database {
 	t.Helper()
-	c, err := mongo.Connect(options.Client().ApplyURI(MongoURI(t)).SetTimeout(30 * time.Second).SetMonitor(mongox.Monitor()))
+	c, err := mongo.Connect(options.Client().ApplyURI(MongoURI(t)).SetTimeout(30 * time.Second).SetMonitor(mongox.Monitor(nil)))
 	if err != nil {
 		t.Fatalf("testenv: connect mongo: %v", err)
 	}
