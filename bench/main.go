@@ -53,6 +53,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"pipeline", benchPipeline},
 	{"pull", benchPull},
+	{"append", benchAppend},
 	{"crawl", benchCrawl},
 	{"webhook", benchWebhook},
 	// Last: every accepted apply keeps an entry workflow running after its 202.

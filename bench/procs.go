@@ -23,6 +23,8 @@ import (
 type app struct {
 	worker, api *exec.Cmd
 	apiURL      string
+	// workerMetricsURL is the worker's /metrics (the API serves its own at apiURL/metrics).
+	workerMetricsURL string
 	// logPath is the file both processes log to (LOG_LEVEL=error).
 	logPath string
 }
@@ -53,13 +55,13 @@ func startApp(ctx context.Context, s *stack, bin string) (*app, error) {
 		return nil, err
 	}
 	logf("worker and API logs: %s", logs.Name())
-	a := &app{apiURL: "http://" + apiAddr, logPath: logs.Name()}
+	a := &app{apiURL: "http://" + apiAddr, workerMetricsURL: "http://" + metricsAddr + "/metrics", logPath: logs.Name()}
 	// One after the other: both create the same indexes at start, and FerretDB v1 drops the
 	// connection when two processes create the same indexes at the same moment.
 	if a.worker, err = spawn(bin, env, "worker", logs); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, "http://"+metricsAddr+"/metrics", time.Minute); err != nil {
+	if err := waitHTTP(ctx, a.workerMetricsURL, time.Minute); err != nil {
 		a.stop()
 		return nil, err
 	}

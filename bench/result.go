@@ -31,6 +31,11 @@ type Result struct {
 	Ratio   float64 `json:"ratio,omitempty"`
 	RatioOf string  `json:"ratio_of,omitempty"`
 
+	// MongoPerUnit and RedisPerUnit are the commands the app sent per unit of work: the
+	// portable costs, which hold on any engine (see costs).
+	MongoPerUnit float64 `json:"mongo_commands_per_unit,omitempty"`
+	RedisPerUnit float64 `json:"redis_commands_per_unit,omitempty"`
+
 	Notes   string `json:"notes,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
 }
@@ -64,14 +69,14 @@ type report struct {
 
 func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\tthroughput\tp50\tp99\tbaseline\tbaseline throughput\tbaseline p50/p99\tratio\tnotes")
+	fmt.Fprintln(tw, "scenario\tthroughput\tp50\tp99\tcommands/unit (mongo / redis)\tbaseline\tbaseline throughput\tbaseline p50/p99\tratio\tnotes")
 	for _, res := range r.Results {
 		if res.Skipped != "" {
-			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\t\t\t%s\n", res.Scenario, short(res.Skipped))
+			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\t\t\t\t%s\n", res.Scenario, short(res.Skipped))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Scenario,
-			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), res.Baseline,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Scenario,
+			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), perUnit(res), res.Baseline,
 			rate(res.BaselineThroughput, res.Unit), ms(res.BaselineP50Ms)+" / "+ms(res.BaselineP99Ms),
 			ratio(res.Ratio, res.RatioOf), res.Notes)
 	}
@@ -80,15 +85,15 @@ func (r *report) print(w io.Writer) {
 
 // markdown renders the table for README "Benchmarks" (BENCH_MARKDOWN=path).
 func (r *report) markdown(w io.Writer) {
-	fmt.Fprintln(w, "| scenario | throughput | p50 | p99 | baseline | baseline throughput | baseline p50 / p99 | ratio | notes |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| scenario | throughput | p50 | p99 | commands/unit (mongo / redis) | baseline | baseline throughput | baseline p50 / p99 | ratio | notes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, res := range r.Results {
 		if res.Skipped != "" {
-			fmt.Fprintf(w, "| %s | skipped | | | | | | | %s |\n", res.Scenario, strings.ReplaceAll(short(res.Skipped), "|", "/"))
+			fmt.Fprintf(w, "| %s | skipped | | | | | | | | %s |\n", res.Scenario, strings.ReplaceAll(short(res.Skipped), "|", "/"))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Scenario,
-			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), res.Baseline,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Scenario,
+			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), perUnit(res), res.Baseline,
 			rate(res.BaselineThroughput, res.Unit), ms(res.BaselineP50Ms)+" / "+ms(res.BaselineP99Ms),
 			ratio(res.Ratio, res.RatioOf), strings.ReplaceAll(res.Notes, "|", "/"))
 	}
@@ -107,6 +112,14 @@ func rate(v float64, unit string) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f %s/s", v, unit)
+}
+
+// perUnit is the commands/unit cell; "-" for rows that measure no app work (memory).
+func perUnit(res Result) string {
+	if res.MongoPerUnit == 0 && res.RedisPerUnit == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f / %.2f", res.MongoPerUnit, res.RedisPerUnit)
 }
 
 func ms(v float64) string {

@@ -46,6 +46,7 @@ func benchApply(ctx context.Context, r *run) []Result {
 	res.N = n
 	prefix := "bench-apply-" + suffix() + "-"
 	taskIDs := make([]string, n)
+	m := r.meter(ctx)
 	start := time.Now()
 	lat, elapsed, failed, err := runLoad(ctx, n, applyConc, func(ctx context.Context, i int) error {
 		body := map[string]any{"workflowId": applyPipeline, "userText": fmt.Sprint("bench ", i), "historyChunks": []string{"earlier"},
@@ -65,6 +66,8 @@ func benchApply(ctx context.Context, r *run) []Result {
 	res.Throughput, res.P50Ms, res.P99Ms = lat.fill(n, elapsed)
 	st := awaitEntryTasks(ctx, r, taskIDs)
 	waited := time.Since(start)
+	// Per request to completion: the entry workflow and the pipeline it runs.
+	m.charge(ctx, &res)
 
 	id := "bench-start-" + suffix() + "-"
 	blat, belapsed, bfailed, err := runLoad(ctx, n, applyConc, func(ctx context.Context, i int) error {

@@ -28,6 +28,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	}
 	defer producer.Close()
 
+	m := r.meter(ctx)
 	start := time.Now()
 	total, err := f.Produce(ctx, producer, topics)
 	if err != nil {
@@ -48,6 +49,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	}
 	res.N = int(total)
 	res.Throughput = float64(total) / elapsed.Seconds()
+	m.charge(ctx, &res)
 	res.Notes = fmt.Sprintf("%d tweets x 2 replies, 4 partitions; processed == total exactly", total)
 
 	rawStart := time.Now()

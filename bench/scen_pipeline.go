@@ -35,6 +35,7 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 		name, pipeline string
 	}{{"pipeline 1-step", onePipeline}, {"pipeline 3-step", threePipeline}} {
 		res := Result{Scenario: pc.name, Unit: "pipelines", N: n}
+		m := r.meter(ctx)
 		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, _ int) error {
 			return runPipeline(ctx, r, pc.pipeline)
 		})
@@ -44,6 +45,7 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 			continue
 		}
 		res.Throughput, res.P50Ms, res.P99Ms = lat.fill(n, elapsed)
+		m.charge(ctx, &res)
 		base.apply(&res)
 		res.Notes = fmt.Sprintf("%d concurrent clients; latency = POST to workflow completed", pipelineConc)
 		out = append(out, res)

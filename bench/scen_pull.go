@@ -62,6 +62,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 		keys[i] = k
 	}
 	tasks := r.p.Mongo.Collection(echosvc.CollTasks)
+	m := r.meter(ctx)
 	api, err := drain(ctx, apiBudget, unpulled(tasks, apiProject), func(ctx context.Context, client int) ([]string, error) {
 		return apiPull(ctx, r, keys[client], apiProject)
 	})
@@ -73,6 +74,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 		return []Result{res}
 	}
 	res.Throughput, res.P50Ms, res.P99Ms = api.lat.fill(api.delivered, api.elapsed)
+	m.charge(ctx, &res)
 
 	naive, err := drain(ctx, naiveBudget, unpulled(tasks, naiveProject), func(ctx context.Context, client int) ([]string, error) {
 		return naivePull(ctx, tasks, naiveProject, fmt.Sprintf("naive-%d", client))

@@ -54,6 +54,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 	emu, recv := r.stack.feishu, r.stack.receiver
 	emu.ResetCalls()
 	before := len(recv.Received())
+	m := r.meter(ctx)
 	start := time.Now()
 	run, err := r.p.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bench-webhook-sweep-" + suffix(),
 		TaskQueue: r.stack.cfg.Temporal.TaskQueue}, wf.WebhookResultWorker,
@@ -84,6 +85,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 		lat = append(lat, d.At.Sub(start))
 	}
 	res.Throughput, res.P50Ms, res.P99Ms = lat.fill(rows, elapsed)
+	m.charge(ctx, &res)
 	calls := float64(emu.TotalCalls()) / float64(rows)
 	counted, mix := emu.TotalCalls(), callMix(emu.Calls())
 

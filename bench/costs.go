@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// costs is how many commands the app's processes (API and worker) had sent to MongoDB and
+// Redis at one moment, read from their /metrics. The difference over a scenario divided by
+// its units is the portable cost the README reports beside the timings: it holds on any
+// engine, where FerretDB's timings do not. The load generator's own clients (seeding,
+// baselines) are in another process and never counted.
+type costs struct{ mongo, redis float64 }
+
+func (a *app) costs(ctx context.Context) (costs, error) {
+	var c costs
+	for _, url := range []string{a.apiURL + "/metrics", a.workerMetricsURL} {
+		fams, err := scrape(ctx, url)
+		if err != nil {
+			return costs{}, err
+		}
+		c.mongo += sum(fams[mongox.CommandsMetric])
+		c.redis += sum(fams[platform.RedisCommandsMetric])
+	}
+	return c, nil
+}
+
+func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", url, err)
+	}
+	return fams, nil
+}
+
+func sum(f *dto.MetricFamily) float64 {
+	if f == nil {
+		return 0
+	}
+	var n float64
+	for _, m := range f.GetMetric() {
+		n += m.GetCounter().GetValue()
+	}
+	return n
+}
+
+// meter measures the app's commands over one part of a scenario.
+type meter struct {
+	a      *app
+	before costs
+	err    error
+}
+
+func (r *run) meter(ctx context.Context) *meter {
+	m := &meter{a: r.app}
+	m.before, m.err = r.app.costs(ctx)
+	return m
+}
+
+// charge sets res's commands per unit from what the app sent since the meter started, over
+// res.N units. Background work (schedules, sweepers) in the same window is included, so the
+// figures are an upper bound.
+func (m *meter) charge(ctx context.Context, res *Result) {
+	after, err := m.a.costs(ctx)
+	if m.err != nil || err != nil || res.N == 0 {
+		res.Notes += fmt.Sprintf("; commands per unit unavailable: %v", firstErr(m.err, err))
+		return
+	}
+	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
+	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return fmt.Errorf("no units counted")
+}
