@@ -44,7 +44,8 @@ func (h redisCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 }
 
 // count labels by the lower-case command name, which is a small fixed set (not the key).
-func (h redisCounter) count(cmd redis.Cmder) { h.commands.WithLabelValues(strings.ToLower(cmd.Name())).Inc() }
+func (h redisCounter) count(cmd redis.Cmder) {
+	h.commands.WithLabelValues(strings.ToLower(cmd.Name())).Inc()
+}
 
 var _ redis.Hook = redisCounter{}
-
