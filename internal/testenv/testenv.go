@@ -212,23 +212,54 @@ func startMongo() (string, error) {
 
 var buildMu sync.Mutex
 
-// embeddedMongoBinary returns ./.bin/embedded-mongo, building it when missing (make test
-// builds it up front).
+// embeddedMongoBinary returns ./.bin/embedded-mongo, building it when it is missing or older
+// than a source file it is built from (make test builds it up front; a developer running
+// `go test` after changing internal/devstack must not test against the old proxy).
 func embeddedMongoBinary() (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	root := RepoRoot()
 	bin := filepath.Join(root, ".bin", "embedded-mongo")
-	if _, err := os.Stat(bin); err == nil {
+	if fresh, err := binaryFresh(root, bin); err != nil {
+		return "", err
+	} else if fresh {
 		return bin, nil
 	}
 	tmp := bin + ".tmp" + Unique("")
-	cmd := exec.Command("go", "build", "-o", tmp, "./internal/devstack/cmd/embedded-mongo")
+	cmd := exec.Command("go", "build", "-o", tmp, embeddedMongoPkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build embedded-mongo: %v\n%s", err, out)
 	}
 	return bin, os.Rename(tmp, bin)
+}
+
+const embeddedMongoPkg = "./internal/devstack/cmd/embedded-mongo"
+
+// binaryFresh says whether bin exists and is newer than go.mod, go.sum and every Go file of
+// the module's own packages it links.
+func binaryFresh(root, bin string) (bool, error) {
+	st, err := os.Stat(bin)
+	if err != nil {
+		return false, nil
+	}
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", embeddedMongoPkg)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return false, fmt.Errorf("go list %s: %w", embeddedMongoPkg, err)
+	}
+	sources := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	for _, dir := range strings.Fields(string(out)) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		sources = append(sources, files...)
+	}
+	for _, f := range sources {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(st.ModTime()) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 var redisServer shared[string]

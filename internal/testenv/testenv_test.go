@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,5 +50,28 @@ func TestDependenciesAnswer(t *testing.T) {
 	defer kc.Close()
 	if err := kc.ProduceSync(ctx, &kgo.Record{Topic: Unique("t"), Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatalf("kafka produce: %v", err)
+	}
+}
+
+// A binary older than any source of the embedded database is rebuilt, so `go test` after a
+// change to internal/devstack never runs against the old proxy.
+func TestEmbeddedMongoBinaryIsStaleWhenOlderThanItsSources(t *testing.T) {
+	root := RepoRoot()
+	bin := filepath.Join(t.TempDir(), "embedded-mongo")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := binaryFresh(root, bin); err != nil || !fresh {
+		t.Fatalf("a binary written now: fresh = %v, %v; want true", fresh, err)
+	}
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(bin, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := binaryFresh(root, bin); err != nil || fresh {
+		t.Fatalf("a binary from 2000: fresh = %v, %v; want false", fresh, err)
+	}
+	if fresh, _ := binaryFresh(root, filepath.Join(t.TempDir(), "missing")); fresh {
+		t.Fatal("a missing binary is not fresh")
 	}
 }
