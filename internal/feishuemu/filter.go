@@ -232,10 +232,7 @@ func selectCond(f *field, op string, vals []string) (predicate, *apiErr) {
 			return nil, invalidFilter("option %q does not exist in field %q", v, f.name)
 		}
 	}
-	if (op == "is" || op == "isNot") && len(vals) != 1 {
-		return nil, invalidFilter("%s on %q takes one value", op, f.name)
-	}
-	cell := func(r *record) []string {
+	return listCond(f, op, vals, func(r *record) []string {
 		switch x := r.value(f).(type) {
 		case string:
 			return []string{x}
@@ -248,36 +245,13 @@ func selectCond(f *field, op string, vals []string) (predicate, *apiErr) {
 			return out
 		}
 		return nil
-	}
-	hasAny := func(r *record) bool {
-		for _, c := range cell(r) {
-			if slices.Contains(vals, c) {
-				return true
-			}
-		}
-		return false
-	}
-	exact := func(r *record) bool { c := cell(r); return len(c) == 1 && c[0] == vals[0] }
-	switch op {
-	case "is":
-		return exact, nil
-	case "isNot":
-		return func(r *record) bool { return !exact(r) }, nil
-	case "contains":
-		return hasAny, nil
-	default:
-		return func(r *record) bool { return !hasAny(r) }, nil
-	}
+	})
 }
 
 // userCond matches person cells by user id (filter guide: person values are user ids of the
-// user_id_type kind): is/isNot compare the whole cell with one id, contains/doesNotContain
-// look for any of the ids.
+// user_id_type kind).
 func userCond(f *field, op string, vals []string) (predicate, *apiErr) {
-	if (op == "is" || op == "isNot") && len(vals) != 1 {
-		return nil, invalidFilter("%s on %q takes one value", op, f.name)
-	}
-	ids := func(r *record) []string {
+	return listCond(f, op, vals, func(r *record) []string {
 		arr, _ := r.value(f).([]any)
 		out := make([]string, 0, len(arr))
 		for _, e := range arr {
@@ -286,11 +260,19 @@ func userCond(f *field, op string, vals []string) (predicate, *apiErr) {
 			out = append(out, id)
 		}
 		return out
+	})
+}
+
+// listCond compares a cell that holds a list (options, user ids): is/isNot compare the whole
+// cell with one value, contains/doesNotContain look for any of the values.
+func listCond(f *field, op string, vals []string, cell func(*record) []string) (predicate, *apiErr) {
+	if (op == "is" || op == "isNot") && len(vals) != 1 {
+		return nil, invalidFilter("%s on %q takes one value", op, f.name)
 	}
 	hasAny := func(r *record) bool {
-		return slices.ContainsFunc(ids(r), func(id string) bool { return slices.Contains(vals, id) })
+		return slices.ContainsFunc(cell(r), func(c string) bool { return slices.Contains(vals, c) })
 	}
-	exact := func(r *record) bool { c := ids(r); return len(c) == 1 && c[0] == vals[0] }
+	exact := func(r *record) bool { c := cell(r); return len(c) == 1 && c[0] == vals[0] }
 	switch op {
 	case "is":
 		return exact, nil
