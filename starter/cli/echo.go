@@ -21,11 +21,7 @@ func migrateCmd() *cobra.Command {
 		Short: "Migrate TaskEcho data to the echo model (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-				svc, err := echo.ServiceFor(ctx, p)
-				if err != nil {
-					return err
-				}
+			return withEcho(c, func(ctx context.Context, _ *platform.Platform, svc *echo.Service) error {
 				r, err := svc.Migrate(ctx)
 				if err != nil {
 					return fmt.Errorf("migrate: %w", err)
@@ -44,11 +40,7 @@ func echoCmd() *cobra.Command {
 		Short: "Create the demo project with pullable server tasks (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-				svc, err := echo.ServiceFor(ctx, p)
-				if err != nil {
-					return err
-				}
+			return withEcho(c, func(ctx context.Context, p *platform.Platform, svc *echo.Service) error {
 				pid, err := echo.SeedDemo(ctx, svc)
 				if err != nil {
 					return err
@@ -59,4 +51,15 @@ func echoCmd() *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// withEcho runs fn with the platform and the echo service over it.
+func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *echo.Service) error) error {
+	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+		svc, err := echo.ServiceFor(ctx, p)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, p, svc)
+	})
 }
