@@ -58,7 +58,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 	start := time.Now()
 	run, err := r.p.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bench-webhook-sweep-" + suffix(),
 		TaskQueue: r.stack.cfg.Temporal.TaskQueue}, wf.WebhookResultWorker,
-		wf.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
+		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
 	if err == nil {
 		err = run.Get(ctx, nil)
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/taskloom/taskloom/internal/webhook"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
-	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // The operations console (/ui/console…) shows the domain of the Temporal-run subsystems on one
@@ -120,7 +119,7 @@ var subsystems = []subsystem{
 	{Name: "流水线（pipeline）", Kind: pipelinewf.Kind, Link: "/ui/console/pipelines",
 		Statuses: []string{pipeline.StatusPending, pipeline.StatusProcessing, pipeline.StatusSuccess, pipeline.StatusFailed}},
 	{Name: "爬取（crawl）", Kind: crawlwf.Kind, Link: "/ui/console/crawl", Statuses: []string{crawl.TaskRunning, crawl.TaskCompleted, crawl.TaskFailed}},
-	{Name: "Webhook 投递", Kind: webhookwf.DeliveryKind, Link: "/ui/console/webhook",
+	{Name: "Webhook 投递", Kind: webhook.DeliveryKind, Link: "/ui/console/webhook",
 		Statuses: []string{webhook.StatusPending, webhook.StatusSuccess, webhook.StatusFailed, webhook.StatusError}},
 }
 
@@ -245,7 +244,7 @@ func (u *UI) attentionLists(ctx context.Context, g *errgroup.Group) []*attention
 		{crawlFailed, kindQuery(crawlwf.Kind, fmt.Sprintf("TaskloomStatus = '%s'", crawl.TaskFailed)), func(string) string {
 			return "/ui/console/crawl?status=" + crawl.TaskFailed
 		}},
-		{webhookErr, kindQuery(webhookwf.DeliveryKind, fmt.Sprintf("TaskloomStatus = '%s'", webhook.StatusError)), func(string) string {
+		{webhookErr, kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus = '%s'", webhook.StatusError)), func(string) string {
 			return "/ui/console/webhook"
 		}},
 	} {

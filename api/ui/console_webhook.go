@@ -45,8 +45,8 @@ func (u *UI) webhookPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cfg := u.p.Config.Webhook
 	d := webhookData{Configured: cfg.TaskBitableURL != "" && cfg.WebhookBitableURL != ""}
-	running := kindQuery(webhookwf.DeliveryKind, "ExecutionStatus = 'Running'")
-	broken := kindQuery(webhookwf.DeliveryKind, fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", webhook.StatusFailed, webhook.StatusError))
+	running := kindQuery(webhook.DeliveryKind, "ExecutionStatus = 'Running'")
+	broken := kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", webhook.StatusFailed, webhook.StatusError))
 	var err error
 	if d.Running, d.RunningTotal, err = u.deliveries(ctx, running, true); err != nil {
 		return u.failPage(c, err)
@@ -126,7 +126,7 @@ func (u *UI) sweepNow(c echo.Context) error {
 			return back(c, target, "error", "日期格式应为 YYYY-MM-DD")
 		}
 	}
-	in := webhookwf.SweepInput{Target: webhookwf.TargetFrom(cfg.Webhook), Filter: f, Policy: webhookwf.PolicyFrom(cfg.Webhook)}
+	in := webhook.SweepInput{Target: webhookwf.TargetFrom(cfg.Webhook), Filter: f, Policy: webhookwf.PolicyFrom(cfg.Webhook)}
 	id := "webhook-sweep-manual-" + time.Now().UTC().Format("20060102T150405.000")
 	if u.p.Temporal == nil {
 		return u.done(c, target, errNoTemporal, "")

@@ -68,7 +68,7 @@ func (h *handlers) createGroups(c echo.Context) error {
 		return httpx.Validation("parent_task_id", "must be a numeric TaskID")
 	}
 	cfg := h.d.Platform.Config
-	in := wf.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: req.ParentTaskID}
+	in := webhook.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: req.ParentTaskID}
 	var res webhook.CreateResult
 	id := wf.GroupsWorkflowID(req.ParentTaskID)
 	if err := h.run(c.Request().Context(), id, wf.CreateWebhookResultsForGroups, in, &res); err != nil {
@@ -94,8 +94,8 @@ func (h *handlers) sweep(c echo.Context) error {
 		}
 	}
 	cfg := h.d.Platform.Config.Webhook
-	in := wf.SweepInput{Target: wf.TargetFrom(cfg), Filter: webhook.RowFilter{GroupID: req.GroupID, Date: req.Date}, Policy: wf.PolicyFrom(cfg)}
-	var res wf.SweepResult
+	in := webhook.SweepInput{Target: wf.TargetFrom(cfg), Filter: webhook.RowFilter{GroupID: req.GroupID, Date: req.Date}, Policy: wf.PolicyFrom(cfg)}
+	var res webhook.SweepResult
 	id := "webhook-sweep-manual-" + time.Now().UTC().Format("20060102T150405.000")
 	if err := h.run(c.Request().Context(), id, wf.WebhookResultWorker, in, &res); err != nil {
 		return err

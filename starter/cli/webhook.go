@@ -72,8 +72,8 @@ func webhookWorkerCmd() *cobra.Command {
 					fmt.Printf("schedule %s scans every %s\n", s.ID, cfg.Webhook.SweepInterval)
 					return nil
 				}
-				in := wf.SweepInput{Target: wf.TargetFrom(cfg.Webhook), Filter: webhook.RowFilter{GroupID: groupID, Date: date}, Policy: wf.PolicyFrom(cfg.Webhook)}
-				var res wf.SweepResult
+				in := webhook.SweepInput{Target: wf.TargetFrom(cfg.Webhook), Filter: webhook.RowFilter{GroupID: groupID, Date: date}, Policy: wf.PolicyFrom(cfg.Webhook)}
+				var res webhook.SweepResult
 				return runOnce(ctx, c, cfg, "webhook-sweep-cli-"+time.Now().UTC().Format("20060102T150405"), wf.WebhookResultWorker, in, &res)
 			})
 		},
@@ -99,7 +99,7 @@ func webhookCreatorCmd() *cobra.Command {
 				return fmt.Errorf("--app is required")
 			}
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
-				in := wf.CreatorInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, App: app, EnableSingleURLCapture: singleURL || cfg.Webhook.EnableSingleURLCapture, ScanDate: date}
+				in := webhook.CreatorInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, App: app, EnableSingleURLCapture: singleURL || cfg.Webhook.EnableSingleURLCapture, ScanDate: date}
 				if every > 0 {
 					s := wf.CreatorSchedule(in, every, cfg.Temporal.TaskQueue)
 					if err := schedule.Apply(ctx, c, s); err != nil {
@@ -131,7 +131,7 @@ func webhookGroupsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
 				var res webhook.CreateResult
-				in := wf.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: parent}
+				in := webhook.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: parent}
 				return runOnce(ctx, c, cfg, wf.GroupsWorkflowID(parent), wf.CreateWebhookResultsForGroups, in, &res)
 			})
 		},

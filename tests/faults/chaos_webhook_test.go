@@ -95,7 +95,7 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 
 	run, err := env.Platform.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("chaos-webhook-sweep-"),
 		TaskQueue: env.Config.Temporal.TaskQueue}, wf.WebhookResultWorker,
-		wf.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
+		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
-func (e *env) runCreator(in wf.CreatorInput) (wf.CreatorResult, error) {
+func (e *env) runCreator(in webhook.CreatorInput) (wf.CreatorResult, error) {
 	in.URLs = e.target.URLs
 	run, err := e.tc.ExecuteWorkflow(e.ctx(), client.StartWorkflowOptions{ID: testenv.Unique("webhook-creator-"), TaskQueue: e.queue}, wf.WebhookResultCreator, in)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestVideoCreatorOncePerTaskID(t *testing.T) {
 	e.addTask("1004", "视频录屏采集", "success", nil)                                             // no ItemID
 	e.addTask("1005", "视频录屏采集", "success", map[string]any{"ItemID": "i5", "App": "douyin"}) // other app
 	for range 3 {
-		if _, err := e.runCreator(wf.CreatorInput{App: "kwai"}); err != nil {
+		if _, err := e.runCreator(webhook.CreatorInput{App: "kwai"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 	e.addTask("1103", "单个链接采集", "success", map[string]any{"BookID": "B2", "UserID": "U1"})
 	e.addTask("1104", "单个链接采集", "running", map[string]any{"BookID": "B1", "UserID": "U1"})
 	e.addTask("1105", "单个链接采集", "success", map[string]any{"BookID": "B1", "UserID": "U1", "Datetime": dayMs + 86400000})
-	res, err := e.runCreator(wf.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"})
+	res, err := e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 	}
 	// A task of the same group finishing later extends the pending row instead of adding one.
 	e.addTask("1106", "单个链接采集", "error", map[string]any{"BookID": "B1", "UserID": "U1"})
-	if res, err = e.runCreator(wf.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"}); err != nil || res.SingleURL.Created != 0 || res.SingleURL.Updated != 1 {
+	if res, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"}); err != nil || res.SingleURL.Created != 0 || res.SingleURL.Updated != 1 {
 		t.Fatalf("second run %+v %v", res, err)
 	}
 	if rows := e.rows(webhook.BizSingleURLCapture); len(rows) != 2 {
@@ -111,7 +111,7 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.emu.Calls()[feishuemu.EPSearch]
-	_, err = e.runCreator(wf.CreatorInput{App: "kwai", EnableSingleURLCapture: true})
+	_, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true})
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != wact.InvalidFilterType || !strings.Contains(err.Error(), `select field "Status" has no option "error"`) {
 		t.Fatalf("want InvalidFilter naming the missing option, got %v", err)
@@ -132,7 +132,7 @@ func TestGroupRowsDedupedByBizTypeGroupDate(t *testing.T) {
 	e.addTask("1213", "盗版筛查", "running", map[string]any{"ParentTaskID": "1201", "BookID": "B100", "UserID": "U2"})
 	for i := range 2 {
 		run, err := e.tc.ExecuteWorkflow(e.ctx(), client.StartWorkflowOptions{ID: testenv.Unique(wf.GroupsWorkflowID("1201-")), TaskQueue: e.queue},
-			wf.CreateWebhookResultsForGroups, wf.GroupsInput{URLs: e.target.URLs, ParentTaskID: "1201"})
+			wf.CreateWebhookResultsForGroups, webhook.GroupsInput{URLs: e.target.URLs, ParentTaskID: "1201"})
 		if err != nil {
 			t.Fatal(err)
 		}

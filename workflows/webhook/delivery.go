@@ -40,7 +40,7 @@ type DeliveryOutcome struct {
 }
 
 type delivery struct {
-	in    DeliveryInput
+	in    webhook.DeliveryInput
 	state DeliveryState
 	log   log.Logger
 }
@@ -49,7 +49,7 @@ type delivery struct {
 // TaskID is finished (success or error), pushes the payload, writes the row's status back
 // after each attempt, and stops on success, after MaxPushFailures failures, or when the
 // readiness deadline passes. Long waits continue-as-new to keep the history small.
-func WebhookDeliveryWorkflow(ctx workflow.Context, in DeliveryInput) (DeliveryOutcome, error) {
+func WebhookDeliveryWorkflow(ctx workflow.Context, in webhook.DeliveryInput) (DeliveryOutcome, error) {
 	d := &delivery{in: in}
 	if err := d.setup(ctx); err != nil {
 		return DeliveryOutcome{}, err
@@ -97,16 +97,16 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			return DeliveryOutcome{}, workflow.NewContinueAsNewError(ctx, WebhookDeliveryWorkflow, *in)
 		}
 		d.state.Checks++
-		var res AttemptResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, attemptOptions), AttemptActivity,
-			AttemptInput{Target: in.Target, Row: in.Row}).Get(ctx, &res)
+		var res webhook.AttemptResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, attemptOptions), webhook.AttemptActivity,
+			webhook.AttemptInput{Target: in.Target, Row: in.Row}).Get(ctx, &res)
 		if err != nil {
 			var appErr *temporal.ApplicationError
 			if errors.As(err, &appErr) && appErr.NonRetryable() {
 				return DeliveryOutcome{}, err
 			}
 			d.log.Warn("webhook readiness check failed; will retry", "webhook_status", d.state.Status, "err", err)
-			res = AttemptResult{Waiting: []string{"check failed: " + err.Error()}}
+			res = webhook.AttemptResult{Waiting: []string{"check failed: " + err.Error()}}
 		}
 		if res.Row != nil {
 			in.Row, d.state.RetryCount = *res.Row, res.Row.RetryCount
@@ -133,7 +133,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 	}
 }
 
-// held waits for the outcome of the sweep that claimed the row (ClaimHold at most) and applies
+// held waits for the outcome of the sweep that claimed the row (webhook.ClaimHold at most) and applies
 // it; done is true when the row's delivery is over.
 func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	in := &d.in
@@ -146,7 +146,7 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 		c.Receive(ctx, &sig)
 		received = true
 	})
-	sel.AddFuture(workflow.NewTimer(timerCtx, ClaimHold), func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimer(timerCtx, webhook.ClaimHold), func(workflow.Future) {})
 	sel.Select(ctx)
 	cancel()
 	if !received {
@@ -213,8 +213,8 @@ func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryO
 
 func (d *delivery) writeBack(ctx workflow.Context, tr webhook.Transition) error {
 	in := &d.in
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), WriteBackActivity,
-		WriteBackInput{URLs: in.Target.URLs, RecordID: in.Row.RecordID, Transition: tr}).Get(ctx, nil)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), webhook.WriteBackActivity,
+		webhook.WriteBackInput{URLs: in.Target.URLs, RecordID: in.Row.RecordID, Transition: tr}).Get(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write back row %s: %w", in.Row.RecordID, err)
 	}

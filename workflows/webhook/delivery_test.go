@@ -119,7 +119,7 @@ func TestFailingReceiverEndsInError(t *testing.T) {
 	if c := e.emu.Calls(); c[feishuemu.EPUpdate]+c[feishuemu.EPBatchUpdate] != 3 {
 		t.Fatalf("%d updates + %d batch updates, want one write-back per attempt", c[feishuemu.EPUpdate], c[feishuemu.EPBatchUpdate])
 	}
-	e.recordHistory(wf.DeliveryID("tblWebhook", rec), "delivery_claimed_failing_receiver")
+	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_claimed_failing_receiver")
 	// error rows are skipped by the next sweep.
 	if res := e.sweep(webhook.RowFilter{}); res.Candidates != 0 {
 		t.Fatalf("error row swept again: %+v", res)
@@ -143,7 +143,7 @@ func TestMissingTaskRowKeepsWaiting(t *testing.T) {
 	if out := e.outcome(rec); out.Status != "success" {
 		t.Fatalf("outcome %+v", out)
 	}
-	e.recordHistory(wf.DeliveryID("tblWebhook", rec), "delivery_waits_then_succeeds")
+	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_waits_then_succeeds")
 }
 
 // The readiness deadline ends a row in error with a LastError naming the unfinished tasks.
@@ -159,7 +159,7 @@ func TestReadinessDeadline(t *testing.T) {
 		!strings.Contains(f["LastError"].(string), "601=running") || len(e.recv.got()) != 0 {
 		t.Fatalf("outcome %+v row %+v", out, f)
 	}
-	e.recordHistory(wf.DeliveryID("tblWebhook", rec), "delivery_readiness_deadline")
+	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_readiness_deadline")
 }
 
 // Rate limits and write conflicts on every Feishu call the loop makes are retried and the row

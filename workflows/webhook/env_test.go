@@ -71,8 +71,8 @@ type env struct {
 	tc     client.Client
 	queue  string
 	recv   *receiver
-	target wf.Target
-	policy wf.Policy
+	target webhook.Target
+	policy webhook.Policy
 	acts   *wact.Activities
 }
 
@@ -111,9 +111,9 @@ func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*wact.Activities
 	_, tc := testenv.Temporal(t)
 	e := &env{t: t, emu: emu, fs: fs, tc: tc, queue: testenv.Unique("webhook-"), recv: newReceiver(t)}
 	base := "https://x.feishu.cn/base/" + appToken + "?table="
-	e.target = wf.Target{URLs: webhook.URLs{Task: base + "tblTasks", Webhook: "https://x.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook",
+	e.target = webhook.Target{URLs: webhook.URLs{Task: base + "tblTasks", Webhook: "https://x.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook",
 		Drama: base + "tblDrama", Capture: base + "tblCapture"}, SummaryURL: e.recv.srv.URL}
-	e.policy = wf.Policy{ReadinessBackoff: 300 * time.Millisecond, ReadinessBackoffMax: time.Second, ReadinessDeadline: time.Minute, RetryBackoff: 200 * time.Millisecond}
+	e.policy = webhook.Policy{ReadinessBackoff: 300 * time.Millisecond, ReadinessBackoffMax: time.Second, ReadinessDeadline: time.Minute, RetryBackoff: 200 * time.Millisecond}
 	e.tables, err = webhook.OpenTables(context.Background(), fs, e.target.URLs, webhook.DefaultFieldNames())
 	if err != nil {
 		t.Fatal(err)
@@ -190,14 +190,14 @@ func (e *env) row(recordID string) map[string]any {
 }
 
 // sweep runs one WebhookResultWorker scan and waits for it.
-func (e *env) sweep(filter webhook.RowFilter) wf.SweepResult {
+func (e *env) sweep(filter webhook.RowFilter) webhook.SweepResult {
 	ctx := e.ctx()
 	run, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("webhook-sweep-"), TaskQueue: e.queue},
-		wf.WebhookResultWorker, wf.SweepInput{Target: e.target, Filter: filter, Policy: e.policy})
+		wf.WebhookResultWorker, webhook.SweepInput{Target: e.target, Filter: filter, Policy: e.policy})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var res wf.SweepResult
+	var res webhook.SweepResult
 	if err := run.Get(ctx, &res); err != nil {
 		e.t.Fatal(err)
 	}
@@ -207,14 +207,14 @@ func (e *env) sweep(filter webhook.RowFilter) wf.SweepResult {
 // outcome waits for a row's delivery workflow.
 func (e *env) outcome(recordID string) wf.DeliveryOutcome {
 	var out wf.DeliveryOutcome
-	if err := e.tc.GetWorkflow(e.ctx(), wf.DeliveryID("tblWebhook", recordID), "").Get(e.ctx(), &out); err != nil {
+	if err := e.tc.GetWorkflow(e.ctx(), webhook.DeliveryID("tblWebhook", recordID), "").Get(e.ctx(), &out); err != nil {
 		e.t.Fatalf("delivery of %s: %v", recordID, err)
 	}
 	return out
 }
 
 func (e *env) state(recordID string) wf.DeliveryState {
-	v, err := e.tc.QueryWorkflow(e.ctx(), wf.DeliveryID("tblWebhook", recordID), "", wf.QueryState)
+	v, err := e.tc.QueryWorkflow(e.ctx(), webhook.DeliveryID("tblWebhook", recordID), "", wf.QueryState)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestVideoCreatorOverTwoHundredRecordings(t *testing.T) {
 		e.addRow(webhook.BizVideoScreenCapture, "", []string{fmt.Sprint(5000000000 + i*10)}, nil)
 	}
 	for run := range 2 {
-		res, err := e.runCreator(wf.CreatorInput{App: "kwai"})
+		res, err := e.runCreator(webhook.CreatorInput{App: "kwai"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 	stop := make(chan struct{})
 	sweep := func(filter webhook.RowFilter) {
 		run, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("webhook-sweep-"), TaskQueue: e.queue},
-			wf.WebhookResultWorker, wf.SweepInput{Target: e.target, Filter: filter, Policy: e.policy})
+			wf.WebhookResultWorker, webhook.SweepInput{Target: e.target, Filter: filter, Policy: e.policy})
 		if err == nil {
 			err = run.Get(ctx, nil)
 		}
@@ -256,7 +256,7 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 	}
 	ctx := e.ctx()
 	runA, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("webhook-sweep-a-"), TaskQueue: e.queue},
-		wf.WebhookResultWorker, wf.SweepInput{Target: e.target, Policy: e.policy})
+		wf.WebhookResultWorker, webhook.SweepInput{Target: e.target, Policy: e.policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 		}
 	}
 	close(release)
-	var resA wf.SweepResult
+	var resA webhook.SweepResult
 	if err := runA.Get(ctx, &resA); err != nil {
 		t.Fatal(err)
 	}

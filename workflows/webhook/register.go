@@ -3,7 +3,7 @@ package webhook
 import "go.temporal.io/sdk/worker"
 
 // Register registers the webhook workflows under their function names (the *WorkflowName
-// constants).
+// constants here and webhook.DeliveryWorkflowName).
 func Register(w worker.WorkflowRegistry) {
 	w.RegisterWorkflow(WebhookDeliveryWorkflow)
 	w.RegisterWorkflow(WebhookResultWorker)

@@ -23,14 +23,14 @@ const (
 func CreatorScheduleID(app string) string { return creatorSchedulePrefix + app }
 
 // TargetFrom builds the target from the config section.
-func TargetFrom(c config.Webhook) Target {
-	return Target{URLs: webhook.URLs{Task: c.TaskBitableURL, Webhook: c.WebhookBitableURL, Drama: c.DramaBitableURL,
+func TargetFrom(c config.Webhook) webhook.Target {
+	return webhook.Target{URLs: webhook.URLs{Task: c.TaskBitableURL, Webhook: c.WebhookBitableURL, Drama: c.DramaBitableURL,
 		Capture: c.CaptureBitableURL}, SummaryURL: c.SummaryWebhookURL}
 }
 
 // PolicyFrom builds the delivery policy from the config section.
-func PolicyFrom(c config.Webhook) Policy {
-	return Policy{ReadinessBackoff: c.ReadinessBackoff, ReadinessBackoffMax: c.ReadinessBackoffMax,
+func PolicyFrom(c config.Webhook) webhook.Policy {
+	return webhook.Policy{ReadinessBackoff: c.ReadinessBackoff, ReadinessBackoffMax: c.ReadinessBackoffMax,
 		ReadinessDeadline: c.ReadinessDeadline, RetryBackoff: c.RetryBackoff}
 }
 
@@ -46,7 +46,7 @@ func ScheduleOptions(cfg *config.Config) []client.ScheduleOptions {
 	opts := []client.ScheduleOptions{SweepSchedule(c, tq)}
 	for _, app := range c.CreatorApps {
 		if app = strings.TrimSpace(app); app != "" {
-			in := CreatorInput{URLs: t.URLs, App: app, EnableSingleURLCapture: c.EnableSingleURLCapture}
+			in := webhook.CreatorInput{URLs: t.URLs, App: app, EnableSingleURLCapture: c.EnableSingleURLCapture}
 			opts = append(opts, CreatorSchedule(in, c.CreatorInterval, tq))
 		}
 	}
@@ -55,11 +55,11 @@ func ScheduleOptions(cfg *config.Config) []client.ScheduleOptions {
 
 // SweepSchedule is the WebhookResultWorker schedule.
 func SweepSchedule(c config.Webhook, taskQueue string) client.ScheduleOptions {
-	in := SweepInput{Target: TargetFrom(c), Policy: PolicyFrom(c)}
+	in := webhook.SweepInput{Target: TargetFrom(c), Policy: PolicyFrom(c)}
 	return schedule.Every(SweepScheduleID, c.SweepInterval, sweepKind, taskQueue, scheduleWorkflowTimeout, WebhookResultWorker, in)
 }
 
 // CreatorSchedule is the WebhookResultCreator schedule of one app.
-func CreatorSchedule(in CreatorInput, every time.Duration, taskQueue string) client.ScheduleOptions {
+func CreatorSchedule(in webhook.CreatorInput, every time.Duration, taskQueue string) client.ScheduleOptions {
 	return schedule.Every(CreatorScheduleID(in.App), every, creatorKind, taskQueue, scheduleWorkflowTimeout, WebhookResultCreator, in)
 }

@@ -19,14 +19,14 @@ var sweepOptions = workflow.ActivityOptions{
 // WebhookResultWorker is one scan of the result table (run by the sweep schedule, or once by
 // `starter webhook-worker --group-id/--date`): it escalates exhausted failed tasks in the task
 // table, then ensures a WebhookDeliveryWorkflow for every pending/failed row.
-func WebhookResultWorker(ctx workflow.Context, in SweepInput) (SweepResult, error) {
+func WebhookResultWorker(ctx workflow.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, sweepOptions)
-	var res SweepResult
-	if err := workflow.ExecuteActivity(ctx, EscalateActivity, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
+	var res webhook.SweepResult
+	if err := workflow.ExecuteActivity(ctx, webhook.EscalateActivity, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
 		workflow.GetLogger(ctx).Warn("webhook: escalating failed tasks failed", "err", err)
 	}
-	var scan SweepResult
-	if err := workflow.ExecuteActivity(ctx, SweepActivity, in).Get(ctx, &scan); err != nil {
+	var scan webhook.SweepResult
+	if err := workflow.ExecuteActivity(ctx, webhook.SweepActivity, in).Get(ctx, &scan); err != nil {
 		return res, err
 	}
 	res.Candidates, res.Ensured, res.Delivered = scan.Candidates, scan.Ensured, scan.Delivered
@@ -41,14 +41,14 @@ var creatorOptions = workflow.ActivityOptions{
 
 // WebhookResultCreator is one creator run for an app: video_screen_capture rows for finished
 // 视频录屏采集 tasks, and with EnableSingleURLCapture the single_url_capture aggregation.
-func WebhookResultCreator(ctx workflow.Context, in CreatorInput) (CreatorResult, error) {
+func WebhookResultCreator(ctx workflow.Context, in webhook.CreatorInput) (CreatorResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
 	var res CreatorResult
-	if err := workflow.ExecuteActivity(ctx, VideoRowsActivity, in).Get(ctx, &res.Video); err != nil {
+	if err := workflow.ExecuteActivity(ctx, webhook.VideoRowsActivity, in).Get(ctx, &res.Video); err != nil {
 		return res, err
 	}
 	if in.EnableSingleURLCapture {
-		if err := workflow.ExecuteActivity(ctx, SingleURLActivity, in).Get(ctx, &res.SingleURL); err != nil {
+		if err := workflow.ExecuteActivity(ctx, webhook.SingleURLActivity, in).Get(ctx, &res.SingleURL); err != nil {
 			return res, err
 		}
 	}
@@ -57,13 +57,13 @@ func WebhookResultCreator(ctx workflow.Context, in CreatorInput) (CreatorResult,
 
 // CreateWebhookResultsForGroups creates the piracy_general_search rows of a finished parent
 // task (ID webhook-groups-{parent}, so a repeated call finds the same execution).
-func CreateWebhookResultsForGroups(ctx workflow.Context, in GroupsInput) (webhook.CreateResult, error) {
+func CreateWebhookResultsForGroups(ctx workflow.Context, in webhook.GroupsInput) (webhook.CreateResult, error) {
 	if in.ParentTaskID == "" {
 		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
 	}
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
 	var res webhook.CreateResult
-	err := workflow.ExecuteActivity(ctx, GroupRowsActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, webhook.GroupRowsActivity, in).Get(ctx, &res)
 	return res, err
 }
 
