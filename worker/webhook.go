@@ -42,8 +42,10 @@ func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 }
 
 // openRecords opens WEBHOOK_RECORDS_SQLITE when it is set. The handle lives as long as the
-// process: it is read-only, so nothing is lost when the process ends without closing it.
-func openRecords(p *platform.Platform) (*capturedb.Records, error) {
+// process: it is read-only, so nothing is lost when the process ends without closing it. It
+// returns the interface, not *capturedb.Records: a nil pointer in a non-nil interface would
+// make the payload builder call into a database that was never opened.
+func openRecords(p *platform.Platform) (webhook.RecordSource, error) {
 	cfg := p.Config.Webhook
 	if cfg.RecordsSQLite == "" {
 		return nil, nil
