@@ -86,6 +86,7 @@ func (m *meter) charge(ctx context.Context, res *Result) {
 	}
 	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
 	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
+	res.Costed = true
 }
 
 func firstErr(errs ...error) error {

@@ -35,6 +35,9 @@ type Result struct {
 	// portable costs, which hold on any engine (see costs).
 	MongoPerUnit float64 `json:"mongo_commands_per_unit,omitempty"`
 	RedisPerUnit float64 `json:"redis_commands_per_unit,omitempty"`
+	// Costed says the two above were measured (0 is then a figure: the webhook scenario sends
+	// none, its cost is Feishu calls).
+	Costed bool `json:"costed,omitempty"`
 
 	Notes   string `json:"notes,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
@@ -116,7 +119,7 @@ func rate(v float64, unit string) string {
 
 // perUnit is the commands/unit cell; "-" for rows that measure no app work (memory).
 func perUnit(res Result) string {
-	if res.MongoPerUnit == 0 && res.RedisPerUnit == 0 {
+	if !res.Costed {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f / %.2f", res.MongoPerUnit, res.RedisPerUnit)
