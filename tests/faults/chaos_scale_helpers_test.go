@@ -258,8 +258,8 @@ func scheduledRuns(t *testing.T, env *e2e.Env, id string) []scheduledRun {
 // checkScheduleRanOnce pauses schedule id and checks what it did while two workers served its task
 // queue: every action started a distinct workflow, the workflows it reports starting are exactly
 // those Temporal holds, all of them completed, and none overlapped another. It returns the
-// schedule's action count.
-func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) int64 {
+// schedule's action count and the ticks it skipped because the previous run was still going.
+func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) (actions, skipped int64) {
 	t.Helper()
 	ctx := env.Context()
 	h := env.Platform.Temporal.ScheduleClient().GetHandle(ctx, id)
@@ -267,13 +267,12 @@ func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) int64 {
 		t.Fatalf("pause schedule %s: %v", id, err)
 	}
 	var runs []scheduledRun
-	var actions int64
 	e2e.Eventually(t, 2*time.Minute, "schedule "+id+"'s runs to close and be listed", func() bool {
 		d, err := h.Describe(ctx)
 		if err != nil {
 			t.Fatalf("describe schedule %s: %v", id, err)
 		}
-		actions = int64(d.Info.NumActions)
+		actions, skipped = int64(d.Info.NumActions), int64(d.Info.NumActionsSkippedOverlap)
 		seen := map[string]bool{}
 		for _, a := range d.Info.RecentActions {
 			if a.StartWorkflowResult == nil {
@@ -297,7 +296,7 @@ func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) int64 {
 			t.Errorf("schedule %s: run %s started at %s, before run %s closed at %s", id, r.id, r.start, runs[i-1].id, runs[i-1].closed)
 		}
 	}
-	return actions
+	return actions, skipped
 }
 
 func allClosed(runs []scheduledRun) bool {

@@ -5,6 +5,7 @@ package faults_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,11 +65,7 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 			}
 		}
 	}
-	var first map[string][]int32
-	e2e.Eventually(t, time.Minute, "both workers to share the crawl partitions", func() bool {
-		first = groupAssignment(t, d.env.Config.Kafka.Brokers, d.env.Config.Crawl.ConsumerGroup, d.env.Config.Crawl.DataTopic)
-		return splitBetween(first, 2, devstack.KafkaPartitions)
-	})
+	first := d.awaitGroupSplit(t, nil)
 	crawl := newCrawlLoad(t, d.env, scaleTweets, 23)
 
 	l := d.startLoad(t)
@@ -77,11 +74,17 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 	})
 	restartsBegan := time.Now()
 	l.restarting.Store(true)
-	d.rollAPIs(t)
+	for i := range d.apis {
+		d.rollAPI(t, i)
+		l.awaitProgress(t)
+	}
 	d.rollWorker(t, 0)
+	l.awaitProgress(t)
 	crawl.produceRest(t)
 	d.rollWorker(t, 1)
-	d.killWorker(t, 0)
+	l.awaitProgress(t)
+	killed, beforeKill := d.killWorker(t, 0)
+	l.awaitProgress(t)
 	l.restarting.Store(false)
 	restarts := time.Since(restartsBegan)
 	l.wait()
@@ -93,19 +96,17 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 	if p := crawl.processed(); p != crawl.total {
 		t.Errorf("task_progress processed_tweets %d, want the %d distinct tweets", p, crawl.total)
 	}
-	var last map[string][]int32
-	e2e.Eventually(t, 2*time.Minute, "the restarted workers to share the crawl partitions", func() bool {
-		last = groupAssignment(t, d.env.Config.Kafka.Brokers, d.env.Config.Crawl.ConsumerGroup, d.env.Config.Crawl.DataTopic)
-		return splitBetween(last, 2, devstack.KafkaPartitions)
-	})
+	last := d.awaitGroupSplit(t, beforeKill)
+	regrouped := time.Since(killed)
 	for m := range last {
 		if _, ok := first[m]; ok {
 			t.Errorf("member %s owned partitions before and after the restarts: the group did not rebalance", m)
 		}
 	}
-	actions := map[string]int64{}
+	actions := map[string]string{}
 	for _, id := range d.schedules {
-		actions[id] = checkScheduleRanOnce(t, d.env, id)
+		n, skipped := checkScheduleRanOnce(t, d.env, id)
+		actions[id] = fmt.Sprintf("%d started, %d skipped as overlaps", n, skipped)
 	}
 	pollers := taskQueuePollers(t, d.env)
 	self := fmt.Sprintf("%d@", os.Getpid())
@@ -115,13 +116,13 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 		}
 	}
 
-	t.Logf("deployment: 2 API + 2 worker processes; rolling SIGTERM restarts (API %v, worker %v) then worker SIGKILL+restart %v; restart phase %s",
-		d.apiRestarts, d.workerRestarts, d.killRestart, restarts.Round(time.Millisecond))
+	t.Logf("deployment: 2 API + 2 worker processes; rolling SIGTERM restarts (API exit→healthz %v, worker exit→polling %v, crawl group re-split %v) then worker SIGKILL→polling %v; restart phase %s; group re-split %s after the SIGKILL",
+		d.apiRestarts, d.workerRestarts, d.regroups, d.killRestart, restarts.Round(time.Millisecond), regrouped.Round(time.Second))
 	t.Logf("answered while restarting: %d of %d creations, %d of %d applies, %d of %d pulls",
 		l.createdDuring.Load(), scalePipelines, l.appliedDuring.Load(), scaleApplies, l.pullsDuring.Load(), l.pulls.Load())
 	t.Logf("pipelines %d succeeded, %d charges; applies %d completed; %d server tasks each handed out once; crawl %d messages, processed == total == %d",
 		scalePipelines, scalePipelines, scaleApplies, handed, crawl.sent, crawl.total)
-	t.Logf("crawl group: %d members before %v, %d after %v (all new); schedule actions %v (one workflow each, none overlapping); %d pollers seen, none in the test binary",
+	t.Logf("crawl group: %d members before %v, %d after %v (all new); schedules %v (one workflow each, none overlapping, all completed); %d poller identities seen, none in the test binary",
 		len(first), first, len(last), last, actions, len(pollers))
 	t.Logf("elapsed %s", time.Since(began).Round(time.Second))
 }
@@ -141,6 +142,7 @@ type scaleDeployment struct {
 	schedules      []string
 	apiRestarts    []time.Duration
 	workerRestarts []time.Duration
+	regroups       []time.Duration
 	killRestart    time.Duration
 }
 
@@ -205,34 +207,69 @@ func (d *scaleDeployment) deleteSchedules() {
 	}
 }
 
-// rollAPIs restarts each API process in turn on its address (SIGTERM, exit, start).
-func (d *scaleDeployment) rollAPIs(t *testing.T) {
+// rollAPI restarts API process i on its address (SIGTERM, exit, start, /healthz answers).
+func (d *scaleDeployment) rollAPI(t *testing.T, i int) {
 	t.Helper()
-	for i, a := range d.apis {
-		began := time.Now()
-		a.proc.terminate(t, 30*time.Second)
-		d.apis[i] = startAPIProcessAt(t, &d.child, a.addr)
-		d.apiRestarts = append(d.apiRestarts, time.Since(began).Round(time.Millisecond))
-	}
+	began := time.Now()
+	d.apis[i].proc.terminate(t, 30*time.Second)
+	d.apis[i] = startAPIProcessAt(t, &d.child, d.apis[i].addr)
+	d.apiRestarts = append(d.apiRestarts, time.Since(began).Round(time.Millisecond))
 }
 
-// rollWorker restarts worker i (SIGTERM, exit, start).
+// rollWorker restarts worker i (SIGTERM, exit, start) and waits until the new process polls the
+// task queue and the crawl group has split the partitions between it and the other worker.
 func (d *scaleDeployment) rollWorker(t *testing.T, i int) {
 	t.Helper()
+	before := d.awaitGroupSplit(t, nil)
 	began := time.Now()
 	d.workers[i].terminate(t, 30*time.Second)
 	d.workers[i] = startWorkerProcess(t, &d.child)
+	d.awaitPolling(t, d.workers[i])
 	d.workerRestarts = append(d.workerRestarts, time.Since(began).Round(time.Millisecond))
+	d.awaitGroupSplit(t, before)
+	d.regroups = append(d.regroups, time.Since(began).Round(time.Millisecond))
 }
 
-// killWorker SIGKILLs worker i and starts it again a second later.
-func (d *scaleDeployment) killWorker(t *testing.T, i int) {
+// killWorker SIGKILLs worker i, starts it again a second later and waits until it polls; it
+// returns when the kill happened and the crawl group's assignment just before.
+func (d *scaleDeployment) killWorker(t *testing.T, i int) (time.Time, map[string][]int32) {
 	t.Helper()
+	before := d.awaitGroupSplit(t, nil)
 	began := time.Now()
 	d.workers[i].kill()
 	time.Sleep(time.Second)
 	d.workers[i] = startWorkerProcess(t, &d.child)
+	d.awaitPolling(t, d.workers[i])
 	d.killRestart = time.Since(began).Round(time.Millisecond)
+	return began, before
+}
+
+// awaitPolling waits until w's process polls the task queue (the SDK's identity starts with
+// the process id).
+func (d *scaleDeployment) awaitPolling(t *testing.T, w *workerProc) {
+	t.Helper()
+	self := fmt.Sprintf("%d@", w.cmd.Process.Pid)
+	e2e.Eventually(t, time.Minute, "worker "+self+" to poll", func() bool {
+		return slices.ContainsFunc(taskQueuePollers(t, d.env), func(id string) bool { return strings.HasPrefix(id, self) })
+	})
+}
+
+// awaitGroupSplit waits (up to the 45 s session timeout of a SIGKILLed member, and its rebalance)
+// until two members share the data topic's partitions, at least one of them not in before.
+func (d *scaleDeployment) awaitGroupSplit(t *testing.T, before map[string][]int32) map[string][]int32 {
+	t.Helper()
+	var a map[string][]int32
+	e2e.Eventually(t, 3*time.Minute, "the crawl group to split the partitions between the two workers again", func() bool {
+		a = groupAssignment(t, d.env.Config.Kafka.Brokers, d.env.Config.Crawl.ConsumerGroup, d.env.Config.Crawl.DataTopic)
+		changed := before == nil
+		for m := range a {
+			if _, ok := before[m]; !ok {
+				changed = true
+			}
+		}
+		return changed && splitBetween(a, 2, devstack.KafkaPartitions)
+	})
+	return a
 }
 
 // scaleLoad is the mixed load the clients drive while the deployment rolls.
@@ -310,6 +347,17 @@ func (l *scaleLoad) count(all, during *atomic.Int64) {
 }
 
 func (l *scaleLoad) wait() { l.wg.Wait() }
+
+// awaitProgress waits until every kind of client got another answer since the last call (or
+// has finished), so that each restart happens under load.
+func (l *scaleLoad) awaitProgress(t *testing.T) {
+	t.Helper()
+	c, a, p := l.created.Load(), l.applied.Load(), l.pulls.Load()
+	e2e.Eventually(t, 2*time.Minute, "the clients to get answers between restarts", func() bool {
+		return (l.created.Load() > c || c == scalePipelines) && (l.applied.Load() > a || a == scaleApplies) &&
+			(l.pulls.Load() > p || l.pulled.Load() == scaleEchoTasks)
+	})
+}
 
 func (d *scaleDeployment) pipelineBody(i int) map[string]any {
 	return map[string]any{"pipeline": "basic_clean_pipeline", "user_id": d.user, "feature_id": d.feature,
