@@ -258,8 +258,9 @@ func scheduledRuns(t *testing.T, env *e2e.Env, id string) []scheduledRun {
 // checkScheduleRanOnce pauses schedule id and checks what it did while two workers served its task
 // queue: every action started a distinct workflow, the workflows it reports starting are exactly
 // those Temporal holds, all of them completed, and none overlapped another. It returns the
-// schedule's action count and the ticks it skipped because the previous run was still going.
-func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) (actions, skipped int64) {
+// schedule's action count, the ticks it skipped because the previous run was still going, and
+// the longest run (one whose activity died with a worker waits out the activity's timeout).
+func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) (actions, skipped int64, longest time.Duration) {
 	t.Helper()
 	ctx := env.Context()
 	h := env.Platform.Temporal.ScheduleClient().GetHandle(ctx, id)
@@ -292,11 +293,12 @@ func checkScheduleRanOnce(t *testing.T, env *e2e.Env, id string) (actions, skipp
 		if r.status != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			t.Errorf("schedule %s: run %s ended %s", id, r.id, r.status)
 		}
+		longest = max(longest, r.closed.Sub(r.start))
 		if i > 0 && r.start.Before(runs[i-1].closed) {
 			t.Errorf("schedule %s: run %s started at %s, before run %s closed at %s", id, r.id, r.start, runs[i-1].id, runs[i-1].closed)
 		}
 	}
-	return actions, skipped
+	return actions, skipped, longest
 }
 
 func allClosed(runs []scheduledRun) bool {
