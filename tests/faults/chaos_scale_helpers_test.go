@@ -85,9 +85,10 @@ func sendJSON(t *testing.T, method, url, key string, body any) *http.Response {
 }
 
 // retryJSON sends the request until it is answered with one of ok (decoded into out) and
-// reports whether it was. Transport errors, 429 and 5xx are retried, as a client with an
-// idempotency key (or a pull, which claims nothing it does not answer) may; anything else
-// fails the test.
+// reports whether it was. Transport errors (over scaleClient, a refused connection while the
+// process is down), 429 and 5xx are retried, as a client with an idempotency key may; a pull
+// refused at connect claimed nothing, so retrying it hands nothing out twice. Anything else fails
+// the test.
 func retryJSON(t *testing.T, method, url, key string, body, out any, ok ...int) bool {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
