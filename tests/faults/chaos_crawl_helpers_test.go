@@ -71,9 +71,17 @@ func (l *crawlLoad) waitCounting(t *testing.T, within time.Duration) int64 {
 
 func (l *crawlLoad) produceRest(t *testing.T) {
 	t.Helper()
-	if err := l.prod.ProduceSync(l.env.Context(), l.rest...).FirstErr(); err != nil {
+	l.produceNext(t, len(l.rest))
+}
+
+// produceNext produces the next n records not yet produced (fewer when fewer remain).
+func (l *crawlLoad) produceNext(t *testing.T, n int) {
+	t.Helper()
+	n = min(n, len(l.rest))
+	if err := l.prod.ProduceSync(l.env.Context(), l.rest[:n]...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	l.rest = l.rest[n:]
 }
 
 // requireExactCompletion waits for the task's workflow and requires Completed with

@@ -20,13 +20,21 @@ import (
 // pipelines published; mut adjusts the configuration further.
 func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipeline.Store) {
 	t.Helper()
+	return pipelineFaultEnvFrom(t, e2e.New, opts, mut...)
+}
+
+// pipelineFaultEnvFrom is pipelineFaultEnv with the application started by newEnv (e2e.New or
+// e2e.NewWithoutWorker).
+func pipelineFaultEnvFrom(t *testing.T, newEnv func(testing.TB, ...e2e.Option) *e2e.Env, opts vendors.Options,
+	mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipeline.Store) {
+	t.Helper()
 	opts.Secret = []byte(callbackSecret)
 	vend, err := vendors.Start("127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = vend.Close() })
-	env := e2e.New(t, func(c *config.Config) {
+	env := newEnv(t, func(c *config.Config) {
 		c.Pipeline.FakeVendorsURL = vend.URL
 		c.Pipeline.CallbackSecret = callbackSecret
 		for _, m := range mut {

@@ -49,6 +49,20 @@ type Option func(*config.Config)
 // Temporal task queue, so tests in one package do not see each other's work.
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	return start(t, true, opts...)
+}
+
+// NewWithoutWorker is New without the in-process Temporal worker: the test runs its own worker
+// processes, and no poller of the test binary ever touches the task queue (one stopped with
+// StopWorker still shows among the queue's recent pollers). The background services still run
+// in-process; turn off those the test's processes must own (e.g. Crawl.Consumers).
+func NewWithoutWorker(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	return start(t, false, opts...)
+}
+
+func start(t testing.TB, withWorker bool, opts ...Option) *Env {
+	t.Helper()
 	cfg := config.Defaults()
 	cfg.Temporal.Address, _ = testenv.Temporal(t)
 	cfg.Temporal.TaskQueue = testenv.Unique("tq-")
@@ -80,7 +94,9 @@ func New(t testing.TB, opts ...Option) *Env {
 		p.Close()
 	})
 	env.AdminKey = env.NewKey(auth.PermAdmin, "")
-	env.StartWorker()
+	if withWorker {
+		env.StartWorker()
+	}
 	go func() { _ = worker.RunServices(ctx, p) }()
 	e, err := api.New(ctx, p)
 	if err != nil {
