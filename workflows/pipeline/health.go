@@ -17,7 +17,11 @@ const HealthScheduleID = "pipeline-provider-health"
 func ProviderHealthWorkflow(ctx workflow.Context) (*domain.HealthReport, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		// The check heartbeats once per provider (each probe is bounded by probeTimeout), so a
+		// check lost with its worker is retried after 20 s, not after 2 minutes during which the
+		// schedule skips every tick (seen in the scale-out test).
+		HeartbeatTimeout: 20 * time.Second,
+		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 	})
 	var rep domain.HealthReport
 	if err := workflow.ExecuteActivity(ctx, domain.ActCheckHealth).Get(ctx, &rep); err != nil {

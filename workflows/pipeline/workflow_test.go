@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -357,5 +358,26 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 	}
 	if polls != 10 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" when the step's timeout of 95s ran out` {
 		t.Fatalf("polls %d reason %q", polls, f.task.ErrorReason)
+	}
+}
+
+// A health check lost with its worker must not hold the schedule for the whole start-to-close
+// timeout: the activity heartbeats per provider and times out on a missed heartbeat.
+func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivityWithOptions(func(context.Context) (*domain.HealthReport, error) {
+		return &domain.HealthReport{Checked: 1}, nil
+	}, activity.RegisterOptions{Name: domain.ActCheckHealth})
+	var heartbeat time.Duration
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		heartbeat = info.HeartbeatTimeout
+	})
+	env.ExecuteWorkflow(ProviderHealthWorkflow)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if heartbeat <= 0 || heartbeat > 30*time.Second {
+		t.Fatalf("health check heartbeat timeout = %s, want a short one", heartbeat)
 	}
 }
