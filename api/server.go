@@ -25,6 +25,7 @@ import (
 	webhookapi "github.com/taskloom/taskloom/api/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 )
 
 //go:embed openapi.yaml
@@ -41,13 +42,9 @@ func New(ctx context.Context, p *platform.Platform) (*echo.Echo, error) {
 	e.Use(middleware.RequestID(), requestLog(p.Log), middleware.Recover(),
 		httpMetrics(p.Metrics), middleware.BodyLimit(p.Config.API.BodyLimit))
 
+	// Mongo may be down at start: the API still serves /healthz and /readyz says why.
+	schema.AtStart(ctx, p)
 	keys := auth.NewStore(p.Mongo)
-	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := keys.EnsureIndexes(ictx); err != nil {
-		// Mongo may be down at start; the API still serves /healthz and reports it in /readyz.
-		p.Log.Warn("api_keys indexes not ensured", "err", err)
-	}
 
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", readyz(p))

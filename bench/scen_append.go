@@ -25,7 +25,7 @@ func benchAppend(ctx context.Context, r *run) []Result {
 	}
 	n := r.size(200, 40)
 	res.N = n
-	svc, err := echosvc.ServiceFor(ctx, r.p)
+	svc, err := echosvc.ServiceFor(r.p)
 	if err != nil {
 		res.Skipped = "echo service: " + err.Error()
 		return []Result{res}

@@ -1,9 +1,6 @@
 package worker
 
 import (
-	"context"
-	"time"
-
 	sdkworker "go.temporal.io/sdk/worker"
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
@@ -15,9 +12,7 @@ import (
 // registerEcho registers the echo workflows and activities. The PullLeaseSweeper schedule is
 // applied by `starter schedules apply`, like every schedule, not by each worker start.
 func registerEcho(w sdkworker.Registry, p *platform.Platform) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	svc, err := echo.ServiceFor(ctx, p)
+	svc, err := echo.ServiceFor(p)
 	if err != nil {
 		return err
 	}

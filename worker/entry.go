@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -19,12 +18,6 @@ func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
 		Log: p.Log.With("subsystem", "entry")}
 	if c := p.Config.Entry; c.TelegramBotToken != "" {
 		acts.Bot = entry.NewBot(c.TelegramAPIBaseURL, c.TelegramBotToken)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := acts.Runs.EnsureIndexes(ctx); err != nil {
-		// Mongo may be down at start; the API ensures the indexes too before accepting tasks.
-		p.Log.Warn("workflow_runs indexes not ensured", "err", err)
 	}
 	entrywf.Register(w)
 	acts.Register(w)

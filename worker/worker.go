@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 )
 
 // registrar registers one subsystem's workflows and activities.
@@ -49,6 +50,7 @@ func New(p *platform.Platform) (sdkworker.Worker, error) {
 // Run starts the worker, its background services and its metrics endpoint, and stops them all
 // when ctx ends.
 func Run(ctx context.Context, p *platform.Platform) error {
+	schema.AtStart(ctx, p)
 	w, err := New(p)
 	if err != nil {
 		return err

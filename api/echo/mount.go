@@ -5,7 +5,6 @@
 package echo
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -32,9 +31,7 @@ type api struct {
 // Mount registers every TaskEcho route under /api/v1 behind the API-key middleware.
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	svc, err := echosvc.ServiceFor(ctx, p)
+	svc, err := echosvc.ServiceFor(p)
 	if err != nil {
 		return err
 	}

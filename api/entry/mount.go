@@ -3,7 +3,6 @@
 package entry
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,12 +30,6 @@ type handlers struct {
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
 	h := &handlers{cfg: &p.Config.Entry, sub: domain.NewSubmitter(p), tasks: domain.NewTasks(p), now: time.Now}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := h.sub.Runs.EnsureIndexes(ctx); err != nil {
-		// Mongo may be down at start; /readyz reports it and the worker ensures the indexes too.
-		p.Log.Warn("workflow_runs indexes not ensured", "err", err)
-	}
 	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
 	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
 	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)

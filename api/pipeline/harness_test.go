@@ -28,6 +28,7 @@ import (
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/testenv"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -77,10 +78,11 @@ func newHarness(t *testing.T, vopts vendors.Options, opts ...func(*config.Config
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	keys := auth.NewStore(db)
-	if err := keys.EnsureIndexes(ctx); err != nil {
+	// The router is mounted without api.New, so the indexes are created here, as at a start.
+	if err := schema.Ensure(ctx, db); err != nil {
 		t.Fatal(err)
 	}
+	keys := auth.NewStore(db)
 	key := testenv.Unique("tl_admin_")
 	if err := keys.Ensure(ctx, key, "pipeline-test", auth.PermAdmin); err != nil {
 		t.Fatal(err)

@@ -3,9 +3,7 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
@@ -38,12 +36,6 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		starter:  &pipelinewf.Starter{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
 		verifier: domain.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := h.store.EnsureIndexes(ctx); err != nil {
-		// Mongo may be down at start; /readyz reports it and the worker ensures indexes too.
-		d.Platform.Log.Warn("pipeline indexes not ensured", "err", err)
 	}
 	h.routes(e, d.Authn)
 	return nil

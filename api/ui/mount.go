@@ -5,10 +5,8 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
@@ -45,14 +43,11 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	return nil
 }
 
-// New builds the UI over p with the same echo service constructor the JSON API uses. The UI's
-// own indexes are best effort: a database that is down at start is logged, as the API does for
-// api_keys.
+// New builds the UI over p with the same echo service constructor the JSON API uses. Its
+// collections' indexes are internal/schema's.
 func New(p *platform.Platform) (*UI, error) {
 	users := uisession.NewUsers(p.Mongo)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	svc, err := echosvc.ServiceFor(ctx, p)
+	svc, err := echosvc.ServiceFor(p)
 	if err != nil {
 		return nil, fmt.Errorf("ui: %w", err)
 	}
@@ -65,12 +60,6 @@ func New(p *platform.Platform) (*UI, error) {
 		entry: entry.NewTasks(p), pipes: pipeline.NewStore(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
-	}
-	for name, ensure := range map[string]func(context.Context) error{
-		"ui_users": users.EnsureIndexes, "ui_sessions": u.sessions.EnsureIndexes} {
-		if err := ensure(ctx); err != nil {
-			p.Log.Warn("ui indexes not ensured", "collection", name, "err", err)
-		}
 	}
 	return u, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -104,6 +105,10 @@ func mountUI(t *testing.T, db *mongo.Database) (*platform.Platform, *echo.Echo) 
 	t.Helper()
 	p := &platform.Platform{Config: config.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Mongo: db,
 		Metrics: prometheus.NewRegistry()}
+	// Mounted without api.New: create the indexes as a start would.
+	if err := schema.Ensure(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	e := echo.New()
 	if err := ui.Mount(e, httpx.Deps{Platform: p}); err != nil {
 		t.Fatal(err)

@@ -125,9 +125,13 @@ func (s *Service) Metrics() *Metrics { return s.metrics }
 // SetClock replaces the clock; tests use it to move leases past their expiry.
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
 
+// EnsureIndexes creates the service's indexes (see the package function EnsureIndexes).
+func (s *Service) EnsureIndexes(ctx context.Context) error { return EnsureIndexes(ctx, s.db) }
+
 // EnsureIndexes creates the seed's indexes ("数据库索引") and the ones the pull query, the
-// sweeper and the uniqueness rules need. Creating an existing index is a no-op.
-func (s *Service) EnsureIndexes(ctx context.Context) error {
+// sweeper and the uniqueness rules need, on db's echo collections. Creating an existing index is
+// a no-op. internal/schema runs it with every other store's at start.
+func EnsureIndexes(ctx context.Context, db *mongo.Database) error {
 	idx := func(keys bson.D, name string, unique bool) mongo.IndexModel {
 		o := options.Index().SetName(name)
 		if unique {
@@ -136,16 +140,16 @@ func (s *Service) EnsureIndexes(ctx context.Context) error {
 		return mongo.IndexModel{Keys: keys, Options: o}
 	}
 	sets := map[*mongo.Collection][]mongo.IndexModel{
-		s.projects: {idx(bson.D{{Key: "project_id", Value: 1}}, "project_id_unique", true),
+		db.Collection(CollProjects): {idx(bson.D{{Key: "project_id", Value: 1}}, "project_id_unique", true),
 			// The project list's order, and the newest change (polling versions).
 			idx(bson.D{{Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}, "last_task_at_created_at", false),
 			idx(bson.D{{Key: "updated_at", Value: -1}}, "updated_at", false),
 			idx(bson.D{{Key: "metadata.tags", Value: 1}}, "metadata_tags", false)},
-		s.queues: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}}, "project_queue_unique", true),
+		db.Collection(CollQueues): {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}}, "project_queue_unique", true),
 			idx(bson.D{{Key: "updated_at", Value: -1}}, "updated_at", false),
 			// A project's queue list, in the project list's order.
 			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "last_task_at", Value: -1}, {Key: "created_at", Value: -1}}, "project_last_task_at", false)},
-		s.tasks: {
+		db.Collection(CollTasks): {
 			idx(bson.D{{Key: "key", Value: 1}}, "key_unique", true),
 			idx(bson.D{{Key: "source", Value: 1}}, "source", false),
 			idx(bson.D{{Key: "pulled_at", Value: 1}}, "pulled_at", false),
@@ -168,7 +172,7 @@ func (s *Service) EnsureIndexes(ctx context.Context) error {
 			idx(bson.D{{Key: "lease_expires_at", Value: 1}}, "lease_expires_at", false),
 			idx(bson.D{{Key: "expires_at", Value: 1}}, "expires_at", false),
 		},
-		s.audit: {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "project_at_id", false),
+		db.Collection(CollAudit): {idx(bson.D{{Key: "project_id", Value: 1}, {Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "project_at_id", false),
 			idx(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "at_id", false)},
 	}
 	for coll, models := range sets {

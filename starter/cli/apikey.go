@@ -23,11 +23,8 @@ func apikeyCmd() *cobra.Command {
 		Short: "Create a key; its plaintext is printed once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := auth.NewStore(p.Mongo)
-				if err := store.EnsureIndexes(ctx); err != nil {
-					return err
-				}
 				k, plain, err := store.Create(ctx, auth.NewKey{Name: args[0], Permission: auth.Permission(perm), ProjectID: project})
 				if err != nil {
 					return err

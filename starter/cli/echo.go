@@ -14,11 +14,12 @@ import (
 
 // migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
 // model — source=client and pulled_at=null where missing, embedded queue tasks moved into the
-// tasks collection, indexes created. Safe to run any number of times.
+// tasks collection — after creating every collection's indexes (internal/schema). Safe to run
+// any number of times.
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
-		Short: "Migrate TaskEcho data to the echo model (idempotent)",
+		Short: "Create every index and migrate TaskEcho data to the echo model (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withEcho(c, func(ctx context.Context, _ *platform.Platform, svc *echo.Service) error {
@@ -53,10 +54,10 @@ func echoCmd() *cobra.Command {
 	return cmd
 }
 
-// withEcho runs fn with the platform and the echo service over it.
+// withEcho runs fn with the platform, its indexes ensured, and the echo service over it.
 func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *echo.Service) error) error {
-	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := echo.ServiceFor(ctx, p)
+	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
+		svc, err := echo.ServiceFor(p)
 		if err != nil {
 			return err
 		}

@@ -30,17 +30,14 @@ func applyCmd() *cobra.Command {
   starter apply --workflow-id entry_echo --text "again" --chat-id ops-42 --key my-key-1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, _, err := loadPlatform(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			req := &entry.ApplyRequest{WorkflowID: workflowID, WorkflowVersion: version, UserText: &text, HistoryChunks: &history,
-				CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": chatID}}, IdempotencyKey: key}
-			if cmd.Flags().Changed("retry-max") {
-				req.RetryMax = &retryMax
-			}
-			return runApply(cmd.Context(), p, req, wait)
+			return withSchema(cmd, func(ctx context.Context, p *platform.Platform) error {
+				req := &entry.ApplyRequest{WorkflowID: workflowID, WorkflowVersion: version, UserText: &text, HistoryChunks: &history,
+					CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": chatID}}, IdempotencyKey: key}
+				if cmd.Flags().Changed("retry-max") {
+					req.RetryMax = &retryMax
+				}
+				return runApply(ctx, p, req, wait)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -60,9 +57,6 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 		return cliFieldError(err)
 	}
 	sub := entry.NewSubmitter(p)
-	if err := sub.Runs.EnsureIndexes(ctx); err != nil {
-		return err
-	}
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelCLI, Source: "cli", RetryMax: p.Config.Entry.RetryMax,
 		Now: time.Now(), Window: p.Config.Entry.IdempotencyWindow})
 	acc, err := sub.Submit(ctx, env)

@@ -16,6 +16,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 )
 
 // Main runs root until it returns or SIGINT/SIGTERM arrives, prints its error and returns the
@@ -78,4 +79,15 @@ func withPlatform(c *cobra.Command, fn func(ctx context.Context, p *platform.Pla
 	}
 	defer p.Close()
 	return fn(c.Context(), p)
+}
+
+// withSchema is withPlatform for commands that write: the database's indexes (internal/schema)
+// are ensured first, and a failure to do so is the command's error.
+func withSchema(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform) error) error {
+	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+		if err := schema.Ensure(ctx, p.Mongo); err != nil {
+			return err
+		}
+		return fn(ctx, p)
+	})
 }

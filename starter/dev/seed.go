@@ -57,9 +57,6 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 		return nil, errors.New("pipeline: fake vendors are not running")
 	}
 	store := pipeline.NewStore(p.Mongo)
-	if err := store.EnsureIndexes(ctx); err != nil {
-		return nil, err
-	}
 	if err := vendors.Seed(ctx, store, p.Config.Pipeline.FakeVendorsURL, filepath.Join("testdata", "pipelines")); err != nil {
 		return nil, fmt.Errorf("seed pipelines: %w", err)
 	}
@@ -75,7 +72,7 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 
 // devEchoSeed loads the demo project with server tasks for `make dev` and prints a pull curl.
 func devEchoSeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
-	svc, err := echo.ServiceFor(ctx, p)
+	svc, err := echo.ServiceFor(p)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/starter/cli"
 	"github.com/taskloom/taskloom/worker"
 )
@@ -78,6 +79,9 @@ func runDev(ctx context.Context) error {
 		return err
 	}
 	defer p.Close()
+	if err := schema.Ensure(ctx, p.Mongo); err != nil {
+		return err
+	}
 	adminKey, err := ensureDevAdminKey(ctx, p)
 	if err != nil {
 		return err
@@ -161,9 +165,6 @@ func startTemporalDev(ctx context.Context, addr string) (<-chan error, error) {
 // active admin key.
 func ensureDevAdminKey(ctx context.Context, p *platform.Platform) (string, error) {
 	store := auth.NewStore(p.Mongo)
-	if err := store.EnsureIndexes(ctx); err != nil {
-		return "", err
-	}
 	key := p.Config.API.AdminKey
 	path := filepath.Join(devDataDir, "admin-key")
 	if key == "" {

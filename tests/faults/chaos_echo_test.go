@@ -30,7 +30,7 @@ import (
 func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string, n, m int) {
 	t.Helper()
 	ctx := env.Context()
-	svc, err := echosvc.ServiceFor(ctx, env.Platform)
+	svc, err := echosvc.ServiceFor(env.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}
