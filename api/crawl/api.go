@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/taskloom/taskloom/api/httpx"
@@ -154,4 +153,4 @@ func (h *handlers) live(ctx context.Context, id int64, finished bool, v *taskVie
 	return nil
 }
 
-func isNotFound(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }
+func isNotFound(err error) bool { return errors.Is(err, crawl.ErrTaskNotFound) }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
@@ -42,11 +41,11 @@ func (a *api) listProjects(c echo.Context) error {
 }
 
 func (a *api) projectsCheck(c echo.Context) error {
-	f := bson.M{}
-	if id := auth.From(c); id != nil && id.ProjectID != "" {
-		f["project_id"] = id.ProjectID
+	bound := ""
+	if id := auth.From(c); id != nil {
+		bound = id.ProjectID
 	}
-	v, err := a.svc.CheckVersion(c.Request().Context(), echosvc.CollProjects, f)
+	v, err := a.svc.ProjectsVersion(c.Request().Context(), bound)
 	if err != nil {
 		return fail(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
@@ -39,7 +38,7 @@ func (a *api) queuesCheck(c echo.Context) error {
 	if _, err := a.svc.Project(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
-	v, err := a.svc.CheckVersion(c.Request().Context(), echosvc.CollQueues, bson.M{"project_id": pid})
+	v, err := a.svc.QueuesVersion(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
@@ -103,7 +102,7 @@ func (a *api) queueTasksCheck(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	v, err := a.svc.CheckVersion(ctx, echosvc.CollTasks, bson.M{"project_id": pid, "queue_id": qid})
+	v, err := a.svc.TasksVersion(ctx, pid, qid)
 	if err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,10 +133,17 @@ func (s *TaskStore) Finish(ctx context.Context, id int64, f TaskFinish, now time
 	return nil
 }
 
-// Get reads one task; mongo.ErrNoDocuments when there is none.
+// ErrTaskNotFound is Get's answer for a task id that has no record.
+var ErrTaskNotFound = errors.New("crawl task not found")
+
+// Get reads one task; ErrTaskNotFound when there is none.
 func (s *TaskStore) Get(ctx context.Context, id int64) (TaskRecord, error) {
 	var t TaskRecord
-	if err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&t); err != nil {
+	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&t)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return TaskRecord{}, fmt.Errorf("crawl task %d: %w", id, ErrTaskNotFound)
+	}
+	if err != nil {
 		return TaskRecord{}, fmt.Errorf("read crawl task %d: %w", id, err)
 	}
 	return t, nil

@@ -254,9 +254,29 @@ type Version struct {
 	Count         int64     `json:"count"`
 }
 
-// CheckVersion computes the newest updated_at (as ms) and the count of the documents matching f
-// in coll ("projects", "queues" or "tasks").
-func (s *Service) CheckVersion(ctx context.Context, coll string, f bson.M) (*Version, error) {
+// ProjectsVersion is the polling version of the project list: of every project, or of the one a
+// project-bound key sees (projectID not empty).
+func (s *Service) ProjectsVersion(ctx context.Context, projectID string) (*Version, error) {
+	f := bson.M{}
+	if projectID != "" {
+		f["project_id"] = projectID
+	}
+	return s.version(ctx, CollProjects, f)
+}
+
+// QueuesVersion is the polling version of a project's queue list.
+func (s *Service) QueuesVersion(ctx context.Context, projectID string) (*Version, error) {
+	return s.version(ctx, CollQueues, bson.M{"project_id": projectID})
+}
+
+// TasksVersion is the polling version of a queue's task list.
+func (s *Service) TasksVersion(ctx context.Context, projectID, queueID string) (*Version, error) {
+	return s.version(ctx, CollTasks, bson.M{"project_id": projectID, "queue_id": queueID})
+}
+
+// version computes the newest updated_at (as ms) and the count of the documents matching f in
+// coll.
+func (s *Service) version(ctx context.Context, coll string, f bson.M) (*Version, error) {
 	c := s.db.Collection(coll)
 	n, err := c.CountDocuments(ctx, f)
 	if err != nil {

@@ -75,6 +75,25 @@ func TestNoUpwardImports(t *testing.T) {
 	}
 }
 
+// TestHandlersQueryNoStoreDirectly: the HTTP handlers (api/<subsystem>, the console in api/ui)
+// import neither the MongoDB driver nor go-redis; filters, sorts and not-found errors belong to
+// the domain package (issue 15 item 6: "take bson filters out of api/echo"). api/httpx maps store
+// errors to HTTP answers for all of them and is the one exception.
+func TestHandlersQueryNoStoreDirectly(t *testing.T) {
+	g := loadGraph(t, "./api/...")
+	stores := []string{"go.mongodb.org/mongo-driver", "github.com/redis/go-redis"}
+	for _, p := range g.roots {
+		if p == module+"/api/httpx" {
+			continue
+		}
+		for _, imp := range g.imports[p] {
+			if hasPrefix(imp, stores) {
+				t.Errorf("%s imports %s directly", p, imp)
+			}
+		}
+	}
+}
+
 // TestWorkflowsOpenNoConnections: no workflows/* package reaches a package that opens a
 // connection, other than through the Temporal SDK itself. The imports that still do are listed in
 // workflowDebt; the list may only shrink: an import that no longer reaches a connector must be
