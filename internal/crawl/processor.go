@@ -69,11 +69,12 @@ func (p *Processor) Validate() error {
 
 // ProcessBatch handles records of one partition in offset order: rejected
 // records go to the dead-letter topic, replies go to the scheduler, and only
-// then are the tweets counted, along with the dead letters that name their
-// task (in the same offset order, which the script's redelivery check needs). Only the script knows whether a tweet is a
-// copy, so a copy's replies are submitted too; they carry the original's
-// idempotency keys (ReplyKey) and the scheduler drops them. A nil error
-// means every record may be marked for commit.
+// then are the tweets counted, together with the dead letters that name
+// their task (in offset order too, which the script's redelivery check
+// needs). Only the script knows whether a tweet is a copy, so a copy's
+// replies are submitted too; they carry the original's idempotency keys
+// (ReplyKey) and the scheduler drops them. A nil error means every record
+// may be marked for commit.
 func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		letters []DeadLetter
