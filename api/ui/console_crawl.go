@@ -22,6 +22,23 @@ type crawlRow struct {
 	Temporal string
 }
 
+// Duplicates is the copies of counted tweets: live while running, final once finished.
+func (r crawlRow) Duplicates() int64 {
+	if r.Live != nil {
+		return r.Live.DuplicateTweets
+	}
+	return r.DuplicateTweets
+}
+
+// DeadLettered is the dead-lettered records naming the task: live while running, final once
+// finished.
+func (r crawlRow) DeadLettered() int64 {
+	if r.Live != nil {
+		return r.Live.DeadLetteredRecords
+	}
+	return r.DeadLetteredRecords
+}
+
 type crawlData struct {
 	Status   string
 	Statuses []string
@@ -29,9 +46,10 @@ type crawlData struct {
 	Pager    pager
 }
 
-// crawlPage lists crawl tasks (one page, one count) with their progress: the live Redis
-// counters while running, the final counts, missing tweets, the failure reason and the
-// crawler's exit code and last lines once finished.
+// crawlPage lists crawl tasks (one page, one count) with their progress: processed / total,
+// duplicates and dead-lettered records from the live Redis counters while running (one read
+// per running task on the page) and from the final record once finished, with missing tweets,
+// the failure reason and the crawler's exit code and last lines.
 func (u *UI) crawlPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := crawlData{Status: strings.TrimSpace(c.QueryParam("status")), Statuses: crawlStatuses}

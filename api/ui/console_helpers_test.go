@@ -3,17 +3,21 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -68,6 +72,8 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 		// when the completion deadline passes, as a crawl that lost its messages does.
 		c.Crawl.CrawlerCommand = "echo crawling {id}"
 		c.Crawl.CompletionDeadline = 2 * time.Second
+		// A group of its own: records of this test are counted by this env's consumer only.
+		c.Crawl.ConsumerGroup = testenv.Unique("console-crawl-")
 	})
 	f := &consoleFixture{t: t, env: env, vendor: startConsoleVendor(t), pipeline: testenv.Unique("console_echo_")}
 	f.provider = f.pipeline + "_vendor"
@@ -88,6 +94,29 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// crawlRecords sends what a crawler that lost its TASK_INIT would leave behind for task id, to
+// the real consumer: a tweet, a copy of it, a truncated record naming the task and one naming
+// none. It waits until the consumer counted them (processed 1, duplicate 1, dead-lettered 1).
+func (f *consoleFixture) crawlRecords(id int64) {
+	f.t.Helper()
+	topics := crawl.Topics{Control: f.env.Config.Crawl.ControlTopic, Data: f.env.Config.Crawl.DataTopic}
+	recs, err := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 1, DupRate: 1}.Records(topics)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	recs = append(recs[1:], // no TASK_INIT: it would start the task's workflow without a crawler
+		&kgo.Record{Topic: topics.Data, Value: fmt.Appendf(nil, `{"original_task_id": %d, "tweet_data": `, id)},
+		&kgo.Record{Topic: topics.Data, Value: []byte(`{"tweet_data": {"id": "1"}}`)})
+	if err := f.env.Platform.Kafka.ProduceSync(f.env.Context(), recs...).FirstErr(); err != nil {
+		f.t.Fatal(err)
+	}
+	progress := crawl.NewPlatformProgressStore(f.env.Platform)
+	e2e.Eventually(f.t, 30*time.Second, "the consumer to count task "+strconv.FormatInt(id, 10), func() bool {
+		p, err := progress.Get(f.env.Context(), id)
+		return err == nil && p.ProcessedTweets == 1 && p.DuplicateTweets == 1 && p.DeadLetteredRecords == 1
+	})
 }
 
 // apply submits an entry task through POST /api/workflows/apply and returns its id.

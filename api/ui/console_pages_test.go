@@ -19,10 +19,13 @@ import (
 // applied through the API run their pipeline against a failing vendor until they are suspended
 // (each attempt a failed pipeline task), then are resumed and dropped from the entry page; the
 // pipelines page shows the failed tasks' steps and ledger and pins the provider. A read-only
-// account sees no action and is refused one; a forged post (no CSRF token) is refused.
+// account sees no action and is refused one; a forged post (no CSRF token) is refused. A crawl
+// task whose tweets, a copy and a poison record went through the real consumer fails at its
+// deadline and shows their counts.
 func TestConsolePages(t *testing.T) {
 	f := newConsoleFixture(t)
 	crawlID := time.Now().UnixNano() % 1_000_000_000
+	f.crawlRecords(crawlID)
 	api(t, f.env, http.MethodPost, "/api/v1/crawl-tasks", map[string]any{"original_task_id": crawlID})
 	f.vendor.fail.Store(true)
 	resumeID, dropID := f.apply("chat-resume", "resume me"), f.apply("chat-drop", "drop me")
@@ -84,11 +87,18 @@ func TestConsolePages(t *testing.T) {
 	}
 	b.shot("console-pipeline-task")
 
-	// Crawl: the task failed at its deadline, with the crawler's exit code and output.
+	// Crawl: the task failed at its deadline, with the crawler's exit code and output, and the
+	// final counts the workflow read from Redis: one tweet, its copy, one dead letter.
 	crawlRow := `#crawl-tasks tr[data-task="` + strconv.FormatInt(crawlID, 10) + `"]`
 	b.eventuallyText("/ui/console/crawl?status=Failed", crawlRow+" .task-status", "Failed")
 	if got := b.text(crawlRow); !strings.Contains(got, "crawling") || !strings.Contains(got, "退出码 0") {
 		t.Fatalf("crawl row = %q", got)
+	}
+	cells := map[string]string{".progress": "1 / —", ".duplicates": "1", ".dead-lettered": "1"}
+	for sel, want := range cells {
+		if got := strings.TrimSpace(b.text(crawlRow + " " + sel)); got != want {
+			t.Errorf("crawl row %s = %q, want %q", sel, got, want)
+		}
 	}
 	b.shot("console-crawl")
 	b.eventuallyText("/ui/console", "#attention-crawl", strconv.FormatInt(crawlID, 10))

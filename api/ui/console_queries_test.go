@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -105,6 +106,34 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 		}
 		if rows := strings.Count(string(body), "<tr data-"); rows > 120 {
 			t.Errorf("%s shows %d rows: not bounded", path, rows)
+		}
+	}
+
+	// A running task shows Redis's live counters, as the consumer's script leaves them: a
+	// TASK_INIT of 3, a tweet, a copy of it and a dead letter naming the task.
+	const running = 4999 // Running (i%3 == 0) and on the first page
+	data, control := env.Config.Crawl.DataTopic, env.Config.Crawl.ControlTopic
+	at := func(topic string, offset int64) crawl.Coordinates {
+		return crawl.Coordinates{Topic: topic, Offset: offset}
+	}
+	if _, err := crawl.NewPlatformProgressStore(env.Platform).ApplyBatch(ctx, []crawl.Update{
+		{TaskID: running, Coord: at(control, 0), Init: true, TotalTweets: 3},
+		{TaskID: running, Coord: at(data, 0), TweetID: "a"},
+		{TaskID: running, Coord: at(data, 1), TweetID: "a"},
+		{TaskID: running, Coord: at(data, 2), DeadLetter: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp := getPage(t, srv.URL, "/ui/console/crawl", token)
+	body, _ := io.ReadAll(resp.Body)
+	_, row, found := strings.Cut(string(body), fmt.Sprintf(`<tr data-task="%d">`, running))
+	if !found {
+		t.Fatalf("running task %d is not on the crawl page", running)
+	}
+	row, _, _ = strings.Cut(row, "</tr>")
+	for _, want := range []string{`1 / 3 <span class="muted small">实时</span>`, `<td class="duplicates">1</td>`, `<td class="dead-lettered">1</td>`} {
+		if !strings.Contains(row, want) {
+			t.Errorf("running task's row lacks %s:\n%s", want, row)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package ui_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -49,7 +51,13 @@ func getPage(t *testing.T, base, path, session string) *http.Response {
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
+	// Read the body before releasing the connection, so callers can still inspect it.
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", path, err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp
 }
 

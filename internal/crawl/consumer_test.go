@@ -144,6 +144,9 @@ func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 		}
 		delete(sources, string(l.Value))
 	}
+	// All three name task 401. The control topic's poison may be counted
+	// after the data topic completed the task: topics are not ordered.
+	waitFor(t, "3 dead letters of task 401", func() bool { return h.progress(t, 401).DeadLetteredRecords == 3 })
 	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != StatusCompleted {
 		t.Fatalf("progress = %+v", p)
 	}
@@ -152,6 +155,48 @@ func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	}
 	if n := counterValue(h.metrics.completions); n != 1 {
 		t.Fatalf("completions metric = %v, want 1", n)
+	}
+}
+
+// Every poison record is delivered twice (the first member dies before its
+// commits land): one naming task 701 is counted once against it, and one
+// that names no readable task is counted against no task at all.
+func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
+	h := newKafkaHarness(t, 1)
+	h.failCommit.Store(true)
+	stop := h.startConsumer(t)
+	tweet := fakeCrawlRecords(t, FakeCrawl{OriginalTaskID: 701, Tweets: 1})
+	poison := []*kgo.Record{
+		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 701, "tweet_data": `)},
+		{Topic: testTopics.Data, Value: []byte(`{"tweet_data": {"id": "1"}}`)},
+		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 70`)},
+		{Topic: testTopics.Control, Value: []byte(`{"type":"TASK_DONE","original_task_id":"701","total_tweets":1}`)},
+	}
+	// Each topic's last record is a good one of task 701, after its poison.
+	h.produce(t, poison...)
+	h.produce(t, tweet...)
+	waitFor(t, "completion", func() bool { return h.notifier.count(701) == 1 })
+	if p := h.progress(t, 701); p.DeadLetteredRecords != 2 {
+		t.Fatalf("first delivery: progress = %+v, want 2 dead letters", p)
+	}
+	stop()
+	h.failCommit.Store(false)
+
+	h.startConsumer(t)
+	// The good records are counted after the poison before them, so their
+	// redelivery (a duplicate) means the poison was redelivered too.
+	waitFor(t, "redelivery", func() bool {
+		return h.recorded(testTopics.Data, string(ResultDuplicate)) == 1 && h.recorded(testTopics.Control, string(ResultDuplicate)) == 1
+	})
+	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 2*len(poison) {
+		t.Fatalf("dead_lettered metric = %d, want every delivery (%d)", n, 2*len(poison))
+	}
+	if p := h.progress(t, 701); p.DeadLetteredRecords != 2 || p.ProcessedTweets != 1 {
+		t.Fatalf("after redelivery: progress = %+v, want 2 dead letters", p)
+	}
+	keys, err := h.store.rdb.Keys(context.Background(), h.store.prefix+"task_progress:*").Result()
+	if err != nil || len(keys) != 1 || keys[0] != h.store.Key(701) {
+		t.Fatalf("progress hashes = %v, %v; want only task 701's", keys, err)
 	}
 }
 

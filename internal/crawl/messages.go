@@ -1,10 +1,13 @@
 package crawl
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Topic names and the control message type are fixed by the seed's contract
@@ -171,4 +174,62 @@ func (w *wireTweet) toTweet() (RawTweetData, error) {
 		ReplyCount: *w.ReplyCount, RepostCount: *w.RepostCount, LikeCount: *w.LikeCount,
 		BookmarkCount: *w.BookmarkCount, ViewCount: *w.ViewCount, Replies: replies,
 	}, nil
+}
+
+// NamedTaskID reads the top-level original_task_id of a record that may be
+// otherwise unusable (truncated or malformed JSON, a missing or mistyped
+// field), so that its dead letter can be counted against the task it names.
+// It reads the object up to where it breaks and accepts a positive integer,
+// as a number or, since a crawler sending the wrong type still names its
+// task, as a string of digits. A record that names no task, or names two
+// (the key repeated with different values), names none: counting it
+// against a guess would be wrong.
+func NamedTaskID(b []byte) (int64, bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0, false
+	}
+	var id int64
+	for {
+		name, err := dec.ReadToken()
+		if err != nil || name.Kind() != '"' {
+			return id, id > 0 // the object ended, or broke here
+		}
+		if name.String() != "original_task_id" {
+			if dec.SkipValue() != nil {
+				return id, id > 0
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil || v.Kind() == '0' && dec.InputOffset() == int64(len(b)) {
+			return id, id > 0 // broke here; a number at the very end may be cut short
+		}
+		n, ok := taskIDValue(v)
+		if !ok || id > 0 && n != id {
+			return 0, false
+		}
+		id = n
+	}
+}
+
+// taskIDValue is a positive integer written as a JSON number or a string of
+// digits.
+func taskIDValue(v jsontext.Value) (int64, bool) {
+	digits := string(v)
+	if v.Kind() == '"' {
+		if err := json.Unmarshal(v, &digits); err != nil {
+			return 0, false
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }

@@ -103,6 +103,45 @@ func TestParseRawScrapedData(t *testing.T) {
 	}
 }
 
+func TestNamedTaskID(t *testing.T) {
+	msg := func(name string) string { return string(readMessage(t, name)) }
+	cases := []struct {
+		name, in string
+		want     int64 // 0: names no task
+	}{
+		{"valid data", msg("data_valid.json"), 123},
+		{"valid control", msg("control_valid.json"), 123},
+		{"truncated", msg("data_not_json.txt"), 5},
+		{"wrong type", msg("control_wrong_type.json"), 123},
+		{"string total", msg("control_string_total.json"), 123},
+		{"task id as string", msg("data_task_id_string.json"), 123},
+		{"missing field", msg("data_missing_url.json"), 5},
+		{"nested is not the key", `{"tweet_data":{"original_task_id":1},"original_task_id":2}`, 2},
+		{"repeated, same value", `{"original_task_id":1,"original_task_id":1}`, 1},
+		{"number ended by space", `{"original_task_id": 401 `, 401},
+		{"two task ids", msg("data_two_task_ids.json"), 0},
+		{"first unreadable", `{"original_task_id":"x","original_task_id":1}`, 0},
+		{"cut in the id", `{"original_task_id": 401`, 0},
+		{"zero", `{"original_task_id":0}`, 0},
+		{"negative", `{"original_task_id":-3}`, 0},
+		{"fractional", `{"original_task_id":1.5}`, 0},
+		{"exponent", `{"original_task_id":1e3}`, 0},
+		{"signed string", `{"original_task_id":"+3"}`, 0},
+		{"null", `{"original_task_id":null}`, 0},
+		{"too large", `{"original_task_id":9223372036854775808}`, 0},
+		{"only nested", `{"tweet_data":{"original_task_id":1}}`, 0},
+		{"wrong case", `{"ORIGINAL_TASK_ID":1}`, 0},
+		{"array", `[{"original_task_id":1}]`, 0},
+		{"not json", `original_task_id=1`, 0},
+		{"empty", ``, 0},
+	}
+	for _, tc := range cases {
+		if id, ok := NamedTaskID([]byte(tc.in)); id != tc.want || ok != (tc.want > 0) {
+			t.Errorf("%s: NamedTaskID = %d, %v; want %d", tc.name, id, ok, tc.want)
+		}
+	}
+}
+
 // FuzzParseTaskControl: never panics; whatever parses obeys the contract and
 // survives a round trip through the wire format.
 func FuzzParseTaskControl(f *testing.F) {
@@ -145,6 +184,26 @@ func FuzzParseRawScrapedData(f *testing.F) {
 		again, err := ParseRawScrapedData(mustMarshal(t, m))
 		if err != nil || !reflect.DeepEqual(again, m) {
 			t.Fatalf("round trip %+v -> %+v, %v", m, again, err)
+		}
+	})
+}
+
+// FuzzNamedTaskID: never panics, names only positive ids, and agrees with
+// the strict parsers on every record they accept.
+func FuzzNamedTaskID(f *testing.F) {
+	for _, b := range messageCorpus(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, ok := NamedTaskID(b)
+		if ok && id <= 0 || !ok && id != 0 {
+			t.Fatalf("NamedTaskID = %d, %v", id, ok)
+		}
+		if m, err := ParseTaskControl(b); err == nil && (!ok || id != m.OriginalTaskID) {
+			t.Fatalf("control message of task %d: NamedTaskID = %d, %v", m.OriginalTaskID, id, ok)
+		}
+		if m, err := ParseRawScrapedData(b); err == nil && (!ok || id != m.OriginalTaskID) {
+			t.Fatalf("tweet of task %d: NamedTaskID = %d, %v", m.OriginalTaskID, id, ok)
 		}
 	})
 }

@@ -17,8 +17,10 @@ type Metrics struct {
 	batchSeconds prometheus.Histogram
 }
 
-// Record results beyond the script's (see Result).
-const resultDeadLettered = "dead_lettered"
+// resultDeadLettered is the result of every dead-lettered record, each
+// delivery counted (the script's ResultDeadLettered counts distinct ones,
+// and only those naming a task).
+const resultDeadLettered = string(ResultDeadLettered)
 
 // NewMetrics registers the series on reg (tolerating a second registration
 // when tests build two consumers in one process).

@@ -69,10 +69,12 @@ func (p *Processor) Validate() error {
 
 // ProcessBatch handles records of one partition in offset order: rejected
 // records go to the dead-letter topic, replies go to the scheduler, and only
-// then are the tweets counted. Only the script knows whether a tweet is a
-// copy, so a copy's replies are submitted too; they carry the original's
-// idempotency keys (ReplyKey) and the scheduler drops them. A nil error
-// means every record may be marked for commit.
+// then are the tweets counted, together with the dead letters that name
+// their task (in offset order too, which the script's redelivery check
+// needs). Only the script knows whether a tweet is a copy, so a copy's
+// replies are submitted too; they carry the original's idempotency keys
+// (ReplyKey) and the scheduler drops them. A nil error means every record
+// may be marked for commit.
 func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		letters []DeadLetter
@@ -83,6 +85,9 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		u, replies, err := p.parse(r)
 		if err != nil {
 			letters = append(letters, DeadLetter{Record: r, Reason: err.Error()})
+			if id, ok := NamedTaskID(r.Value); ok {
+				updates = append(updates, Update{TaskID: id, Coord: coordinatesOf(r), DeadLetter: true})
+			}
 			continue
 		}
 		tasks = append(tasks, replies...)
@@ -104,6 +109,9 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		return err
 	}
 	for i, o := range outcomes {
+		if updates[i].DeadLetter {
+			continue // in the metric with its letter above; never completes a task
+		}
 		p.Metrics.record(updates[i].Coord.Topic, string(o.Result))
 		if err := p.notify(ctx, updates[i], o); err != nil {
 			return err
@@ -128,8 +136,12 @@ func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
 	return nil
 }
 
+func coordinatesOf(r *kgo.Record) Coordinates {
+	return Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+}
+
 func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
-	coord := Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	coord := coordinatesOf(r)
 	switch r.Topic {
 	case p.Topics.Control:
 		m, err := ParseTaskControl(r.Value)

@@ -56,6 +56,9 @@ const (
 	// ResultDuplicate: a redelivered record, a copy of a tweet already
 	// counted, or a tweet after the task completed. Nothing is counted.
 	ResultDuplicate Result = "duplicate"
+	// ResultDeadLettered: a dead-lettered record naming the task was
+	// counted in DeadLetteredRecords (its redelivery is a duplicate).
+	ResultDeadLettered Result = "dead_lettered"
 )
 
 // Progress is the task_progress hash as read by the script.
@@ -67,7 +70,11 @@ type Progress struct {
 	// tweet, tweets after completion, and distinct tweets beyond a smaller
 	// total announced later. Redeliveries of a record are not in it.
 	DuplicateTweets int64
-	Status          string // "" when the hash does not exist
+	// DeadLetteredRecords counts distinct records naming the task (see
+	// NamedTaskID) that went to the dead-letter topic. Redeliveries of a
+	// record are not in it.
+	DeadLetteredRecords int64
+	Status              string // "" until a TASK_INIT or tweet of the task is counted
 }
 
 // Missing is how many announced tweets have not been counted (0 when unknown).
@@ -87,11 +94,13 @@ type Outcome struct {
 	Completer bool
 }
 
-// Update is one record to apply: a TASK_INIT (Init true) or a tweet.
+// Update is one record to apply: a TASK_INIT (Init true), a dead letter
+// naming the task (DeadLetter true) or a tweet.
 type Update struct {
 	TaskID      int64
 	Coord       Coordinates
 	Init        bool
+	DeadLetter  bool
 	TotalTweets int64
 	// TweetID is tweet_data.id, the identity a tweet is counted by.
 	TweetID string
@@ -185,8 +194,11 @@ func (s *ProgressStore) runBatch(ctx context.Context, us []Update) ([]Outcome, e
 
 func (s *ProgressStore) args(u Update) []any {
 	op := "tweet"
-	if u.Init {
+	switch {
+	case u.Init:
 		op = "init"
+	case u.DeadLetter:
+		op = "dead"
 	}
 	return []any{op, u.Coord.offsetField(), u.Coord.Offset, u.TotalTweets,
 		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
@@ -219,9 +231,11 @@ func (s *ProgressStore) MarkSignaled(ctx context.Context, taskID int64) error {
 	return nil
 }
 
-// Get reads a task's progress; Status is "" when there is no hash.
+// Get reads a task's progress in one command; Status is "" until a TASK_INIT
+// or tweet of the task is counted.
 func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error) {
-	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets", "status").Result()
+	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets",
+		"dead_lettered_records", "status").Result()
 	if err != nil {
 		return Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
 	}
@@ -229,7 +243,8 @@ func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error)
 	counts := []struct {
 		name string
 		dst  *int64
-	}{{"total_tweets", &p.TotalTweets}, {"processed_tweets", &p.ProcessedTweets}, {"duplicate_tweets", &p.DuplicateTweets}}
+	}{{"total_tweets", &p.TotalTweets}, {"processed_tweets", &p.ProcessedTweets}, {"duplicate_tweets", &p.DuplicateTweets},
+		{"dead_lettered_records", &p.DeadLetteredRecords}}
 	for i, c := range counts {
 		v, ok := vals[i].(string)
 		if !ok {
@@ -239,13 +254,13 @@ func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error)
 			return Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
 		}
 	}
-	p.Status, _ = vals[3].(string)
+	p.Status, _ = vals[len(counts)].(string)
 	return p, nil
 }
 
 func parseOutcome(v any) (Outcome, error) {
 	arr, ok := v.([]any)
-	if !ok || len(arr) != 6 {
+	if !ok || len(arr) != 7 {
 		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
 	}
 	result, _ := arr[0].(string)
@@ -254,12 +269,14 @@ func parseOutcome(v any) (Outcome, error) {
 	status, _ := arr[3].(string)
 	completer, ok3 := arr[4].(int64)
 	dups, ok4 := arr[5].(int64)
-	if result == "" || !ok1 || !ok2 || !ok3 || !ok4 {
+	dead, ok5 := arr[6].(int64)
+	if result == "" || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
 	}
 	return Outcome{
-		Result:    Result(result),
-		Progress:  Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups, Status: status},
+		Result: Result(result),
+		Progress: Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
+			DeadLetteredRecords: dead, Status: status},
 		Completer: completer == 1,
 	}, nil
 }

@@ -253,6 +253,53 @@ func TestProgressScriptFail(t *testing.T) {
 	}
 }
 
+func deadAt(task int64, topic string, partition int32, offset int64) Update {
+	return Update{TaskID: task, DeadLetter: true, Coord: Coordinates{Topic: topic, Partition: partition, Offset: offset}}
+}
+
+// Dead letters naming a task count once per record, whatever the order and
+// redelivery, and change nothing else: not the status, not completion.
+func TestProgressScriptDeadLetters(t *testing.T) {
+	for _, b := range redisBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			outs := applyAll(t, s, []Update{
+				deadAt(17, testTopic, 0, 0), deadAt(17, testTopic, 0, 0), // redelivered
+				deadAt(17, ControlTopicDefault, 0, 0), // same offset, another partition
+			})
+			wantResults := []Result{ResultDeadLettered, ResultDuplicate, ResultDeadLettered}
+			for i, o := range outs {
+				if o.Result != wantResults[i] || o.Completer {
+					t.Errorf("dead letter %d = %+v, want %s", i, o, wantResults[i])
+				}
+			}
+			if p, _ := s.Get(ctx, 17); p.DeadLetteredRecords != 2 || p.Status != "" || p.TotalTweets != -1 {
+				t.Fatalf("progress after dead letters = %+v", p)
+			}
+			if ttl := b.rdb.TTL(ctx, s.Key(17)).Val(); ttl <= time.Hour || ttl > 24*time.Hour {
+				t.Fatalf("TTL of a hash of dead letters = %v, want the idle TTL", ttl)
+			}
+			// Later tweets of the partition are counted; the completion
+			// carries the dead letters so far.
+			done := applyAll(t, s, []Update{initAt(17, 1, 1), tweetAt(17, 0, 1)})
+			if c := done[1]; !c.Completer || c.Progress.DeadLetteredRecords != 2 || c.Progress.ProcessedTweets != 1 {
+				t.Fatalf("completion = %+v", c)
+			}
+			// After completion a dead letter still counts, without reviving the hash.
+			if o := applyAll(t, s, []Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != ResultDeadLettered || o.Progress.Status != StatusCompleted {
+				t.Fatalf("late dead letter = %+v", o)
+			}
+			if ttl := b.rdb.TTL(ctx, s.Key(17)).Val(); ttl <= 0 || ttl > time.Hour {
+				t.Fatalf("TTL after a late dead letter = %v, want at most the completed TTL", ttl)
+			}
+			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != StatusCompleted {
+				t.Fatalf("Fail = %+v, %v", p, err)
+			}
+		})
+	}
+}
+
 func TestProgressScriptTTL(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {

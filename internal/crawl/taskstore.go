@@ -43,20 +43,22 @@ type CrawlerRecord struct {
 
 // TaskRecord is one crawl_tasks document, keyed by original_task_id.
 type TaskRecord struct {
-	OriginalTaskID  int64          `bson:"_id"`
-	Status          string         `bson:"status"`
-	Source          string         `bson:"source"`
-	WorkflowID      string         `bson:"workflow_id"`
-	RunID           string         `bson:"run_id"`
-	TotalTweets     *int64         `bson:"total_tweets,omitempty"`
-	ProcessedTweets int64          `bson:"processed_tweets"`
-	DuplicateTweets int64          `bson:"duplicate_tweets,omitempty"`
-	MissingTweets   *int64         `bson:"missing_tweets,omitempty"`
-	FailureReason   string         `bson:"failure_reason,omitempty"`
-	Crawler         *CrawlerRecord `bson:"crawler,omitempty"`
-	CreatedAt       time.Time      `bson:"created_at"`
-	UpdatedAt       time.Time      `bson:"updated_at"`
-	FinishedAt      *time.Time     `bson:"finished_at,omitempty"`
+	OriginalTaskID  int64  `bson:"_id"`
+	Status          string `bson:"status"`
+	Source          string `bson:"source"`
+	WorkflowID      string `bson:"workflow_id"`
+	RunID           string `bson:"run_id"`
+	TotalTweets     *int64 `bson:"total_tweets,omitempty"`
+	ProcessedTweets int64  `bson:"processed_tweets"`
+	DuplicateTweets int64  `bson:"duplicate_tweets,omitempty"`
+	// DeadLetteredRecords: dead letters naming the task when it finished.
+	DeadLetteredRecords int64          `bson:"dead_lettered_records,omitempty"`
+	MissingTweets       *int64         `bson:"missing_tweets,omitempty"`
+	FailureReason       string         `bson:"failure_reason,omitempty"`
+	Crawler             *CrawlerRecord `bson:"crawler,omitempty"`
+	CreatedAt           time.Time      `bson:"created_at"`
+	UpdatedAt           time.Time      `bson:"updated_at"`
+	FinishedAt          *time.Time     `bson:"finished_at,omitempty"`
 }
 
 // Finished reports whether the task reached a final status.
@@ -64,12 +66,13 @@ func (t TaskRecord) Finished() bool { return t.Status == TaskCompleted || t.Stat
 
 // TaskFinish is the final state written once per task.
 type TaskFinish struct {
-	Status          string
-	TotalTweets     int64 // -1 when TASK_INIT never arrived
-	ProcessedTweets int64
-	DuplicateTweets int64
-	MissingTweets   int64
-	FailureReason   string
+	Status              string
+	TotalTweets         int64 // -1 when TASK_INIT never arrived
+	ProcessedTweets     int64
+	DuplicateTweets     int64
+	DeadLetteredRecords int64
+	MissingTweets       int64
+	FailureReason       string
 }
 
 // TaskStore reads and writes crawl_tasks. Every write is a single-document
@@ -118,7 +121,8 @@ func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c CrawlerRecord, 
 // changes nothing, so finished_at stays the first one.
 func (s *TaskStore) Finish(ctx context.Context, id int64, f TaskFinish, now time.Time) error {
 	set := bson.D{{Key: "status", Value: f.Status}, {Key: "processed_tweets", Value: f.ProcessedTweets},
-		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
+		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "dead_lettered_records", Value: f.DeadLetteredRecords},
+		{Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
 	if f.TotalTweets >= 0 {
 		set = append(set, bson.E{Key: "total_tweets", Value: f.TotalTweets})
 	}

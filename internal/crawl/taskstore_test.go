@@ -32,7 +32,8 @@ func TestTaskStoreLifecycle(t *testing.T) {
 	if err := s.SaveCrawler(ctx, 1, rec, now); err != nil {
 		t.Fatal(err)
 	}
-	fail := crawl.TaskFinish{Status: crawl.TaskFailed, TotalTweets: 10, ProcessedTweets: 7, MissingTweets: 3, FailureReason: "deadline"}
+	fail := crawl.TaskFinish{Status: crawl.TaskFailed, TotalTweets: 10, ProcessedTweets: 7, DuplicateTweets: 1,
+		DeadLetteredRecords: 2, MissingTweets: 3, FailureReason: "deadline"}
 	if err := s.Finish(ctx, 1, fail, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,7 @@ func TestTaskStoreLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status != crawl.TaskFailed || got.TotalTweets == nil || *got.TotalTweets != 10 || got.ProcessedTweets != 7 ||
+		got.DuplicateTweets != 1 || got.DeadLetteredRecords != 2 ||
 		got.MissingTweets == nil || *got.MissingTweets != 3 || got.FailureReason != "deadline" ||
 		got.Crawler == nil || got.Crawler.LastLines[0] != "done" || !got.FinishedAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("record = %+v", got)

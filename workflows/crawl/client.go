@@ -84,7 +84,8 @@ func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error 
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	sig := CompletedSignal{TotalTweets: c.Progress.TotalTweets, ProcessedTweets: c.Progress.ProcessedTweets,
-		DuplicateTweets: c.Progress.DuplicateTweets, CompletedBy: c.CompletedBy.String()}
+		DuplicateTweets: c.Progress.DuplicateTweets, DeadLetteredRecords: c.Progress.DeadLetteredRecords,
+		CompletedBy: c.CompletedBy.String()}
 	_, err := n.Client.SignalWithStartWorkflow(ctx, opts.ID, SignalCompleted, sig, opts, CrawlTaskWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -16,5 +16,7 @@ type CompletedSignal struct {
 	ProcessedTweets int64
 	// DuplicateTweets is the copies not counted up to completion.
 	DuplicateTweets int64
-	CompletedBy     string
+	// DeadLetteredRecords is the dead letters naming the task up to completion.
+	DeadLetteredRecords int64
+	CompletedBy         string
 }

@@ -66,9 +66,12 @@ type State struct {
 	TotalTweets     int64  // -1 while unknown
 	ProcessedTweets int64
 	DuplicateTweets int64
-	MissingTweets   int64
-	FailureReason   string
-	CrawlerExitCode *int
+	// DeadLetteredRecords: records naming the task that went to the
+	// dead-letter topic, as counted when the task finished.
+	DeadLetteredRecords int64
+	MissingTweets       int64
+	FailureReason       string
+	CrawlerExitCode     *int
 }
 
 // Workflow phases reported by QueryState.
@@ -134,7 +137,7 @@ func (w *run) run(ctx workflow.Context) (State, error) {
 	w.state.Phase = PhaseAwaitingCompletion
 	if w.awaitCompletion(ctx) {
 		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
-		w.state.DuplicateTweets = w.signal.DuplicateTweets
+		w.state.DuplicateTweets, w.state.DeadLetteredRecords = w.signal.DuplicateTweets, w.signal.DeadLetteredRecords
 		return w.finish(ctx, crawl.TaskCompleted, "")
 	}
 	return w.deadlinePassed(ctx)
@@ -220,6 +223,7 @@ func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
 	w.state.TotalTweets, w.state.ProcessedTweets, w.state.DuplicateTweets = p.TotalTweets, p.ProcessedTweets, p.DuplicateTweets
+	w.state.DeadLetteredRecords = p.DeadLetteredRecords
 	if p.Status == crawl.StatusCompleted {
 		return w.finish(ctx, crawl.TaskCompleted, "")
 	}
@@ -247,7 +251,8 @@ func (w *run) finish(ctx workflow.Context, status, reason string) (State, error)
 	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
 	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.TaskFinish{
 		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
-		DuplicateTweets: w.state.DuplicateTweets, MissingTweets: w.state.MissingTweets, FailureReason: reason,
+		DuplicateTweets: w.state.DuplicateTweets, DeadLetteredRecords: w.state.DeadLetteredRecords,
+		MissingTweets: w.state.MissingTweets, FailureReason: reason,
 	}}
 	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.Finish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)

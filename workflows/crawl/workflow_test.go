@@ -67,12 +67,15 @@ func TestCompletesWhenSignalledAfterCrawler(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	e.RegisterDelayedCallback(func() {
-		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 450, ProcessedTweets: 450, CompletedBy: "x:0:9"})
+		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 450, ProcessedTweets: 450, DeadLetteredRecords: 2, CompletedBy: "x:0:9"})
 	}, 5*time.Minute)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(1))
 	s := e.result(t)
 	if s.Status != crawl.TaskCompleted || s.TotalTweets != 450 || s.ProcessedTweets != 450 || *s.CrawlerExitCode != 0 {
 		t.Fatalf("state = %+v", s)
+	}
+	if e.finished.Finish.DeadLetteredRecords != 2 {
+		t.Fatalf("finish = %+v", e.finished)
 	}
 }
 
@@ -117,13 +120,13 @@ func TestDeadlineFailsWithMissingCount(t *testing.T) {
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
 	e.OnActivity(a.FailProgress, mock.Anything, int64(5)).
-		Return(crawl.Progress{TotalTweets: 450, ProcessedTweets: 440, Status: crawl.StatusProcessing}, nil)
+		Return(crawl.Progress{TotalTweets: 450, ProcessedTweets: 440, DeadLetteredRecords: 3, Status: crawl.StatusProcessing}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(5))
 	s := e.result(t)
 	if s.Status != crawl.TaskFailed || s.MissingTweets != 10 || !strings.Contains(s.FailureReason, "10 of 450 tweets missing") {
 		t.Fatalf("state = %+v", s)
 	}
-	if e.finished.Finish.MissingTweets != 10 {
+	if e.finished.Finish.MissingTweets != 10 || e.finished.Finish.DeadLetteredRecords != 3 {
 		t.Fatalf("finish = %+v", e.finished)
 	}
 }
