@@ -96,20 +96,23 @@ func (h *handlers) existing(c echo.Context, id int64) error {
 // duplicate_tweets (copies of a counted tweet, and tweets after completion)
 // keeps growing in Redis after the task finished while its hash lives.
 type taskView struct {
-	OriginalTaskID  int64                `json:"original_task_id"`
-	WorkflowID      string               `json:"workflow_id"`
-	Status          string               `json:"status"`
-	Source          string               `json:"source"`
-	TotalTweets     *int64               `json:"total_tweets"`
-	ProcessedTweets int64                `json:"processed_tweets"`
-	DuplicateTweets int64                `json:"duplicate_tweets"`
-	MissingTweets   *int64               `json:"missing_tweets,omitempty"`
-	ProgressStatus  string               `json:"progress_status,omitempty"`
-	FailureReason   string               `json:"failure_reason,omitempty"`
-	Crawler         *crawl.CrawlerRecord `json:"crawler,omitempty"`
-	CreatedAt       time.Time            `json:"created_at"`
-	UpdatedAt       time.Time            `json:"updated_at"`
-	FinishedAt      *time.Time           `json:"finished_at,omitempty"`
+	OriginalTaskID  int64  `json:"original_task_id"`
+	WorkflowID      string `json:"workflow_id"`
+	Status          string `json:"status"`
+	Source          string `json:"source"`
+	TotalTweets     *int64 `json:"total_tweets"`
+	ProcessedTweets int64  `json:"processed_tweets"`
+	DuplicateTweets int64  `json:"duplicate_tweets"`
+	// DeadLetteredRecords counts distinct records naming the task that went to the dead-letter
+	// topic (malformed, or missing a field).
+	DeadLetteredRecords int64                `json:"dead_lettered_records"`
+	MissingTweets       *int64               `json:"missing_tweets,omitempty"`
+	ProgressStatus      string               `json:"progress_status,omitempty"`
+	FailureReason       string               `json:"failure_reason,omitempty"`
+	Crawler             *crawl.CrawlerRecord `json:"crawler,omitempty"`
+	CreatedAt           time.Time            `json:"created_at"`
+	UpdatedAt           time.Time            `json:"updated_at"`
+	FinishedAt          *time.Time           `json:"finished_at,omitempty"`
 }
 
 func (h *handlers) get(c echo.Context) error {
@@ -126,7 +129,8 @@ func (h *handlers) get(c echo.Context) error {
 		return httpx.FromStore(err)
 	}
 	v := taskView{OriginalTaskID: id, WorkflowID: t.WorkflowID, Status: t.Status, Source: t.Source,
-		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, DuplicateTweets: t.DuplicateTweets, MissingTweets: t.MissingTweets,
+		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, DuplicateTweets: t.DuplicateTweets,
+		DeadLetteredRecords: t.DeadLetteredRecords, MissingTweets: t.MissingTweets,
 		FailureReason: t.FailureReason, Crawler: t.Crawler, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, FinishedAt: t.FinishedAt}
 	if err := h.live(ctx, id, t.Finished(), &v); err != nil {
 		return httpx.FromStore(err)
@@ -143,6 +147,7 @@ func (h *handlers) live(ctx context.Context, id int64, finished bool, v *taskVie
 		return err
 	}
 	v.DuplicateTweets = max(v.DuplicateTweets, p.DuplicateTweets)
+	v.DeadLetteredRecords = max(v.DeadLetteredRecords, p.DeadLetteredRecords)
 	if finished {
 		return nil
 	}

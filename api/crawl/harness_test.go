@@ -135,6 +135,7 @@ type task struct {
 	TotalTweets     *int64  `json:"total_tweets"`
 	ProcessedTweets int64   `json:"processed_tweets"`
 	DuplicateTweets int64   `json:"duplicate_tweets"`
+	DeadLettered    int64   `json:"dead_lettered_records"`
 	MissingTweets   *int64  `json:"missing_tweets"`
 	FailureReason   string  `json:"failure_reason"`
 	FinishedAt      *string `json:"finished_at"`

@@ -305,6 +305,8 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	bad := []*kgo.Record{
 		{Topic: crawl.DataTopicDefault, Value: []byte(`{"original_task_id": 1, "tweet_data": `)},
 		{Topic: crawl.ControlTopicDefault, Value: []byte(`{"type":"TASK_START","original_task_id":1,"total_tweets":3}`)},
+		// A poison record that names the task: dead-lettered and counted against it.
+		{Topic: crawl.DataTopicDefault, Value: []byte(`{"original_task_id": ` + itoa(id) + `, "tweet_data": `)},
 	}
 	if err := e.Platform.Kafka.ProduceSync(context.Background(), bad...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -316,7 +318,13 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	if v := e.finished(t, id); v.Status != crawl.TaskCompleted || v.ProcessedTweets != 10 {
 		t.Fatalf("task = %+v", v)
 	}
-	letters := e.readTopic(t, e.Config.Crawl.DeadLetterTopic, 2)
+	// Kafka does not order the poison record against the task's own records, so its count may
+	// land after the completion.
+	e2e.Eventually(t, 30*time.Second, "the poison record to be counted against the task", func() bool {
+		_, v := e.get(t, id)
+		return v.DeadLettered == 1
+	})
+	letters := e.readTopic(t, e.Config.Crawl.DeadLetterTopic, 3)
 	reasons := map[string]string{}
 	for _, l := range letters {
 		reasons[crawl.HeaderValue(l, crawl.HeaderDLQTopic)] = crawl.HeaderValue(l, crawl.HeaderDLQReason)
