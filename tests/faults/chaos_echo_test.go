@@ -93,16 +93,23 @@ func pullIDs(t *testing.T, env *e2e.Env, key, projectID string, limit int) []str
 	if r.Status != http.StatusOK {
 		t.Fatalf("pull: %d %s", r.Status, r.Body)
 	}
-	var ans struct {
-		Data struct {
-			Tasks []struct {
-				TaskID string `json:"task_id"`
-			} `json:"tasks"`
-		} `json:"data"`
-	}
+	var ans pullAnswer
 	r.JSON(t, &ans)
-	ids := make([]string, len(ans.Data.Tasks))
-	for i, x := range ans.Data.Tasks {
+	return ans.ids()
+}
+
+// pullAnswer is the part of a pull's answer the chaos tests read.
+type pullAnswer struct {
+	Data struct {
+		Tasks []struct {
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	} `json:"data"`
+}
+
+func (a pullAnswer) ids() []string {
+	ids := make([]string, len(a.Data.Tasks))
+	for i, x := range a.Data.Tasks {
 		ids[i] = x.TaskID
 	}
 	return ids

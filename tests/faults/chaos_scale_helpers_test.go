@@ -135,21 +135,11 @@ func applyWithRetry(t *testing.T, url, apiKey, key string, body map[string]any) 
 
 // pullWithRetry is one GET …/tasks/pull answered with 200; it returns the task ids handed out.
 func pullWithRetry(t *testing.T, url, key, project string, limit int) []string {
-	var ans struct {
-		Data struct {
-			Tasks []struct {
-				TaskID string `json:"task_id"`
-			} `json:"tasks"`
-		} `json:"data"`
-	}
+	var ans pullAnswer
 	if !retryJSON(t, http.MethodGet, fmt.Sprintf("%s/api/v1/projects/%s/tasks/pull?limit=%d", url, project, limit), key, nil, &ans, http.StatusOK) {
 		return nil
 	}
-	ids := make([]string, len(ans.Data.Tasks))
-	for i, x := range ans.Data.Tasks {
-		ids[i] = x.TaskID
-	}
-	return ids
+	return ans.ids()
 }
 
 // groupAssignment is the consumer group's members and, per member, the partitions of topic it
