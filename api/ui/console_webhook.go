@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -39,8 +40,9 @@ type webhookData struct {
 }
 
 // webhookPage lists the result rows being delivered (with the TaskIDs a row still waits for)
-// and those that ended failed or in error (LastError, RetryCount), from the delivery
-// workflows: their state query while running, their result once closed.
+// and those that are failed or in error (LastError, RetryCount), from the delivery
+// workflows: their state query while running, their result once closed. A failed row is
+// still running (it waits to push again), so it is in both lists.
 func (u *UI) webhookPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cfg := u.p.Config.Webhook
@@ -48,18 +50,19 @@ func (u *UI) webhookPage(c echo.Context) error {
 	running := kindQuery(webhook.DeliveryKind, "ExecutionStatus = 'Running'")
 	broken := kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", webhook.StatusFailed, webhook.StatusError))
 	var err error
-	if d.Running, d.RunningTotal, err = u.deliveries(ctx, running, true); err != nil {
+	if d.Running, d.RunningTotal, err = u.deliveries(ctx, running); err != nil {
 		return u.failPage(c, err)
 	}
-	if d.Broken, d.BrokenTotal, err = u.deliveries(ctx, broken, false); err != nil {
+	if d.Broken, d.BrokenTotal, err = u.deliveries(ctx, broken); err != nil {
 		return u.failPage(c, err)
 	}
 	return u.render(c, http.StatusOK, "console_webhook.html", "Webhook 投递", "webhook", d)
 }
 
 // deliveries lists up to webhookRows delivery executions of q with their state: the state query
-// of a running one, the outcome of a closed one. A row whose state cannot be read says why.
-func (u *UI) deliveries(ctx context.Context, q string, live bool) ([]*deliveryRow, int64, error) {
+// of a running one, the outcome of a closed one (asking a running one for its outcome would
+// wait until it closes). A row whose state cannot be read says why.
+func (u *UI) deliveries(ctx context.Context, q string) ([]*deliveryRow, int64, error) {
 	total, err := u.countWF(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -76,8 +79,9 @@ func (u *UI) deliveries(ctx context.Context, q string, live bool) ([]*deliveryRo
 		r := &deliveryRow{WorkflowID: id, Temporal: u.temporalLink(id), At: e.GetStartTime().AsTime()}
 		r.BizType, r.GroupID = keywordAttr(e, searchattr.BizType.GetName()), keywordAttr(e, searchattr.GroupID.GetName())
 		rows[i] = r
+		running := e.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 		g.Go(func() error {
-			if live {
+			if running {
 				v, err := u.p.Temporal.QueryWorkflow(gctx, id, runID, webhookwf.QueryState)
 				if err == nil {
 					err = v.Get(&r.State)
