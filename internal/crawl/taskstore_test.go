@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -18,7 +17,7 @@ func TestTaskStoreLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := crawl.NewTaskStore(testenv.Mongo(t))
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	if _, err := s.Get(ctx, 1); !errors.Is(err, mongo.ErrNoDocuments) {
+	if _, err := s.Get(ctx, 1); !errors.Is(err, crawl.ErrTaskNotFound) {
 		t.Fatalf("missing task: err = %v", err)
 	}
 	if err := s.MarkRunning(ctx, 1, crawl.SourceAPI, "crawl-1", "run-a", now); err != nil {
