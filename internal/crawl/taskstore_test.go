@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
