@@ -9,6 +9,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // Collection names.
@@ -176,39 +178,9 @@ func EnsureIndexes(ctx context.Context, db *mongo.Database) error {
 			idx(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}, "at_id", false)},
 	}
 	for coll, models := range sets {
-		if err := createMissingIndexes(ctx, coll, models); err != nil {
+		if err := mongox.EnsureIndexes(ctx, coll, models...); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// createMissingIndexes creates the indexes coll does not have yet, so that the API and the
-// worker, which both ensure indexes at start, send createIndexes only when there is work.
-func createMissingIndexes(ctx context.Context, coll *mongo.Collection, models []mongo.IndexModel) error {
-	specs, err := coll.Indexes().ListSpecifications(ctx)
-	if err != nil {
-		return fmt.Errorf("list indexes on %s: %w", coll.Name(), err)
-	}
-	have := map[string]bool{}
-	for _, s := range specs {
-		have[s.Name] = true
-	}
-	var missing []mongo.IndexModel
-	for _, m := range models {
-		o := &options.IndexOptions{}
-		for _, set := range m.Options.List() {
-			_ = set(o)
-		}
-		if o.Name == nil || !have[*o.Name] {
-			missing = append(missing, m)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if _, err := coll.Indexes().CreateMany(ctx, missing); err != nil {
-		return fmt.Errorf("create indexes on %s: %w", coll.Name(), err)
 	}
 	return nil
 }

@@ -83,3 +83,24 @@ func TestCommandCounterCountsEveryCommandByNameAndCollection(t *testing.T) {
 		t.Errorf("connection chatter counted %v times", got)
 	}
 }
+
+// EnsureIndexes on an indexed collection sends one listIndexes and creates nothing.
+func TestEnsureIndexesSendsOnlyWhatIsMissing(t *testing.T) {
+	db := testenv.Mongo(t)
+	coll := db.Collection("indexed")
+	named := mongo.IndexModel{Keys: bson.D{{Key: "k", Value: 1}}, Options: options.Index().SetName("k_named")}
+	ctx, tally := mongox.WithTally(context.Background())
+	if err := mongox.EnsureIndexes(ctx, coll, named); err != nil {
+		t.Fatal(err)
+	}
+	if got := tally.Commands(); len(got) != 2 || got[1].Name != "createIndexes" {
+		t.Fatalf("first run: %s, want listIndexes and one createIndexes", tally)
+	}
+	tally.Reset()
+	if err := mongox.EnsureIndexes(ctx, coll, named); err != nil {
+		t.Fatal(err)
+	}
+	if got := tally.Commands(); len(got) != 1 || got[0].Name != "listIndexes" {
+		t.Fatalf("second run: %s, want one listIndexes", tally)
+	}
+}
