@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -80,20 +81,14 @@ func (r *run) meter(ctx context.Context) *meter {
 // figures are an upper bound.
 func (m *meter) charge(ctx context.Context, res *Result) {
 	after, err := m.a.costs(ctx)
-	if m.err != nil || err != nil || res.N == 0 {
-		res.Notes += fmt.Sprintf("; commands per unit unavailable: %v", firstErr(m.err, err))
+	if err = errors.Join(m.err, err); err == nil && res.N == 0 {
+		err = errors.New("no units counted")
+	}
+	if err != nil {
+		res.Notes += fmt.Sprintf("; commands per unit unavailable: %v", err)
 		return
 	}
 	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
 	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
 	res.Costed = true
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return fmt.Errorf("no units counted")
 }
