@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
@@ -50,7 +51,7 @@ func benchAppend(ctx context.Context, r *run) []Result {
 	}
 	b.apply(&res)
 	res.Notes = fmt.Sprintf("%d concurrent clients, all into one task; slowest append %s (target 2 s); message_id 0..%d each handed out once",
-		appendConc, one.slowest().Round(time.Millisecond), n-1)
+		appendConc, slices.Max(one.lat).Round(time.Millisecond), n-1)
 	return []Result{res}
 }
 
@@ -78,14 +79,6 @@ func seedClientTasks(ctx context.Context, svc *echosvc.Service, project string, 
 type appended struct {
 	lat     latencies
 	elapsed time.Duration
-}
-
-func (a appended) slowest() time.Duration {
-	var s time.Duration
-	for _, d := range a.lat {
-		s = max(s, d)
-	}
-	return s
 }
 
 // appendRun sends n appends, the i-th into task(i), and checks that no task handed out a
