@@ -30,7 +30,7 @@ func pipelinePublishCmd() *cobra.Command {
 		Short: "Validate and publish pipeline definitions ({name, version, schema} JSON files)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, files []string) error {
-			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := domain.NewStore(p.Mongo)
 				lk, err := store.Lookup(ctx)
 				if err != nil {
@@ -86,7 +86,7 @@ func pipelineRunCmd() *cobra.Command {
 				}
 				req.TaskID = domain.TaskIDForKey(cliKeyScope, key)
 			}
-			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := domain.NewStore(p.Mongo)
 				st := &pipelinewf.Starter{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
 				task, err := st.Start(ctx, req)
