@@ -44,14 +44,14 @@ func New(ctx context.Context, p *platform.Platform) (*echo.Echo, error) {
 
 	// Mongo may be down at start: the API still serves /healthz and /readyz says why.
 	schema.AtStart(ctx, p)
-	keys := auth.NewStore(p.Mongo)
+	keys := auth.NewStore(p.Mongo).WithCache(p.Config.API.KeyCacheTTL)
 
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", readyz(p))
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{})))
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", openapiSpec) })
 
-	deps := httpx.Deps{Platform: p, Authn: auth.Middleware(keys)}
+	deps := httpx.Deps{Platform: p, Authn: auth.Middleware(keys), Keys: keys}
 	mountOps(e, deps)
 	for _, m := range mounters {
 		if err := m(e, deps); err != nil {

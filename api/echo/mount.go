@@ -36,7 +36,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		return err
 	}
 	a := &api{
-		svc: svc, limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: auth.NewStore(p.Mongo),
+		svc: svc, limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,
 		log: p.Log.With("subsystem", "echo"),
 	}

@@ -3,6 +3,7 @@ package httpx
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -12,4 +13,15 @@ type Deps struct {
 	Platform *platform.Platform
 	// Authn authenticates X-API-Key / Bearer and stores the caller identity.
 	Authn echo.MiddlewareFunc
+	// Keys is the API-key store Authn verifies against; nil in tests that mount without it.
+	Keys *auth.Store
+}
+
+// KeyStore is the store for routes that change API keys: Keys, so that the keys Authn remembers
+// are forgotten as soon as one changes, or an uncached store when the mount has none.
+func (d Deps) KeyStore() *auth.Store {
+	if d.Keys != nil {
+		return d.Keys
+	}
+	return auth.NewStore(d.Platform.Mongo)
 }

@@ -39,6 +39,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if err != nil {
 		return err
 	}
+	u.keys = d.KeyStore()
 	u.routes(e)
 	return nil
 }

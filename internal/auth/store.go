@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -25,6 +26,8 @@ const lastUsedGranularity = time.Minute
 type Store struct {
 	c   *mongo.Collection
 	now func() time.Time
+	// verified remembers recently verified active keys by hash (see WithCache); nil when uncached.
+	verified *expirable.LRU[string, Key]
 }
 
 // NewStore returns a store over db.api_keys.
@@ -75,6 +78,7 @@ func (s *Store) Create(ctx context.Context, nk NewKey) (Key, string, error) {
 // Ensure makes plaintext an active key with the given name and permission, creating it when
 // absent; it is how a configured admin key survives restarts without duplicates.
 func (s *Store) Ensure(ctx context.Context, plaintext, name string, perm Permission) error {
+	defer s.forget()
 	now := s.now().UTC()
 	_, err := s.c.UpdateOne(ctx, bson.M{"hash": Hash(plaintext)}, bson.M{
 		"$set": bson.M{"active": true, "permission": perm, "updated_at": now},
@@ -90,8 +94,12 @@ func (s *Store) Ensure(ctx context.Context, plaintext, name string, perm Permiss
 // Lookup finds the active key for a plaintext. It returns ErrNotFound for unknown or inactive
 // keys, and records last use at most once a minute.
 func (s *Store) Lookup(ctx context.Context, plaintext string) (Key, error) {
+	hash := Hash(plaintext)
+	if k, ok := s.remembered(hash); ok {
+		return k, nil
+	}
 	var k Key
-	err := s.c.FindOne(ctx, bson.M{"hash": Hash(plaintext)}).Decode(&k)
+	err := s.c.FindOne(ctx, bson.M{"hash": hash}).Decode(&k)
 	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && !k.Active) {
 		return Key{}, ErrNotFound
 	}
@@ -103,6 +111,7 @@ func (s *Store) Lookup(ctx context.Context, plaintext string) (Key, error) {
 		// Best effort: a failed touch must not fail the request it belongs to.
 		_, _ = s.c.UpdateOne(ctx, bson.M{"_id": k.ID}, bson.M{"$set": bson.M{"last_used_at": now}})
 	}
+	s.remember(k)
 	return k, nil
 }
 
@@ -181,6 +190,7 @@ func (s *Store) Apply(ctx context.Context, id string, u Update) (Key, error) {
 	if u.Active != nil {
 		set["active"] = *u.Active
 	}
+	defer s.forget()
 	var k Key
 	err := s.c.FindOneAndUpdate(ctx, bson.M{"_id": id}, bson.M{"$set": set},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&k)
@@ -202,6 +212,7 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 
 // Delete removes key id.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	defer s.forget()
 	res, err := s.c.DeleteOne(ctx, bson.M{"_id": id})
 	if err != nil {
 		return fmt.Errorf("delete api key %s: %w", id, err)

@@ -75,6 +75,9 @@ type API struct {
 	BodyLimit       string        `env:"API_BODY_LIMIT" envDefault:"2M"`
 	ShutdownTimeout time.Duration `env:"API_SHUTDOWN_TIMEOUT" envDefault:"8s"`
 	AdminKey        string        `env:"TASKLOOM_ADMIN_KEY"`
+	// KeyCacheTTL is how long an API process trusts an API key it verified before reading it
+	// again; a key revoked through another process stops working within it. 0 turns it off.
+	KeyCacheTTL time.Duration `env:"API_KEY_CACHE_TTL" envDefault:"10s"`
 }
 
 // Worker is the Temporal worker process.
