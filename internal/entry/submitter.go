@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -49,7 +50,13 @@ type Submitter struct {
 	Config    *config.Entry
 	Log       *slog.Logger
 	Metrics   *Metrics
+	// known remembers pipelines seen to exist. Published pipeline versions are never removed, so
+	// a pipeline that existed still does and the lookup need not be repeated; nil reads every time.
+	known *lru.Cache[string, struct{}]
 }
+
+// knownPipelines bounds how many (pipeline, version) pairs a submitter remembers.
+const knownPipelines = 4096
 
 // Accepted is the intake's answer: the task, its status and retry budget, and whether the key
 // had been seen before.
@@ -63,8 +70,8 @@ type Accepted struct {
 // Submit enqueues env. The same key always yields the same task: a key whose workflow_runs
 // document exists is answered from it (that holds after Temporal's retention has forgotten the
 // run); otherwise the workflow is started with policies that refuse a second execution of the ID
-// while one runs or after one closed, and that refusal marks a duplicate. MongoDB cost: the
-// pipeline lookup and one read of workflow_runs. Errors: ErrUnknownWorkflow, *EnqueueError,
+// while one runs or after one closed, and that refusal marks a duplicate. MongoDB cost: one read
+// of workflow_runs, plus the pipeline lookup the first time a pipeline is named. Errors: ErrUnknownWorkflow, *EnqueueError,
 // *FieldError.
 func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, error) {
 	if env.Retry.Max > s.Config.RetryMaxLimit {
@@ -72,9 +79,9 @@ func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, er
 	}
 	log := s.Log.With("task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel, "workflow_id", env.Payload.WorkflowID,
 		"idempotency_key", env.Context.IdempotencyKey, "trace_id", env.Context.TraceID)
-	if _, err := s.Pipelines.GetSchema(ctx, env.Payload.WorkflowID, env.Payload.WorkflowVersion); err != nil {
-		if errors.Is(err, pipeline.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, env.Payload.WorkflowID)
+	if err := s.checkPipeline(ctx, env.Payload.WorkflowID, env.Payload.WorkflowVersion); err != nil {
+		if errors.Is(err, ErrUnknownWorkflow) {
+			return nil, err
 		}
 		return nil, s.failed(log, env, "mongo", err)
 	}
@@ -101,6 +108,25 @@ func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, er
 	return &Accepted{TaskID: env.TaskID, Status: StatusPending, Retry: env.Retry}, nil
 }
 
+// checkPipeline returns ErrUnknownWorkflow unless the pipeline (at version, or any version when
+// it is empty) is published. A pipeline seen once is not looked up again (see known).
+func (s *Submitter) checkPipeline(ctx context.Context, name, version string) error {
+	key := name + "@" + version
+	if s.known != nil && s.known.Contains(key) {
+		return nil
+	}
+	if _, err := s.Pipelines.GetSchema(ctx, name, version); err != nil {
+		if errors.Is(err, pipeline.ErrNotFound) {
+			return fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, name)
+		}
+		return err
+	}
+	if s.known != nil {
+		s.known.Add(key, struct{}{})
+	}
+	return nil
+}
+
 // unstarted reports a document whose workflow may not exist: one that no status change has
 // touched. Its workflow is started again (a running one makes that a no-op); this also starts the
 // tasks an older intake recorded before it failed to start them.
@@ -119,17 +145,8 @@ func NewRun(env TaskEnvelope) *Run {
 func (s *Submitter) start(ctx context.Context, env TaskEnvelope) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Config.EnqueueTimeout)
 	defer cancel()
-	opts := client.StartWorkflowOptions{
-		ID:                                       env.TaskID,
-		TaskQueue:                                s.TaskQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
-			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
-	}
-	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, WorkflowType, s.inputOf(env))
+	opts, in := s.StartOf(env)
+	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, WorkflowType, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return false, nil
@@ -138,6 +155,21 @@ func (s *Submitter) start(ctx context.Context, env TaskEnvelope) (created bool, 
 		return false, fmt.Errorf("start %s: %w", env.TaskID, err)
 	}
 	return true, nil
+}
+
+// StartOf is the start of env's EntryTaskWorkflow: its options and input, exactly what Submit
+// passes to client.ExecuteWorkflow (the bench starts the same to measure what the intake adds).
+func (s *Submitter) StartOf(env TaskEnvelope) (client.StartWorkflowOptions, WorkflowInput) {
+	return client.StartWorkflowOptions{
+		ID:                                       env.TaskID,
+		TaskQueue:                                s.TaskQueue,
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
+			searchattr.Status.ValueSet(StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
+			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
+	}, s.inputOf(env)
 }
 
 func (s *Submitter) inputOf(env TaskEnvelope) WorkflowInput {

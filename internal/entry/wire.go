@@ -1,6 +1,8 @@
 package entry
 
 import (
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
 )
@@ -8,7 +10,8 @@ import (
 // NewSubmitter builds the submitter over the platform's clients (API, Telegram webhook and CLI
 // share it).
 func NewSubmitter(p *platform.Platform) *Submitter {
-	return &Submitter{Runs: NewStore(p.Mongo), Pipelines: pipeline.NewStore(p.Mongo), Temporal: p.Temporal,
+	known, _ := lru.New[string, struct{}](knownPipelines) // errs only for a size ≤ 0
+	return &Submitter{known: known, Runs: NewStore(p.Mongo), Pipelines: pipeline.NewStore(p.Mongo), Temporal: p.Temporal,
 		TaskQueue: p.Config.Temporal.TaskQueue, Config: &p.Config.Entry, Log: p.Log.With("subsystem", "entry"),
 		Metrics: NewMetrics(p.Metrics)}
 }
