@@ -16,6 +16,7 @@ import (
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -34,13 +35,13 @@ const (
 func benchWebhook(ctx context.Context, r *run) []Result {
 	res := Result{Scenario: "webhook", Unit: "rows"}
 	cfg := r.stack.cfg.Webhook
-	fs, err := webhook.NewFeishuClient(cfg)
+	fs, err := bitable.NewFeishuClient(cfg)
 	if err != nil {
 		res.Skipped = err.Error()
 		return []Result{res}
 	}
 	target := wf.TargetFrom(cfg)
-	tables, err := webhook.OpenTables(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
+	tables, err := bitable.Open(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
 	if err != nil {
 		res.Skipped = err.Error()
 		return []Result{res}
@@ -97,7 +98,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 }
 
 // seedReadyRows writes rows pending piracy rows, each naming 10 tasks that are all finished.
-func seedReadyRows(ctx context.Context, t *webhook.Tables, prefix string, rows int) error {
+func seedReadyRows(ctx context.Context, t *bitable.Tables, prefix string, rows int) error {
 	day := time.Date(2025, 12, 17, 10, 0, 0, 0, time.FixedZone("CST", 8*3600)).UnixMilli()
 	base := time.Now().UnixNano() % 1_000_000 * 100_000
 	tasks := make([]map[string]any, 0, rows*webhookTaskIDsPerRow)
@@ -150,7 +151,7 @@ func duplicatePushes(got []receiver.Delivery) (int, error) {
 
 // perTaskIDBaseline is the seed's loop: scan the pending rows, then per row look each TaskID up
 // with its own search, push, and write the status back. It runs on baselineConc goroutines.
-func perTaskIDBaseline(ctx context.Context, r *run, t *webhook.Tables, fs *feishu.Client, rows int) (baseline, float64) {
+func perTaskIDBaseline(ctx context.Context, r *run, t *bitable.Tables, fs *feishu.Client, rows int) (baseline, float64) {
 	b := baseline{name: fmt.Sprintf("seed: 1 lookup per TaskID, %d goroutines", baselineConc)}
 	if err := seedReadyRows(ctx, t, "base", rows); err != nil {
 		b.err = err

@@ -10,8 +10,11 @@ import (
 
 	wact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/capturedb"
+	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
+	"github.com/taskloom/taskloom/internal/webhook/summary"
 	wfwebhook "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -19,33 +22,47 @@ import (
 // Feishu app is configured, the "feishu" readiness check.
 func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 	cfg := p.Config.Webhook
-	cl, err := webhook.NewFeishuClient(cfg)
+	cl, err := bitable.NewFeishuClient(cfg)
 	if err != nil {
 		return err
-	}
-	if cl == nil {
-		p.Log.Warn("webhook: FEISHU_APP_ID not set; webhook activities will fail until it is")
-	} else {
-		p.AddCheck("feishu", cl.Ping)
 	}
 	records, err := openRecords(p)
 	if err != nil {
 		return err
 	}
-	wfwebhook.Register(w)
-	(&wact.Activities{
-		Feishu: cl, Fields: webhook.FieldNamesFrom(cfg), Temporal: p.Temporal,
-		HTTP: &http.Client{Timeout: cfg.SummaryWebhookTimeout}, BotSecret: cfg.SummaryWebhookSecret, Log: p.Log,
-		Records: records,
-	}).Register(w)
+	acts := &wact.Activities{
+		Pusher:   &summary.Pusher{Secret: cfg.SummaryWebhookSecret, Client: &http.Client{Timeout: cfg.SummaryWebhookTimeout}},
+		Temporal: p.Temporal,
+		Log:      p.Log,
+	}
+	if cl == nil {
+		p.Log.Warn("webhook: FEISHU_APP_ID not set; webhook activities will fail until it is")
+	} else {
+		p.AddCheck("feishu", cl.Ping)
+		acts.OpenTables = tableOpener(cl, webhook.FieldNamesFrom(cfg), records)
+	}
+	wfwebhook.Register(w, acts)
 	return nil
+}
+
+// tableOpener opens a target's tables on cl, with piracy records read from records when it is
+// set.
+func tableOpener(cl *feishu.Client, f webhook.FieldNames, records bitable.RecordSource) func(context.Context, webhook.URLs) (wact.Tables, error) {
+	return func(ctx context.Context, u webhook.URLs) (wact.Tables, error) {
+		t, err := bitable.Open(ctx, cl, u, f)
+		if err != nil {
+			return nil, err
+		}
+		t.Records = records
+		return t, nil
+	}
 }
 
 // openRecords opens WEBHOOK_RECORDS_SQLITE when it is set. The handle lives as long as the
 // process: it is read-only, so nothing is lost when the process ends without closing it. It
 // returns the interface, not *capturedb.Records: a nil pointer in a non-nil interface would
 // make the payload builder call into a database that was never opened.
-func openRecords(p *platform.Platform) (webhook.RecordSource, error) {
+func openRecords(p *platform.Platform) (bitable.RecordSource, error) {
 	cfg := p.Config.Webhook
 	if cfg.RecordsSQLite == "" {
 		return nil, nil

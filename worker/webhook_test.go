@@ -5,7 +5,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/platform"
-	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 )
 
 // Without WEBHOOK_RECORDS_SQLITE the activities get no record source at all. A typed nil in the
@@ -15,7 +15,7 @@ func TestOpenRecordsWithoutSQLiteGivesNoSource(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Webhook.RecordsSQLite = ""
 	// Held as the activities hold it: the interface.
-	var r webhook.RecordSource
+	var r bitable.RecordSource
 	r, err := openRecords(&platform.Platform{Config: cfg})
 	if err != nil {
 		t.Fatal(err)

@@ -1,48 +1,80 @@
 // Package webhook holds the side effects of the webhook result table workflows: Feishu reads
-// and writes through internal/webhook, the push to the summary receiver, and starting
-// delivery workflows from the sweep.
+// and writes, the push to the summary receiver, and starting delivery workflows from the sweep.
+// It reaches them through the small interfaces below, which the worker fills with
+// internal/webhook/bitable, internal/webhook/summary and the Temporal client: the workflows
+// reference these methods by value, so this package must link no Feishu SDK and no net/http.
 package webhook
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
+
+// Tables is the activities' view of the Feishu tables of one target (bitable.Tables).
+type Tables interface {
+	// One row's delivery.
+	Tasks(ctx context.Context, ids []string) (map[string]webhook.Task, error)
+	GetRow(ctx context.Context, recordID string) (webhook.Row, error)
+	BuildPayload(ctx context.Context, row webhook.Row, tasks map[string]webhook.Task) (*webhook.Payload, error)
+	WriteBack(ctx context.Context, recordID string, tr webhook.Transition) error
+
+	// The sweep's batches.
+	WebhookTableID() string
+	CandidateRows(ctx context.Context, rf webhook.RowFilter) ([]webhook.Row, error)
+	TasksForRows(ctx context.Context, rows []webhook.Row) (map[string]webhook.Task, error)
+	GetRows(ctx context.Context, ids []string) (map[string]webhook.Row, error)
+	BuildPayloads(ctx context.Context, rows []webhook.Row, tasks map[string]webhook.Task) (map[string]*webhook.Payload, map[string]error, error)
+	WriteBacks(ctx context.Context, trs map[string]webhook.Transition) error
+	EscalateFailedTasks(ctx context.Context) (int, error)
+
+	// The creators.
+	CreateVideoRows(ctx context.Context, app string, now time.Time) (webhook.CreateResult, error)
+	CreateSingleURLRows(ctx context.Context, scanDate string, now time.Time) (webhook.CreateResult, error)
+	CreateWebhookResultsForGroups(ctx context.Context, parentTaskID string, now time.Time) (webhook.CreateResult, error)
+}
+
+// Pusher posts a payload to the summary receiver at url (summary.Pusher).
+type Pusher interface {
+	Push(ctx context.Context, url string, p *webhook.Payload) error
+}
+
+// WorkflowClient starts and signals delivery workflows (the Temporal client).
+type WorkflowClient interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+}
 
 // ErrNotConfigured is the non-retryable failure type when no Feishu app is configured.
 const ErrNotConfigured = "FeishuNotConfigured"
 
-// Activities are the webhook activities; register them with Register.
+// Activities are the webhook activities. Every exported method is an activity, registered under
+// its own name by workflows/webhook.Register; helpers stay unexported.
 type Activities struct {
-	Feishu    *feishu.Client // nil when FEISHU_APP_ID is unset and no emulator runs
-	Fields    webhook.FieldNames
-	Temporal  client.Client // the sweep starts delivery workflows with it
-	HTTP      *http.Client  // for pushes
-	BotSecret string        // SUMMARY_WEBHOOK_SECRET: Feishu custom-bot mode
-	// Records is the local SQLite capture database (WEBHOOK_RECORDS_SQLITE); nil uses the
-	// Feishu capture table.
-	Records webhook.RecordSource
-	Log     *slog.Logger
+	// OpenTables resolves a target's tables (bitable.Open on the worker's Feishu client). Nil
+	// when FEISHU_APP_ID is unset and no emulator runs: every activity then fails as
+	// FeishuNotConfigured.
+	OpenTables func(ctx context.Context, u webhook.URLs) (Tables, error)
+	Pusher     Pusher
+	Temporal   WorkflowClient
+	Log        *slog.Logger
 }
 
-func (a *Activities) tables(ctx context.Context, u webhook.URLs) (*webhook.Tables, error) {
-	if a.Feishu == nil {
+func (a *Activities) tables(ctx context.Context, u webhook.URLs) (Tables, error) {
+	if a.OpenTables == nil {
 		return nil, temporal.NewNonRetryableApplicationError("Feishu is not configured: set FEISHU_APP_ID and FEISHU_APP_SECRET (or run the dev stack's emulator)", ErrNotConfigured, nil)
 	}
-	t, err := webhook.OpenTables(ctx, a.Feishu, u, a.Fields)
+	t, err := a.OpenTables(ctx, u)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "BadTableURL", err)
 	}
-	t.Records = a.Records
 	return t, nil
 }
 
@@ -79,7 +111,7 @@ func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 		"webhook_status", status, "record_id", row.RecordID)
 }
 
-// Attempt checks a row's readiness with one batched task lookup and, when every task is
+// WebhookAttempt checks a row's readiness with one batched task lookup and, when every task is
 // finished, re-reads the row and decides from it as it is now: a row that has moved on
 // (delivered or closed by someone else) is not pushed (Done); a row whose TaskIDs changed is
 // checked again on its new TaskIDs. Then it builds the payload and pushes it. A push failure is
@@ -88,7 +120,7 @@ func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 // activity errors and are retried before anything is pushed. The re-read is what makes a
 // retried or duplicated attempt idempotent: only the workflow holding webhook-{table}-{record}
 // pushes, and it writes back before it ends.
-func (a *Activities) Attempt(ctx context.Context, in webhook.AttemptInput) (webhook.AttemptResult, error) {
+func (a *Activities) WebhookAttempt(ctx context.Context, in webhook.AttemptInput) (webhook.AttemptResult, error) {
 	defer keepAlive(ctx, attemptHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
 	t, err := a.tables(ctx, in.Target.URLs)
 	if err != nil {
@@ -129,7 +161,7 @@ func (a *Activities) Attempt(ctx context.Context, in webhook.AttemptInput) (webh
 }
 
 // readiness looks the row's tasks up and evaluates them.
-func (a *Activities) readiness(ctx context.Context, t *webhook.Tables, row webhook.Row) (map[string]webhook.Task, webhook.Readiness, error) {
+func (a *Activities) readiness(ctx context.Context, t Tables, row webhook.Row) (map[string]webhook.Task, webhook.Readiness, error) {
 	tasks, err := t.Tasks(ctx, row.TaskIDs)
 	if err != nil {
 		return nil, webhook.Readiness{}, err
@@ -157,8 +189,7 @@ func (a *Activities) push(ctx context.Context, target webhook.Target, row webhoo
 
 // send posts p to the summary receiver; the error text, or "" on success.
 func (a *Activities) send(ctx context.Context, target webhook.Target, p *webhook.Payload) string {
-	pusher := &webhook.Pusher{URL: target.SummaryURL, Secret: a.BotSecret, Client: a.HTTP}
-	if err := pusher.Push(ctx, p); err != nil {
+	if err := a.Pusher.Push(ctx, target.SummaryURL, p); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -179,9 +210,9 @@ func recordsOf(p *webhook.Payload) int {
 	return len(p.Records)
 }
 
-// WriteBack writes a transition to the row. It is idempotent: the same fields written twice
+// WebhookWriteBack writes a transition to the row. It is idempotent: the same fields written twice
 // leave the row as after one write.
-func (a *Activities) WriteBack(ctx context.Context, in webhook.WriteBackInput) error {
+func (a *Activities) WebhookWriteBack(ctx context.Context, in webhook.WriteBackInput) error {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return err
@@ -189,9 +220,9 @@ func (a *Activities) WriteBack(ctx context.Context, in webhook.WriteBackInput) e
 	return t.WriteBack(ctx, in.RecordID, in.Transition)
 }
 
-// EscalateFailedTasks applies the task table's rule that a failed task past 3 retries is
+// WebhookEscalateFailedTasks applies the task table's rule that a failed task past 3 retries is
 // error. Idempotent: already-escalated tasks no longer match the search.
-func (a *Activities) EscalateFailedTasks(ctx context.Context, u webhook.URLs) (int, error) {
+func (a *Activities) WebhookEscalateFailedTasks(ctx context.Context, u webhook.URLs) (int, error) {
 	t, err := a.tables(ctx, u)
 	if err != nil {
 		return 0, err
@@ -199,9 +230,9 @@ func (a *Activities) EscalateFailedTasks(ctx context.Context, u webhook.URLs) (i
 	return t.EscalateFailedTasks(ctx)
 }
 
-// CreateVideoRows runs the video_screen_capture creator (idempotent: rows are looked up by
+// WebhookCreateVideoRows runs the video_screen_capture creator (idempotent: rows are looked up by
 // TaskID before creating).
-func (a *Activities) CreateVideoRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
+func (a *Activities) WebhookCreateVideoRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -211,9 +242,9 @@ func (a *Activities) CreateVideoRows(ctx context.Context, in webhook.CreatorInpu
 	return res, err
 }
 
-// CreateSingleURLRows runs the single_url_capture aggregation (idempotent per GroupID+Date).
+// WebhookCreateSingleURLRows runs the single_url_capture aggregation (idempotent per GroupID+Date).
 // InvalidFilter is not retryable: the table needs the missing option first.
-func (a *Activities) CreateSingleURLRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
+func (a *Activities) WebhookCreateSingleURLRows(ctx context.Context, in webhook.CreatorInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -223,8 +254,8 @@ func (a *Activities) CreateSingleURLRows(ctx context.Context, in webhook.Creator
 	return res, nonRetryableFilter(err)
 }
 
-// CreateGroupRows runs CreateWebhookResultsForGroups (idempotent: BizType+GroupID+Date dedupe).
-func (a *Activities) CreateGroupRows(ctx context.Context, in webhook.GroupsInput) (webhook.CreateResult, error) {
+// WebhookCreateGroupRows runs CreateWebhookResultsForGroups (idempotent: BizType+GroupID+Date dedupe).
+func (a *Activities) WebhookCreateGroupRows(ctx context.Context, in webhook.GroupsInput) (webhook.CreateResult, error) {
 	t, err := a.tables(ctx, in.URLs)
 	if err != nil {
 		return webhook.CreateResult{}, err
@@ -238,25 +269,16 @@ func (a *Activities) CreateGroupRows(ctx context.Context, in webhook.GroupsInput
 	return res, nonRetryableFilter(err)
 }
 
-// InvalidFilterType is the application error type of a 1254018 answer.
+// InvalidFilterType is the application error type of Feishu's 1254018 answer.
 const InvalidFilterType = "InvalidFilter"
 
+// nonRetryableFilter makes an InvalidFilter answer non-retryable: the table needs the missing
+// option first. The answer is recognised by behaviour (feishu.APIError's InvalidFilter
+// method), since this package does not link the Feishu client.
 func nonRetryableFilter(err error) error {
-	if feishu.IsInvalidFilter(err) {
+	var f interface{ InvalidFilter() bool }
+	if errors.As(err, &f) && f.InvalidFilter() {
 		return temporal.NewNonRetryableApplicationError(err.Error(), InvalidFilterType, err)
 	}
 	return err
-}
-
-// Register registers every webhook activity under its webhook.*Activity name.
-func (a *Activities) Register(r interface {
-	RegisterActivityWithOptions(any, activity.RegisterOptions)
-}) {
-	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: webhook.AttemptActivity})
-	r.RegisterActivityWithOptions(a.WriteBack, activity.RegisterOptions{Name: webhook.WriteBackActivity})
-	r.RegisterActivityWithOptions(a.SweepRows, activity.RegisterOptions{Name: webhook.SweepActivity})
-	r.RegisterActivityWithOptions(a.EscalateFailedTasks, activity.RegisterOptions{Name: webhook.EscalateActivity})
-	r.RegisterActivityWithOptions(a.CreateVideoRows, activity.RegisterOptions{Name: webhook.VideoRowsActivity})
-	r.RegisterActivityWithOptions(a.CreateSingleURLRows, activity.RegisterOptions{Name: webhook.SingleURLActivity})
-	r.RegisterActivityWithOptions(a.CreateGroupRows, activity.RegisterOptions{Name: webhook.GroupRowsActivity})
 }

@@ -26,7 +26,7 @@ const (
 	startConcurrency = 16 // Temporal starts and signals in flight
 )
 
-// SweepRows is one WebhookResultWorker scan. It finds the rows with Status pending or failed
+// WebhookSweepRows is one WebhookResultWorker scan. It finds the rows with Status pending or failed
 // (error rows are skipped by the search) and checks all their tasks with one set of searches.
 // A row still waiting gets its own delivery workflow (USE_EXISTING: one that runs already is
 // kept), which waits with durable timers. A ready row is delivered by the sweep in a batch,
@@ -41,7 +41,7 @@ const (
 //
 // Idempotent under retries: a row claimed by an earlier try is held by its workflow, so the
 // retry cannot claim it again; that workflow goes on alone after webhook.ClaimHold.
-func (a *Activities) SweepRows(ctx context.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
+func (a *Activities) WebhookSweepRows(ctx context.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
 	defer keepAlive(ctx, attemptHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
 	t, err := a.tables(ctx, in.Target.URLs)
 	if err != nil {
@@ -77,7 +77,7 @@ func (a *Activities) SweepRows(ctx context.Context, in webhook.SweepInput) (webh
 
 type sweep struct {
 	a        *Activities
-	t        *webhook.Tables
+	t        Tables
 	in       webhook.SweepInput
 	queue    string
 	now      time.Time
@@ -137,7 +137,7 @@ type claim struct {
 
 func (s *sweep) options(row webhook.Row) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                    webhook.DeliveryID(s.t.Webhook.TableID, row.RecordID),
+		ID:                    webhook.DeliveryID(s.t.WebhookTableID(), row.RecordID),
 		TaskQueue:             s.queue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
@@ -243,7 +243,7 @@ func (s *sweep) pushAll(ctx context.Context, rows []webhook.Row, payloads map[st
 // signal reports an outcome to a claimed workflow. A lost signal is not lost work: the workflow
 // goes on alone after webhook.ClaimHold and re-reads the row before any push.
 func (s *sweep) signal(ctx context.Context, c claim, o webhook.SweepOutcome) {
-	id := webhook.DeliveryID(s.t.Webhook.TableID, c.row.RecordID)
+	id := webhook.DeliveryID(s.t.WebhookTableID(), c.row.RecordID)
 	if err := s.a.Temporal.SignalWorkflow(ctx, id, c.runID, webhook.SweepOutcomeSignal, o); err != nil {
 		s.a.logger(c.row, c.row.Status).Warn("webhook sweep could not report to its claimed row", "workflow_id", id, "err", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 )
 
 // hookAppToken is the demo base of testdata/feishu/taskloom_base.json.
@@ -66,7 +67,7 @@ type hookFixture struct {
 	env    *e2e.Env
 	emu    *feishuemu.Server
 	recv   *hookReceiver
-	tables *webhook.Tables
+	tables *bitable.Tables
 }
 
 func newHookFixture(t *testing.T, down ...string) *hookFixture {
@@ -95,12 +96,12 @@ func newHookFixture(t *testing.T, down ...string) *hookFixture {
 		w.ReadinessBackoff, w.ReadinessBackoffMax, w.RetryBackoff = 200*time.Millisecond, time.Second, time.Hour
 	})
 	cfg := f.env.Config.Webhook
-	fs, err := webhook.NewFeishuClient(cfg)
+	fs, err := bitable.NewFeishuClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	urls := webhook.URLs{Task: cfg.TaskBitableURL, Webhook: cfg.WebhookBitableURL, Drama: cfg.DramaBitableURL, Capture: cfg.CaptureBitableURL}
-	if f.tables, err = webhook.OpenTables(f.env.Context(), fs, urls, webhook.FieldNamesFrom(cfg)); err != nil {
+	if f.tables, err = bitable.Open(f.env.Context(), fs, urls, webhook.FieldNamesFrom(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	return f

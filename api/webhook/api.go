@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -34,7 +35,7 @@ type handlers struct {
 
 // Mount adds the webhook routes (write permission).
 func Mount(e *echo.Echo, d httpx.Deps) error {
-	cl, err := webhook.NewFeishuClient(d.Platform.Config.Webhook)
+	cl, err := bitable.NewFeishuClient(d.Platform.Config.Webhook)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func (h *handlers) setTaskStatus(c echo.Context) error {
 	if h.feishu == nil || h.d.Platform.Config.Webhook.TaskBitableURL == "" {
 		return httpx.Unavailable("feishu", time.Minute)
 	}
-	t, err := webhook.OpenTables(c.Request().Context(), h.feishu, wf.TargetFrom(h.d.Platform.Config.Webhook).URLs, webhook.FieldNamesFrom(h.d.Platform.Config.Webhook))
+	t, err := bitable.Open(c.Request().Context(), h.feishu, wf.TargetFrom(h.d.Platform.Config.Webhook).URLs, webhook.FieldNamesFrom(h.d.Platform.Config.Webhook))
 	if err != nil {
 		return httpx.Unavailable("feishu", time.Minute)
 	}

@@ -2,6 +2,7 @@ package feishu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -170,7 +171,8 @@ func TestInvalidFilterIsExplainedAndNotRetried(t *testing.T) {
 	emu.ResetCalls()
 	_, err := c.Search(ctx, tb, feishu.SearchOptions{Filter: feishu.And(
 		[]feishu.Condition{feishu.Is("Scene", "单个链接采集")}, feishu.AnyOf("Status", "success", "failed", "error"))})
-	if !feishu.IsInvalidFilter(err) {
+	var ae *feishu.APIError
+	if !errors.As(err, &ae) || !ae.InvalidFilter() {
 		t.Fatalf("want InvalidFilter, got %v", err)
 	}
 	if !strings.Contains(err.Error(), `select field "Status" has no option "error"`) || strings.Contains(err.Error(), `"Scene" has no option`) {

@@ -62,11 +62,11 @@ func (e *APIError) tokenRejected() bool {
 	return false
 }
 
-// IsInvalidFilter reports Feishu's 1254018 answer.
-func IsInvalidFilter(err error) bool {
-	var ae *APIError
-	return errors.As(err, &ae) && ae.Code == CodeInvalidFilter
-}
+// InvalidFilter reports Feishu's 1254018 answer. It is a method, not an IsInvalidFilter(err)
+// helper, so that packages which must not import this one (it links the Feishu SDK and
+// net/http), such as the webhook activities, can test for it through
+// interface{ InvalidFilter() bool }.
+func (e *APIError) InvalidFilter() bool { return e.Code == CodeInvalidFilter }
 
 // IsRetryable reports whether err is a Feishu answer worth repeating later.
 func IsRetryable(err error) bool {

@@ -3,28 +3,33 @@ package webhook
 import "time"
 
 // The contract between the webhook workflows (workflows/webhook) and their activities
-// (activities/webhook): activity names and the types both sides exchange. It lives here, below
-// both, so that activities never import the workflow package (DESIGN.md: dependency direction).
+// (activities/webhook): the types both sides exchange. It lives here, below both, so that
+// activities never import the workflow package and the workflows reach no Feishu or HTTP
+// client (DESIGN.md: dependency direction). The workflows call the activities by method value.
 
 // DeliveryWorkflowName is WebhookDeliveryWorkflow's registered name (the sweep activity starts it).
 const DeliveryWorkflowName = "WebhookDeliveryWorkflow"
 
-// Activity names (registered by activities/webhook.Activities' methods) and the TaskloomKind of a
-// delivery workflow.
-const (
-	AttemptActivity   = "WebhookAttempt"
-	WriteBackActivity = "WebhookWriteBack"
-	SweepActivity     = "WebhookSweepRows"
-	EscalateActivity  = "WebhookEscalateFailedTasks"
-	VideoRowsActivity = "WebhookCreateVideoRows"
-	SingleURLActivity = "WebhookCreateSingleURLRows"
-	GroupRowsActivity = "WebhookCreateGroupRows"
-	DeliveryKind      = "webhook-delivery"
-)
+// DeliveryKind is the TaskloomKind of a delivery workflow.
+const DeliveryKind = "webhook-delivery"
 
 // ClaimHold is how long a claimed delivery waits for its sweep's outcome before it goes on by
 // itself; longer than the sweep activity's StartToCloseTimeout, so a live sweep always answers first.
 const ClaimHold = 15 * time.Minute
+
+// URLs names the four Bitable tables by link. Drama and Capture are optional.
+type URLs struct {
+	Task    string `json:"task_url"`
+	Webhook string `json:"webhook_url"`
+	Drama   string `json:"drama_url,omitempty"`
+	Capture string `json:"capture_url,omitempty"`
+}
+
+// RowFilter narrows the candidate scan (the CLI's --group-id / --date).
+type RowFilter struct {
+	GroupID string `json:"group_id,omitempty"`
+	Date    string `json:"date,omitempty"` // YYYY-MM-DD
+}
 
 // Target is where a workflow reads and pushes: the tables and the summary receiver.
 type Target struct {
@@ -105,6 +110,14 @@ type CreatorInput struct {
 	App                    string `json:"app"`
 	EnableSingleURLCapture bool   `json:"enable_single_url_capture"`
 	ScanDate               string `json:"scan_date,omitempty"`
+}
+
+// CreateResult reports what a creator run did.
+type CreateResult struct {
+	Scanned int `json:"scanned"`
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+	Skipped int `json:"skipped"`
 }
 
 // GroupsInput names the finished 综合页搜索 parent task.

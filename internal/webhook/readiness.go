@@ -35,6 +35,15 @@ func Evaluate(taskIDs []string, statuses map[string]string) Readiness {
 	return r
 }
 
+// Statuses maps each found TaskID to its Status.
+func Statuses(tasks map[string]Task) map[string]string {
+	m := make(map[string]string, len(tasks))
+	for id, tk := range tasks {
+		m[id] = tk.Status
+	}
+	return m
+}
+
 func summarize(items []string, max int) string {
 	if len(items) <= max {
 		return strings.Join(items, ", ")

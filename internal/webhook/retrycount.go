@@ -1,12 +1,9 @@
 package webhook
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/taskloom/taskloom/internal/feishu"
 )
 
 // TaskStatuses a task-table update may set.
@@ -36,45 +33,4 @@ func NextTaskStatus(t Task, next string) (TaskUpdate, error) {
 		u.Status = StatusError
 	}
 	return u, nil
-}
-
-// SetTaskStatus reads the task, applies NextTaskStatus and writes Status and RetryCount in one
-// update.
-func (t *Tables) SetTaskStatus(ctx context.Context, taskID, next string) (TaskUpdate, error) {
-	found, err := t.Tasks(ctx, []string{taskID})
-	if err != nil {
-		return TaskUpdate{}, err
-	}
-	tk, ok := found[taskID]
-	if !ok {
-		return TaskUpdate{}, fmt.Errorf("task %s: %w", taskID, ErrTaskNotFound)
-	}
-	u, err := NextTaskStatus(tk, next)
-	if err != nil {
-		return TaskUpdate{}, err
-	}
-	err = t.Client.Update(ctx, t.Task, tk.RecordID, map[string]any{t.F.Task.Status: u.Status, t.F.Task.RetryCount: u.RetryCount})
-	if err != nil {
-		return TaskUpdate{}, fmt.Errorf("update task %s: %w", taskID, err)
-	}
-	return u, nil
-}
-
-// EscalateFailedTasks marks failed tasks whose RetryCount is past MaxTaskRetries as error.
-func (t *Tables) EscalateFailedTasks(ctx context.Context) (int, error) {
-	tf := t.F.Task
-	recs, err := t.Client.Search(ctx, t.Task, feishu.SearchOptions{Filter: feishu.And([]feishu.Condition{
-		feishu.Is(tf.Status, StatusFailed), {FieldName: tf.RetryCount, Operator: feishu.OpIsGreater, Value: []string{fmt.Sprint(MaxTaskRetries)}},
-	}), FieldNames: []string{tf.TaskID}})
-	if err != nil {
-		return 0, fmt.Errorf("find exhausted failed tasks: %w", err)
-	}
-	upd := make([]feishu.Record, len(recs))
-	for i, r := range recs {
-		upd[i] = feishu.Record{ID: r.ID, Fields: map[string]any{tf.Status: StatusError}}
-	}
-	if err := t.Client.BatchUpdate(ctx, t.Task, upd); err != nil {
-		return 0, fmt.Errorf("mark exhausted tasks error: %w", err)
-	}
-	return len(upd), nil
 }

@@ -132,7 +132,6 @@ var workflowDebt = map[string][]string{
 	"workflows/echo":     {"activities/echo", "internal/echo"},
 	"workflows/entry":    {"internal/entry", "internal/pipeline", "workflows/pipeline"},
 	"workflows/pipeline": {"internal/pipeline"},
-	"workflows/webhook":  {"internal/feishu", "internal/webhook"},
 }
 
 // graph is the import graph of some packages and their dependencies (tests excluded).

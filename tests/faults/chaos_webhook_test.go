@@ -18,6 +18,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -60,12 +61,12 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 	first := startWorkerProcess(t, env.Config)
 	ctx := env.Context()
 	cfg := env.Config.Webhook
-	fs, err := webhook.NewFeishuClient(cfg)
+	fs, err := bitable.NewFeishuClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	target := wf.TargetFrom(cfg)
-	tables, err := webhook.OpenTables(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
+	tables, err := bitable.Open(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/taskloom/taskloom/internal/feishu"
+	webhookacts "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
@@ -91,6 +91,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			return out, err
 		}
 	}
+	var a *webhookacts.Activities
 	for iter := 0; ; iter++ {
 		if iter >= maxIterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			in.Row.Status, in.Row.RetryCount, in.Row.LastError = d.state.Status, d.state.RetryCount, d.state.LastError
@@ -98,7 +99,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 		}
 		d.state.Checks++
 		var res webhook.AttemptResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, attemptOptions), webhook.AttemptActivity,
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, attemptOptions), a.WebhookAttempt,
 			webhook.AttemptInput{Target: in.Target, Row: in.Row}).Get(ctx, &res)
 		if err != nil {
 			var appErr *temporal.ApplicationError
@@ -213,7 +214,8 @@ func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryO
 
 func (d *delivery) writeBack(ctx workflow.Context, tr webhook.Transition) error {
 	in := &d.in
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), webhook.WriteBackActivity,
+	var a *webhookacts.Activities
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), a.WebhookWriteBack,
 		webhook.WriteBackInput{URLs: in.Target.URLs, RecordID: in.Row.RecordID, Transition: tr}).Get(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write back row %s: %w", in.Row.RecordID, err)
@@ -228,13 +230,4 @@ func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)
 	return workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(tr.Status))
-}
-
-// TableID is the webhook table id used in delivery workflow IDs.
-func TableID(webhookURL string) (string, error) {
-	u, err := feishu.ParseTableURL(webhookURL)
-	if err != nil {
-		return "", err
-	}
-	return u.TableID, nil
 }

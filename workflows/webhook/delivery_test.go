@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	wact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/capturedb"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
@@ -215,7 +214,7 @@ func TestPiracyRecordsFromSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = records.Close() })
-	e := newEnv(t, func(a *wact.Activities) { a.Records = records })
+	e := newEnv(t, func(e *env) { e.records = records })
 	e.addTask("701", "综合页搜索", "success", map[string]any{"BookID": "B700", "UserID": "U7"})
 	for _, id := range []string{"702", "703"} {
 		e.addTask(id, "盗版筛查", "success", map[string]any{"ParentTaskID": "701", "BookID": "B700", "UserID": "U7"})

@@ -21,6 +21,8 @@ import (
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
+	"github.com/taskloom/taskloom/internal/webhook/summary"
 	wf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -67,24 +69,26 @@ type env struct {
 	t      *testing.T
 	emu    *feishuemu.Server
 	fs     *feishu.Client
-	tables *webhook.Tables
+	tables *bitable.Tables
 	tc     client.Client
 	queue  string
 	recv   *receiver
 	target webhook.Target
 	policy webhook.Policy
-	acts   *wact.Activities
+	// records is the capture record source the activities' tables read piracy records from
+	// (nil: the Feishu capture table).
+	records bitable.RecordSource
 }
 
 // newEnv starts the emulator, a worker on its own task queue and the receiver; opts adjust the
-// activities before the worker registers them.
-func newEnv(t *testing.T, opts ...func(*wact.Activities)) *env {
+// env before the worker starts.
+func newEnv(t *testing.T, opts ...func(*env)) *env {
 	t.Helper()
 	return newEnvEmu(t, feishuemu.Options{}, opts...)
 }
 
 // newEnvEmu is newEnv with emulator options (write observers, users).
-func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*wact.Activities)) *env {
+func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*env)) *env {
 	t.Helper()
 	fx, err := feishuemu.LoadFixtureFile(testenv.RepoRoot() + "/testdata/feishu/taskloom_base.json")
 	if err != nil {
@@ -114,21 +118,30 @@ func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*wact.Activities
 	e.target = webhook.Target{URLs: webhook.URLs{Task: base + "tblTasks", Webhook: "https://x.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook",
 		Drama: base + "tblDrama", Capture: base + "tblCapture"}, SummaryURL: e.recv.srv.URL}
 	e.policy = webhook.Policy{ReadinessBackoff: 300 * time.Millisecond, ReadinessBackoffMax: time.Second, ReadinessDeadline: time.Minute, RetryBackoff: 200 * time.Millisecond}
-	e.tables, err = webhook.OpenTables(context.Background(), fs, e.target.URLs, webhook.DefaultFieldNames())
+	e.tables, err = bitable.Open(context.Background(), fs, e.target.URLs, webhook.DefaultFieldNames())
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.acts = &wact.Activities{Feishu: fs, Fields: webhook.DefaultFieldNames(), Temporal: tc, HTTP: &http.Client{Timeout: 5 * time.Second},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if os.Getenv("WEBHOOK_TEST_LOG") != "" {
-		e.acts.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	}
 	for _, o := range opts {
-		o(e.acts)
+		o(e)
+	}
+	acts := &wact.Activities{
+		OpenTables: func(ctx context.Context, u webhook.URLs) (wact.Tables, error) {
+			tb, err := bitable.Open(ctx, fs, u, webhook.DefaultFieldNames())
+			if err != nil {
+				return nil, err
+			}
+			tb.Records = e.records
+			return tb, nil
+		},
+		Pusher: &summary.Pusher{Client: &http.Client{Timeout: 5 * time.Second}}, Temporal: tc,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if os.Getenv("WEBHOOK_TEST_LOG") != "" {
+		acts.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	w := sdkworker.New(tc, e.queue, sdkworker.Options{})
-	wf.Register(w)
-	e.acts.Register(w)
+	wf.Register(w, acts)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

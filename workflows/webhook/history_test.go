@@ -25,7 +25,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	for _, f := range files {
 		r := worker.NewWorkflowReplayer()
-		wf.Register(r)
+		wf.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("replay %s: %v", filepath.Base(f), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	webhookacts "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
@@ -21,12 +22,13 @@ var sweepOptions = workflow.ActivityOptions{
 // table, then ensures a WebhookDeliveryWorkflow for every pending/failed row.
 func WebhookResultWorker(ctx workflow.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, sweepOptions)
+	var a *webhookacts.Activities
 	var res webhook.SweepResult
-	if err := workflow.ExecuteActivity(ctx, webhook.EscalateActivity, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.WebhookEscalateFailedTasks, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
 		workflow.GetLogger(ctx).Warn("webhook: escalating failed tasks failed", "err", err)
 	}
 	var scan webhook.SweepResult
-	if err := workflow.ExecuteActivity(ctx, webhook.SweepActivity, in).Get(ctx, &scan); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.WebhookSweepRows, in).Get(ctx, &scan); err != nil {
 		return res, err
 	}
 	res.Candidates, res.Ensured, res.Delivered = scan.Candidates, scan.Ensured, scan.Delivered
@@ -43,12 +45,13 @@ var creatorOptions = workflow.ActivityOptions{
 // 视频录屏采集 tasks, and with EnableSingleURLCapture the single_url_capture aggregation.
 func WebhookResultCreator(ctx workflow.Context, in webhook.CreatorInput) (CreatorResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
+	var a *webhookacts.Activities
 	var res CreatorResult
-	if err := workflow.ExecuteActivity(ctx, webhook.VideoRowsActivity, in).Get(ctx, &res.Video); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.WebhookCreateVideoRows, in).Get(ctx, &res.Video); err != nil {
 		return res, err
 	}
 	if in.EnableSingleURLCapture {
-		if err := workflow.ExecuteActivity(ctx, webhook.SingleURLActivity, in).Get(ctx, &res.SingleURL); err != nil {
+		if err := workflow.ExecuteActivity(ctx, a.WebhookCreateSingleURLRows, in).Get(ctx, &res.SingleURL); err != nil {
 			return res, err
 		}
 	}
@@ -62,8 +65,9 @@ func CreateWebhookResultsForGroups(ctx workflow.Context, in webhook.GroupsInput)
 		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
 	}
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
+	var a *webhookacts.Activities
 	var res webhook.CreateResult
-	err := workflow.ExecuteActivity(ctx, webhook.GroupRowsActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, a.WebhookCreateGroupRows, in).Get(ctx, &res)
 	return res, err
 }
 

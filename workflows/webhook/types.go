@@ -1,8 +1,9 @@
 // Package webhook holds the deterministic workflows of seed 000's webhook result table:
 // WebhookDeliveryWorkflow (one per result row), the WebhookResultWorker sweep, the
 // WebhookResultCreator per app and CreateWebhookResultsForGroups. Side effects live in
-// activities/webhook; this package knows only their contract, which lives in internal/webhook
-// (contract.go) so that activities/webhook never imports it.
+// activities/webhook, called by typed method value; the types both sides exchange live in
+// internal/webhook (contract.go), so that activities/webhook never imports this package. Nothing
+// this package links opens a connection (tests/arch).
 package webhook
 
 import (

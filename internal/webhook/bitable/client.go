@@ -1,4 +1,4 @@
-package webhook
+package bitable
 
 import (
 	"github.com/taskloom/taskloom/internal/config"

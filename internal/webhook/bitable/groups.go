@@ -1,4 +1,4 @@
-package webhook
+package bitable
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/webhook"
 )
 
 // CreateWebhookResultsForGroups creates the piracy_general_search rows after a 综合页搜索
@@ -13,19 +14,19 @@ import (
 // ({App}_{BookID}_{UserID} of the children), deduplicated on BizType+GroupID+Date. TaskIDs are
 // the group's children plus every 综合页搜索 task of the same BookID on the same day;
 // DramaInfo is the drama row whose 短剧 ID equals the BookID.
-func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID string, now time.Time) (CreateResult, error) {
+func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID string, now time.Time) (webhook.CreateResult, error) {
 	tf := t.F.Task
 	found, err := t.Tasks(ctx, []string{parentTaskID})
 	if err != nil {
-		return CreateResult{}, err
+		return webhook.CreateResult{}, err
 	}
 	parent, ok := found[parentTaskID]
 	if !ok {
-		return CreateResult{}, &PayloadError{Reason: fmt.Sprintf("parent task %s not found in the task table", parentTaskID)}
+		return webhook.CreateResult{}, &webhook.PayloadError{Reason: fmt.Sprintf("parent task %s not found in the task table", parentTaskID)}
 	}
 	kids, err := t.Client.Search(ctx, t.Task, feishu.SearchOptions{Filter: feishu.And([]feishu.Condition{feishu.Is(tf.ParentTaskID, parentTaskID)})})
 	if err != nil {
-		return CreateResult{}, fmt.Errorf("find child tasks of %s: %w", parentTaskID, err)
+		return webhook.CreateResult{}, fmt.Errorf("find child tasks of %s: %w", parentTaskID, err)
 	}
 	groups := map[string][]string{}
 	var order []string
@@ -48,7 +49,7 @@ func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID
 		groups[g] = append(groups[g], tk.TaskID)
 		books[g] = tk.BookID
 	}
-	res := CreateResult{Scanned: len(kids)}
+	res := webhook.CreateResult{Scanned: len(kids)}
 	if len(order) == 0 {
 		return res, nil
 	}
@@ -61,7 +62,7 @@ func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID
 	for i, g := range order {
 		keys[i] = groupKey{g, dayMs}
 	}
-	existing, err := t.existingGroupRows(ctx, BizPiracyGeneralSearch, keys)
+	existing, err := t.existingGroupRows(ctx, webhook.BizPiracyGeneralSearch, keys)
 	if err != nil {
 		return res, err
 	}
@@ -69,7 +70,7 @@ func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID
 	for _, g := range order {
 		bookIDs = append(bookIDs, books[g])
 	}
-	dramas, err := t.DramaInfo(ctx, MergeTaskIDs(bookIDs))
+	dramas, err := t.DramaInfo(ctx, webhook.MergeTaskIDs(bookIDs))
 	if err != nil {
 		return res, err
 	}
@@ -79,8 +80,8 @@ func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID
 			res.Skipped++
 			continue
 		}
-		ids := MergeTaskIDs(groups[g], siblings[books[g]], []string{parentTaskID})
-		rows = append(rows, t.newRow(BizPiracyGeneralSearch, g, parentTaskID, ids, dramas[books[g]], dayMs, now))
+		ids := webhook.MergeTaskIDs(groups[g], siblings[books[g]], []string{parentTaskID})
+		rows = append(rows, t.newRow(webhook.BizPiracyGeneralSearch, g, parentTaskID, ids, dramas[books[g]], dayMs, now))
 	}
 	if _, err := t.Client.BatchCreate(ctx, t.Webhook, rows); err != nil {
 		return res, fmt.Errorf("create group rows: %w", err)
@@ -91,13 +92,13 @@ func (t *Tables) CreateWebhookResultsForGroups(ctx context.Context, parentTaskID
 
 // sameDaySearchTasks returns, for the parent's BookID, the TaskIDs of all 综合页搜索 tasks on
 // the parent's day.
-func (t *Tables) sameDaySearchTasks(ctx context.Context, parent Task, dayMs int64) (map[string][]string, error) {
+func (t *Tables) sameDaySearchTasks(ctx context.Context, parent webhook.Task, dayMs int64) (map[string][]string, error) {
 	out := map[string][]string{}
 	if parent.BookID == "" {
 		return out, nil
 	}
 	tf := t.F.Task
-	conds := []feishu.Condition{feishu.Is(tf.Scene, SceneGeneralSearch), feishu.Is(tf.BookID, parent.BookID)}
+	conds := []feishu.Condition{feishu.Is(tf.Scene, webhook.SceneGeneralSearch), feishu.Is(tf.BookID, parent.BookID)}
 	if dayMs > 0 {
 		conds = append(conds, feishu.ExactDate(tf.Datetime, dayMs))
 	}

@@ -1,8 +1,10 @@
-package webhook
+package bitable
 
 import (
 	"context"
 	"testing"
+
+	"github.com/taskloom/taskloom/internal/webhook"
 )
 
 // recordsByID is a RecordSource over a map, standing in for the capture side's database.
@@ -21,7 +23,7 @@ func (r recordsByID) ByTaskIDs(_ context.Context, ids []string) ([]map[string]an
 func TestPiracyPayloadRecordsFromRecordSource(t *testing.T) {
 	src := recordsByID{"7": {{"url": "https://x/7"}}, "8": {{"url": "https://x/8"}}}
 	tables := &Tables{Records: src} // no Feishu client: nothing may be read from Feishu
-	p, err := tables.BuildPayload(context.Background(), Row{BizType: BizPiracyGeneralSearch, RecordID: "rec1",
+	p, err := tables.BuildPayload(context.Background(), webhook.Row{BizType: webhook.BizPiracyGeneralSearch, RecordID: "rec1",
 		TaskIDs: []string{"8", "7"}, DramaInfo: `{"短剧名称":"demo"}`}, nil)
 	if err != nil {
 		t.Fatal(err)

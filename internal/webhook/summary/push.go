@@ -1,4 +1,6 @@
-package webhook
+// Package summary posts webhook result payloads to the summary receiver (SUMMARY_WEBHOOK_URL):
+// plain JSON, or a signed Feishu custom-bot message when a secret is set.
+package summary
 
 import (
 	"bytes"
@@ -13,12 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/webhook"
 )
 
-// Pusher posts payloads to SUMMARY_WEBHOOK_URL. With a Secret it speaks the Feishu custom-bot
+// Pusher posts payloads to a summary receiver. With a Secret it speaks the Feishu custom-bot
 // protocol instead: a text message carrying the payload, signed with timestamp+sign.
 type Pusher struct {
-	URL    string
 	Secret string
 	Client *http.Client
 	Now    func() time.Time
@@ -34,10 +37,10 @@ func BotSign(timestamp int64, secret string) string {
 // maxBotText keeps a bot message under Feishu's ~20 KB body limit.
 const maxBotText = 18000
 
-// Push delivers p; any non-2xx answer (or a bot answer with a non-zero code) is an error that
-// says what the receiver returned.
-func (ps *Pusher) Push(ctx context.Context, p *Payload) error {
-	if ps.URL == "" {
+// Push delivers p to url (the target's SUMMARY_WEBHOOK_URL); any non-2xx answer (or a bot
+// answer with a non-zero code) is an error that says what the receiver returned.
+func (ps *Pusher) Push(ctx context.Context, url string, p *webhook.Payload) error {
+	if url == "" {
 		return fmt.Errorf("SUMMARY_WEBHOOK_URL is not set")
 	}
 	payload, err := json.Marshal(p)
@@ -51,7 +54,7 @@ func (ps *Pusher) Push(ctx context.Context, p *Payload) error {
 			return err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ps.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build push request: %w", err)
 	}
@@ -81,13 +84,13 @@ func (ps *Pusher) Push(ctx context.Context, p *Payload) error {
 	return nil
 }
 
-func (ps *Pusher) botBody(p *Payload, payload []byte) ([]byte, error) {
+func (ps *Pusher) botBody(p *webhook.Payload, payload []byte) ([]byte, error) {
 	now := time.Now
 	if ps.Now != nil {
 		now = ps.Now
 	}
 	ts := now().Unix()
-	text := fmt.Sprintf("[%s] group=%s tasks=%s records=%d\n%s", p.BizType, p.GroupID, FormatTaskIDs(p.TaskIDs), len(p.Records), payload)
+	text := fmt.Sprintf("[%s] group=%s tasks=%s records=%d\n%s", p.BizType, p.GroupID, webhook.FormatTaskIDs(p.TaskIDs), len(p.Records), payload)
 	if len(text) > maxBotText {
 		text = strings.ToValidUTF8(text[:maxBotText], "") + "…"
 	}

@@ -1,4 +1,4 @@
-package webhook
+package bitable
 
 import (
 	"cmp"
@@ -8,42 +8,17 @@ import (
 	"slices"
 
 	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/webhook"
 )
-
-// SweepOutcomeSignal is the signal a sweep sends to the delivery workflow that holds a row it
-// delivered in its batch (see SweepOutcome).
-const SweepOutcomeSignal = "webhook-sweep-outcome"
-
-// SweepOutcome tells a claimed delivery workflow what the sweep did with its row:
-//   - Transition set: the sweep pushed (or failed to) and Written says whether the write-back
-//     is already on the row; the workflow writes it itself when not.
-//   - Done: the row had moved on (success/error, or it is gone) when re-read; nothing pushed.
-//   - otherwise Row is the row as re-read (its TaskIDs changed, or the sweep could not finish):
-//     the workflow goes on with its own readiness loop from that row.
-type SweepOutcome struct {
-	Transition *Transition `json:"transition,omitempty"`
-	Written    bool        `json:"written,omitempty"`
-	Done       bool        `json:"done,omitempty"`
-	Row        *Row        `json:"row,omitempty"`
-}
-
-// Deliverable reports whether a row as re-read still wants a push: Status pending or failed.
-func Deliverable(r Row) bool { return r.Status == StatusPending || r.Status == StatusFailed }
-
-// SameWork reports whether fresh asks for the same push as the snapshot the readiness verdict
-// was made on: same TaskIDs, still deliverable.
-func SameWork(snapshot, fresh Row) bool {
-	return Deliverable(fresh) && fresh.BadTaskIDs == "" && slices.Equal(snapshot.TaskIDs, fresh.TaskIDs)
-}
 
 // GetRows re-reads result rows by record id with batch_get (100 ids per call); ids Feishu
 // reports absent are missing from the map.
-func (t *Tables) GetRows(ctx context.Context, ids []string) (map[string]Row, error) {
+func (t *Tables) GetRows(ctx context.Context, ids []string) (map[string]webhook.Row, error) {
 	recs, err := t.Client.BatchGet(ctx, t.Webhook, ids)
 	if err != nil {
 		return nil, fmt.Errorf("re-read %d result rows: %w", len(ids), err)
 	}
-	out := make(map[string]Row, len(recs))
+	out := make(map[string]webhook.Row, len(recs))
 	for _, r := range recs {
 		out[r.ID] = DecodeRow(r, t.F.Webhook, t.loc())
 	}
@@ -51,7 +26,7 @@ func (t *Tables) GetRows(ctx context.Context, ids []string) (map[string]Row, err
 }
 
 // WriteBacks applies transitions to result rows with batch_update (500 rows per call).
-func (t *Tables) WriteBacks(ctx context.Context, trs map[string]Transition) error {
+func (t *Tables) WriteBacks(ctx context.Context, trs map[string]webhook.Transition) error {
 	if len(trs) == 0 {
 		return nil
 	}
@@ -75,24 +50,24 @@ const dayScanMinSearches = 3
 // page (Datetime is ExactDate); TaskIDs not found that way — other days, no Datetime — are
 // looked up by id. The first page says how many tasks the day has, so a busy day costs one
 // extra search at most before falling back to ids.
-func (t *Tables) TasksForRows(ctx context.Context, rows []Row) (map[string]Task, error) {
+func (t *Tables) TasksForRows(ctx context.Context, rows []webhook.Row) (map[string]webhook.Task, error) {
 	byDay := map[string][]string{}
 	var all []string
 	for _, r := range rows {
 		byDay[r.Date] = append(byDay[r.Date], r.TaskIDs...)
 		all = append(all, r.TaskIDs...)
 	}
-	out := map[string]Task{}
+	out := map[string]webhook.Task{}
 	for day, ids := range byDay {
 		if day == "" {
 			continue
 		}
-		if err := t.scanDay(ctx, day, MergeTaskIDs(ids), out); err != nil {
+		if err := t.scanDay(ctx, day, webhook.MergeTaskIDs(ids), out); err != nil {
 			return nil, err
 		}
 	}
 	var missing []string
-	for _, id := range MergeTaskIDs(all) {
+	for _, id := range webhook.MergeTaskIDs(all) {
 		if _, ok := out[id]; !ok {
 			missing = append(missing, id)
 		}
@@ -110,7 +85,7 @@ func (t *Tables) TasksForRows(ctx context.Context, rows []Row) (map[string]Task,
 // scanDay adds to out the tasks among ids found by reading day's tasks, when that is cheaper
 // than searching the ids. A filter Feishu rejects (a Datetime column that is not a date) only
 // means the ids are searched instead.
-func (t *Tables) scanDay(ctx context.Context, day string, ids []string, out map[string]Task) error {
+func (t *Tables) scanDay(ctx context.Context, day string, ids []string, out map[string]webhook.Task) error {
 	filters, err := feishu.SplitAnyOf(t.F.Task.TaskID, ids, nil)
 	if err != nil || len(filters) < dayScanMinSearches {
 		return nil
@@ -152,15 +127,15 @@ func (t *Tables) scanDay(ctx context.Context, day string, ids []string, out map[
 // BuildPayloads builds the payloads of many ready rows. piracy_general_search rows read from
 // the Feishu capture table share one set of searches for all their TaskIDs; everything else
 // is built as BuildPayload builds it. A row whose payload cannot be built gets its error.
-func (t *Tables) BuildPayloads(ctx context.Context, rows []Row, tasks map[string]Task) (map[string]*Payload, map[string]error, error) {
+func (t *Tables) BuildPayloads(ctx context.Context, rows []webhook.Row, tasks map[string]webhook.Task) (map[string]*webhook.Payload, map[string]error, error) {
 	captures, err := t.piracyCaptures(ctx, rows)
 	if err != nil {
 		return nil, nil, err
 	}
-	payloads, failures := map[string]*Payload{}, map[string]error{}
+	payloads, failures := map[string]*webhook.Payload{}, map[string]error{}
 	for _, row := range rows {
-		if captures != nil && row.BizType == BizPiracyGeneralSearch {
-			p := &Payload{BizType: row.BizType, RecordID: row.RecordID, GroupID: row.GroupID, ParentTaskID: row.ParentTaskID,
+		if captures != nil && row.BizType == webhook.BizPiracyGeneralSearch {
+			p := &webhook.Payload{BizType: row.BizType, RecordID: row.RecordID, GroupID: row.GroupID, ParentTaskID: row.ParentTaskID,
 				TaskIDs: row.TaskIDs, Date: row.Date, Drama: dramaFrom(row.DramaInfo), Records: []map[string]any{}}
 			for _, id := range row.TaskIDs {
 				p.Records = append(p.Records, captures[id]...)
@@ -169,7 +144,7 @@ func (t *Tables) BuildPayloads(ctx context.Context, rows []Row, tasks map[string
 			continue
 		}
 		p, err := t.BuildPayload(ctx, row, tasks)
-		var pe *PayloadError
+		var pe *webhook.PayloadError
 		switch {
 		case errors.As(err, &pe):
 			failures[row.RecordID] = err
@@ -184,20 +159,20 @@ func (t *Tables) BuildPayloads(ctx context.Context, rows []Row, tasks map[string
 
 // piracyCaptures reads the Feishu capture rows of every piracy row's TaskIDs at once, grouped
 // by TaskID; nil when no piracy row reads from the Feishu capture table.
-func (t *Tables) piracyCaptures(ctx context.Context, rows []Row) (map[string][]map[string]any, error) {
+func (t *Tables) piracyCaptures(ctx context.Context, rows []webhook.Row) (map[string][]map[string]any, error) {
 	if t.Records != nil || t.Capture == nil {
 		return nil, nil
 	}
 	var ids []string
 	for _, r := range rows {
-		if r.BizType == BizPiracyGeneralSearch {
+		if r.BizType == webhook.BizPiracyGeneralSearch {
 			ids = append(ids, r.TaskIDs...)
 		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	recs, err := t.Client.SearchAnyOf(ctx, *t.Capture, t.F.Capture.TaskID, MergeTaskIDs(ids), nil, feishu.SearchOptions{})
+	recs, err := t.Client.SearchAnyOf(ctx, *t.Capture, t.F.Capture.TaskID, webhook.MergeTaskIDs(ids), nil, feishu.SearchOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read capture records: %w", err)
 	}

@@ -1,4 +1,8 @@
-package webhook
+// Package bitable is the webhook subsystem's Feishu Bitable I/O: it resolves the task, result,
+// drama and capture tables, decodes their records into internal/webhook's types, and runs the
+// reads and writes of the creators, the sweep's batches and the payload builder with as few
+// Feishu calls as the filter limits allow.
+package bitable
 
 import (
 	"context"
@@ -8,15 +12,8 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/webhook"
 )
-
-// URLs names the four Bitable tables by link. Drama and Capture are optional.
-type URLs struct {
-	Task    string `json:"task_url"`
-	Webhook string `json:"webhook_url"`
-	Drama   string `json:"drama_url,omitempty"`
-	Capture string `json:"capture_url,omitempty"`
-}
 
 // RecordSource yields capture records by TaskID from outside Feishu (internal/capturedb).
 type RecordSource interface {
@@ -26,7 +23,7 @@ type RecordSource interface {
 // Tables is the webhook subsystem's view of Feishu: resolved tables plus column names.
 type Tables struct {
 	Client  *feishu.Client
-	F       FieldNames
+	F       webhook.FieldNames
 	Task    feishu.Table
 	Webhook feishu.Table
 	Drama   *feishu.Table
@@ -36,8 +33,8 @@ type Tables struct {
 	Records RecordSource
 }
 
-// OpenTables resolves the links (wiki links cost one get_node per client, then are cached).
-func OpenTables(ctx context.Context, c *feishu.Client, u URLs, f FieldNames) (*Tables, error) {
+// Open resolves the links (wiki links cost one get_node per client, then are cached).
+func Open(ctx context.Context, c *feishu.Client, u webhook.URLs, f webhook.FieldNames) (*Tables, error) {
 	if u.Task == "" || u.Webhook == "" {
 		return nil, errors.New("webhook: TASK_BITABLE_URL and WEBHOOK_BITABLE_URL are required")
 	}
@@ -68,14 +65,11 @@ func OpenTables(ctx context.Context, c *feishu.Client, u URLs, f FieldNames) (*T
 
 func (t *Tables) loc() *time.Location { return t.Client.Location() }
 
-// RowFilter narrows the candidate scan (the CLI's --group-id / --date).
-type RowFilter struct {
-	GroupID string `json:"group_id,omitempty"`
-	Date    string `json:"date,omitempty"` // YYYY-MM-DD
-}
+// WebhookTableID is the result table's id, the {table} of delivery workflow IDs.
+func (t *Tables) WebhookTableID() string { return t.Webhook.TableID }
 
 // CandidateRows returns result rows with Status pending or failed (error rows are skipped).
-func (t *Tables) CandidateRows(ctx context.Context, rf RowFilter) ([]Row, error) {
+func (t *Tables) CandidateRows(ctx context.Context, rf webhook.RowFilter) ([]webhook.Row, error) {
 	f := t.F.Webhook
 	var conds []feishu.Condition
 	if rf.GroupID != "" {
@@ -89,12 +83,12 @@ func (t *Tables) CandidateRows(ctx context.Context, rf RowFilter) ([]Row, error)
 		conds = append(conds, c)
 	}
 	recs, err := t.Client.Search(ctx, t.Webhook, feishu.SearchOptions{
-		Filter: feishu.And(conds, feishu.AnyOf(f.Status, StatusPending, StatusFailed)),
+		Filter: feishu.And(conds, feishu.AnyOf(f.Status, webhook.StatusPending, webhook.StatusFailed)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scan result table: %w", err)
 	}
-	rows := make([]Row, 0, len(recs))
+	rows := make([]webhook.Row, 0, len(recs))
 	for _, r := range recs {
 		rows = append(rows, DecodeRow(r, f, t.loc()))
 	}
@@ -102,18 +96,18 @@ func (t *Tables) CandidateRows(ctx context.Context, rf RowFilter) ([]Row, error)
 }
 
 // GetRow reads one result row.
-func (t *Tables) GetRow(ctx context.Context, recordID string) (Row, error) {
+func (t *Tables) GetRow(ctx context.Context, recordID string) (webhook.Row, error) {
 	rec, err := t.Client.Get(ctx, t.Webhook, recordID)
 	if err != nil {
-		return Row{}, fmt.Errorf("read result row %s: %w", recordID, err)
+		return webhook.Row{}, fmt.Errorf("read result row %s: %w", recordID, err)
 	}
 	return DecodeRow(rec, t.F.Webhook, t.loc()), nil
 }
 
 // Tasks looks TaskIDs up in the task table with as few searches as Feishu's filter limits
 // allow (feishu.SplitAnyOf), not one call per id. Ids without a row are absent from the map.
-func (t *Tables) Tasks(ctx context.Context, ids []string) (map[string]Task, error) {
-	out := map[string]Task{}
+func (t *Tables) Tasks(ctx context.Context, ids []string) (map[string]webhook.Task, error) {
+	out := map[string]webhook.Task{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -128,17 +122,8 @@ func (t *Tables) Tasks(ctx context.Context, ids []string) (map[string]Task, erro
 	return out, nil
 }
 
-// Statuses maps each found TaskID to its Status.
-func Statuses(tasks map[string]Task) map[string]string {
-	m := make(map[string]string, len(tasks))
-	for id, tk := range tasks {
-		m[id] = tk.Status
-	}
-	return m
-}
-
 // WriteBack applies a transition to a result row.
-func (t *Tables) WriteBack(ctx context.Context, recordID string, tr Transition) error {
+func (t *Tables) WriteBack(ctx context.Context, recordID string, tr webhook.Transition) error {
 	if err := t.Client.Update(ctx, t.Webhook, recordID, tr.Fields(t.F.Webhook)); err != nil {
 		return fmt.Errorf("write back result row %s: %w", recordID, err)
 	}

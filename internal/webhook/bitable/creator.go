@@ -1,4 +1,4 @@
-package webhook
+package bitable
 
 import (
 	"context"
@@ -7,21 +7,14 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/webhook"
 )
-
-// CreateResult reports what a creator run did.
-type CreateResult struct {
-	Scanned int `json:"scanned"`
-	Created int `json:"created"`
-	Updated int `json:"updated"`
-	Skipped int `json:"skipped"`
-}
 
 // newRow is the common part of a fresh pending row.
 func (t *Tables) newRow(biz, groupID, parent string, ids []string, drama map[string]any, dayMs int64, now time.Time) map[string]any {
 	f := t.F.Webhook
 	m := map[string]any{
-		f.BizType: biz, f.Status: StatusPending, f.TaskIDs: FormatTaskIDs(ids), f.DramaInfo: marshalInfo(drama),
+		f.BizType: biz, f.Status: webhook.StatusPending, f.TaskIDs: webhook.FormatTaskIDs(ids), f.DramaInfo: marshalInfo(drama),
 		f.CreateAt: now.UnixMilli(), f.RetryCount: 0,
 	}
 	if groupID != "" {
@@ -39,17 +32,17 @@ func (t *Tables) newRow(biz, groupID, parent string, ids []string, drama map[str
 // CreateVideoRows is the video_screen_capture creator: one pending row per successful
 // 视频录屏采集 task with an ItemID (of app, when given) that has no row yet. Re-running it
 // creates nothing new, because existing rows are looked up by TaskID first.
-func (t *Tables) CreateVideoRows(ctx context.Context, app string, now time.Time) (CreateResult, error) {
+func (t *Tables) CreateVideoRows(ctx context.Context, app string, now time.Time) (webhook.CreateResult, error) {
 	tf := t.F.Task
-	conds := []feishu.Condition{feishu.Is(tf.Scene, SceneVideoCapture), feishu.Is(tf.Status, StatusSuccess), feishu.IsNotEmpty(tf.ItemID)}
+	conds := []feishu.Condition{feishu.Is(tf.Scene, webhook.SceneVideoCapture), feishu.Is(tf.Status, webhook.StatusSuccess), feishu.IsNotEmpty(tf.ItemID)}
 	if app != "" {
 		conds = append(conds, feishu.Is(tf.App, app))
 	}
 	recs, err := t.Client.Search(ctx, t.Task, feishu.SearchOptions{Filter: feishu.And(conds)})
 	if err != nil {
-		return CreateResult{}, fmt.Errorf("scan video capture tasks: %w", err)
+		return webhook.CreateResult{}, fmt.Errorf("scan video capture tasks: %w", err)
 	}
-	var tasks []Task
+	var tasks []webhook.Task
 	var ids []string
 	for _, r := range recs {
 		tk := DecodeTask(r, tf)
@@ -59,12 +52,12 @@ func (t *Tables) CreateVideoRows(ctx context.Context, app string, now time.Time)
 		tasks = append(tasks, tk)
 		ids = append(ids, tk.TaskID)
 	}
-	res := CreateResult{Scanned: len(tasks)}
+	res := webhook.CreateResult{Scanned: len(tasks)}
 	if len(tasks) == 0 {
 		return res, nil
 	}
 	existing, err := t.Client.SearchAnyOf(ctx, t.Webhook, t.F.Webhook.TaskIDs, ids,
-		[]feishu.Condition{feishu.Is(t.F.Webhook.BizType, BizVideoScreenCapture)}, feishu.SearchOptions{FieldNames: []string{t.F.Webhook.TaskIDs}})
+		[]feishu.Condition{feishu.Is(t.F.Webhook.BizType, webhook.BizVideoScreenCapture)}, feishu.SearchOptions{FieldNames: []string{t.F.Webhook.TaskIDs}})
 	if err != nil {
 		return res, fmt.Errorf("find existing video rows: %w", err)
 	}
@@ -78,7 +71,7 @@ func (t *Tables) CreateVideoRows(ctx context.Context, app string, now time.Time)
 			books = append(books, tk.BookID)
 		}
 	}
-	dramas, err := t.DramaInfo(ctx, MergeTaskIDs(books))
+	dramas, err := t.DramaInfo(ctx, webhook.MergeTaskIDs(books))
 	if err != nil {
 		return res, err
 	}
@@ -92,7 +85,7 @@ func (t *Tables) CreateVideoRows(ctx context.Context, app string, now time.Time)
 		if tk.BookID != "" && tk.UserID != "" {
 			group = tk.GroupID()
 		}
-		rows = append(rows, t.newRow(BizVideoScreenCapture, group, "", []string{tk.TaskID}, dramas[tk.BookID], t.day(tk.Datetime), now))
+		rows = append(rows, t.newRow(webhook.BizVideoScreenCapture, group, "", []string{tk.TaskID}, dramas[tk.BookID], t.day(tk.Datetime), now))
 	}
 	if _, err := t.Client.BatchCreate(ctx, t.Webhook, rows); err != nil {
 		return res, fmt.Errorf("create video rows: %w", err)
@@ -119,21 +112,21 @@ type groupKey struct {
 // Status in {success, failed, error} as an `or` group — which Feishu rejects with InvalidFilter
 // (1254018) when Scene/Status are select fields lacking those options; the error then names
 // the missing option. Pending rows whose group gained tasks get their TaskIDs extended.
-func (t *Tables) CreateSingleURLRows(ctx context.Context, scanDate string, now time.Time) (CreateResult, error) {
+func (t *Tables) CreateSingleURLRows(ctx context.Context, scanDate string, now time.Time) (webhook.CreateResult, error) {
 	tf := t.F.Task
-	conds := []feishu.Condition{feishu.Is(tf.Scene, SceneSingleURLCapture)}
+	conds := []feishu.Condition{feishu.Is(tf.Scene, webhook.SceneSingleURLCapture)}
 	if scanDate != "" {
 		c, err := feishu.ExactDay(tf.Datetime, scanDate, t.loc())
 		if err != nil {
-			return CreateResult{}, err
+			return webhook.CreateResult{}, err
 		}
 		conds = append(conds, c)
 	}
 	recs, err := t.Client.Search(ctx, t.Task, feishu.SearchOptions{
-		Filter: feishu.And(conds, feishu.AnyOf(tf.Status, StatusSuccess, StatusFailed, StatusError)),
+		Filter: feishu.And(conds, feishu.AnyOf(tf.Status, webhook.StatusSuccess, webhook.StatusFailed, webhook.StatusError)),
 	})
 	if err != nil {
-		return CreateResult{}, fmt.Errorf("scan single URL capture tasks (EnableSingleURLCapture): %w", err)
+		return webhook.CreateResult{}, fmt.Errorf("scan single URL capture tasks (EnableSingleURLCapture): %w", err)
 	}
 	groups := map[groupKey][]string{}
 	var order []groupKey
@@ -146,13 +139,13 @@ func (t *Tables) CreateSingleURLRows(ctx context.Context, scanDate string, now t
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		groups[k] = MergeTaskIDs(groups[k], []string{tk.TaskID})
+		groups[k] = webhook.MergeTaskIDs(groups[k], []string{tk.TaskID})
 	}
-	res := CreateResult{Scanned: len(recs)}
+	res := webhook.CreateResult{Scanned: len(recs)}
 	if len(order) == 0 {
 		return res, nil
 	}
-	existing, err := t.existingGroupRows(ctx, BizSingleURLCapture, order)
+	existing, err := t.existingGroupRows(ctx, webhook.BizSingleURLCapture, order)
 	if err != nil {
 		return res, err
 	}
@@ -163,10 +156,10 @@ func (t *Tables) CreateSingleURLRows(ctx context.Context, scanDate string, now t
 		row, ok := existing[k]
 		switch {
 		case !ok:
-			create = append(create, t.newRow(BizSingleURLCapture, k.group, "", ids, nil, k.day, now))
-		case row.Status == StatusPending && len(MergeTaskIDs(row.TaskIDs, ids)) > len(row.TaskIDs):
+			create = append(create, t.newRow(webhook.BizSingleURLCapture, k.group, "", ids, nil, k.day, now))
+		case row.Status == webhook.StatusPending && len(webhook.MergeTaskIDs(row.TaskIDs, ids)) > len(row.TaskIDs):
 			update = append(update, feishu.Record{ID: row.RecordID, Fields: map[string]any{
-				t.F.Webhook.TaskIDs: FormatTaskIDs(MergeTaskIDs(row.TaskIDs, ids))}})
+				t.F.Webhook.TaskIDs: webhook.FormatTaskIDs(webhook.MergeTaskIDs(row.TaskIDs, ids))}})
 		default:
 			res.Skipped++
 		}
@@ -182,7 +175,7 @@ func (t *Tables) CreateSingleURLRows(ctx context.Context, scanDate string, now t
 }
 
 // existingGroupRows finds rows of biz for the given (GroupID, day) keys.
-func (t *Tables) existingGroupRows(ctx context.Context, biz string, keys []groupKey) (map[groupKey]Row, error) {
+func (t *Tables) existingGroupRows(ctx context.Context, biz string, keys []groupKey) (map[groupKey]webhook.Row, error) {
 	var groups []string
 	for _, k := range keys {
 		if !slices.Contains(groups, k.group) {
@@ -194,7 +187,7 @@ func (t *Tables) existingGroupRows(ctx context.Context, biz string, keys []group
 	if err != nil {
 		return nil, fmt.Errorf("find existing %s rows: %w", biz, err)
 	}
-	out := map[groupKey]Row{}
+	out := map[groupKey]webhook.Row{}
 	for _, r := range recs {
 		var day int64
 		if ms, ok := feishu.Millis(r.Fields[wf.Date]); ok {
