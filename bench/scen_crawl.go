@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -43,7 +44,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 		return []Result{res}
 	}
 	elapsed := time.Since(start)
-	if state.Status != crawl.TaskCompleted || state.ProcessedTweets != total {
+	if state.Status != crawltask.Completed || state.ProcessedTweets != total {
 		res.Skipped = fmt.Sprintf("crawl task ended %s with %d of %d tweets", state.Status, state.ProcessedTweets, total)
 		return []Result{res}
 	}

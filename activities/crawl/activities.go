@@ -1,5 +1,7 @@
 // Package crawl holds the crawl subsystem's activities: crawl_tasks writes,
-// the crawler run and the progress read. Each is idempotent (see its comment).
+// the crawler run and the progress close at the deadline. Each is idempotent
+// (see its comment). Their names carry the Crawl prefix, so that no other
+// subsystem's activity can take the same name on the shared task queue.
 package crawl
 
 import (
@@ -12,7 +14,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawler"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // Non-retryable error types a workflow or test can assert.
@@ -21,10 +24,27 @@ const (
 	ErrTypeCrawlerStart         = "CrawlerStartFailed"
 )
 
-// Activities are the crawl side effects, over the clients they need.
+// TaskStore is the crawl_tasks writes the activities make; *crawl.TaskStore implements it
+// over MongoDB.
+type TaskStore interface {
+	MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error
+	SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error
+	Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error
+}
+
+// ProgressStore closes a task's task_progress hash at the deadline (Fail) and reads it (Get, for
+// the workflows that predate the close); *crawl.ProgressStore implements it over Redis.
+type ProgressStore interface {
+	Fail(ctx context.Context, originalTaskID int64) (crawltask.Progress, error)
+	Get(ctx context.Context, originalTaskID int64) (crawltask.Progress, error)
+}
+
+// Activities are the crawl side effects, over the stores they need. The stores are interfaces
+// so that this package, which workflows/crawl imports for the activities' method values, links
+// no database or Kafka client (issue 15 item 5).
 type Activities struct {
-	Tasks    *crawl.TaskStore
-	Progress *crawl.ProgressStore
+	Tasks    TaskStore
+	Progress ProgressStore
 	// CrawlerCommand is the command template (CRAWL_CRAWLER_COMMAND).
 	CrawlerCommand string
 	// Brokers and Self fill the template's {brokers} and {self}.
@@ -43,15 +63,15 @@ func (a *Activities) now() time.Time {
 	return time.Now().UTC()
 }
 
-// MarkRunningInput identifies the run that owns the task.
+// MarkRunningInput is CrawlMarkRunning's input: it identifies the run that owns the task.
 type MarkRunningInput struct {
 	OriginalTaskID int64
 	Source         string
 }
 
-// MarkRunning upserts crawl_tasks as Running for this workflow run; repeating
+// CrawlMarkRunning upserts crawl_tasks as Running for this workflow run; repeating
 // it is harmless and it never reopens a task this run already finished.
-func (a *Activities) MarkRunning(ctx context.Context, in MarkRunningInput) error {
+func (a *Activities) CrawlMarkRunning(ctx context.Context, in MarkRunningInput) error {
 	info := activity.GetInfo(ctx)
 	return a.Tasks.MarkRunning(ctx, in.OriginalTaskID, in.Source, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, a.now())
 }
@@ -77,25 +97,25 @@ type CrawlerHeartbeat struct {
 	LastLine string
 }
 
-// RunCrawler runs the configured crawler command for the task, heartbeating
+// CrawlRunCrawler runs the configured crawler command for the task, heartbeating
 // its output, records the exit status and last lines in crawl_tasks, and
 // returns them. It is not idempotent by nature (a crawler sends its tweets
 // each time it runs), so the workflow gives it exactly one attempt.
-func (a *Activities) RunCrawler(ctx context.Context, originalTaskID int64) (CrawlerOutcome, error) {
+func (a *Activities) CrawlRunCrawler(ctx context.Context, originalTaskID int64) (CrawlerOutcome, error) {
 	if strings.TrimSpace(a.CrawlerCommand) == "" {
 		return CrawlerOutcome{}, temporal.NewNonRetryableApplicationError(
 			"no crawler configured (CRAWL_CRAWLER_COMMAND is empty)", ErrTypeCrawlerNotConfigured, nil)
 	}
-	argv, err := crawl.BuildCommand(a.CrawlerCommand, crawl.CommandVars{OriginalTaskID: originalTaskID, Brokers: a.Brokers, Self: a.Self})
+	argv, err := crawler.BuildCommand(a.CrawlerCommand, crawler.CommandVars{OriginalTaskID: originalTaskID, Brokers: a.Brokers, Self: a.Self})
 	if err != nil {
 		return CrawlerOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCrawlerNotConfigured, err)
 	}
-	runner := crawl.CrawlerRunner{HeartbeatEvery: a.HeartbeatEvery, Heartbeat: func(lines int, last string) {
+	runner := crawler.Runner{HeartbeatEvery: a.HeartbeatEvery, Heartbeat: func(lines int, last string) {
 		activity.RecordHeartbeat(ctx, CrawlerHeartbeat{Lines: lines, LastLine: last})
 	}}
 	activity.GetLogger(ctx).Info("crawler starting", "original_task_id", originalTaskID, "command", argv)
 	res, runErr := runner.Run(ctx, argv, nil)
-	rec := crawl.CrawlerRecord{Command: argv, ExitCode: res.ExitCode, LastLines: res.LastLines, Lines: res.Lines,
+	rec := crawltask.CrawlerRecord{Command: argv, ExitCode: res.ExitCode, LastLines: res.LastLines, Lines: res.Lines,
 		DurationMS: res.Duration.Milliseconds(), FinishedAt: a.now()}
 	if runErr != nil {
 		rec.ExitCode, rec.Error = -1, runErr.Error()
@@ -116,29 +136,24 @@ func (a *Activities) RunCrawler(ctx context.Context, originalTaskID int64) (Craw
 	return CrawlerOutcome{ExitCode: res.ExitCode, LastLines: res.LastLines}, nil
 }
 
-// ReadProgress reads the task_progress hash (a pure read).
-func (a *Activities) ReadProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
-	return a.Progress.Get(ctx, originalTaskID)
-}
-
-// FailProgress marks the task_progress hash FAILED at the completion
+// CrawlFailProgress marks the task_progress hash FAILED at the completion
 // deadline unless it is COMPLETED, and returns the progress the script saw.
 // Idempotent: the script leaves a FAILED or COMPLETED hash as it is, so a
 // retry returns the same decision.
-func (a *Activities) FailProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
+func (a *Activities) CrawlFailProgress(ctx context.Context, originalTaskID int64) (crawltask.Progress, error) {
 	return a.Progress.Fail(ctx, originalTaskID)
 }
 
-// FinishInput is the final status of a task.
+// FinishInput is CrawlFinish's input: the final status of a task.
 type FinishInput struct {
 	OriginalTaskID int64
-	Finish         crawl.TaskFinish
+	Finish         crawltask.Finish
 }
 
-// Finish writes Completed or Failed once; crawl_tasks' status guard makes a
+// CrawlFinish writes Completed or Failed once; crawl_tasks' status guard makes a
 // repeat a no-op.
-func (a *Activities) Finish(ctx context.Context, in FinishInput) error {
-	if in.Finish.Status != crawl.TaskCompleted && in.Finish.Status != crawl.TaskFailed {
+func (a *Activities) CrawlFinish(ctx context.Context, in FinishInput) error {
+	if in.Finish.Status != crawltask.Completed && in.Finish.Status != crawltask.Failed {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("final status %q", in.Finish.Status), "BadStatus", errors.ErrUnsupported)
 	}
 	return a.Tasks.Finish(ctx, in.OriginalTaskID, in.Finish, a.now())

@@ -15,21 +15,29 @@ import (
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func newActivities(t *testing.T, command string) *crawlact.Activities {
+// stores are the real stores behind the activities, for the assertions.
+type stores struct {
+	tasks    *crawl.TaskStore
+	progress *crawl.ProgressStore
+}
+
+func newActivities(t *testing.T, command string) (*crawlact.Activities, stores) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
+	st := stores{tasks: crawl.NewTaskStore(testenv.Mongo(t)), progress: crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour)}
 	return &crawlact.Activities{
-		Tasks:          crawl.NewTaskStore(testenv.Mongo(t)),
-		Progress:       crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour),
+		Tasks:          st.tasks,
+		Progress:       st.progress,
 		CrawlerCommand: command,
 		Brokers:        []string{"b1:9092", "b2:9092"},
 		HeartbeatEvery: 20 * time.Millisecond,
-	}
+	}, st
 }
 
 func activityEnv(a *crawlact.Activities) *testsuite.TestActivityEnvironment {
@@ -40,14 +48,14 @@ func activityEnv(a *crawlact.Activities) *testsuite.TestActivityEnvironment {
 }
 
 func TestRunCrawlerRecordsExitAndHeartbeats(t *testing.T) {
-	a := newActivities(t, `sh -c 'echo task {id} brokers {brokers}; sleep 0.2; echo bye; exit 4'`)
+	a, st := newActivities(t, `sh -c 'echo task {id} brokers {brokers}; sleep 0.2; echo bye; exit 4'`)
 	env := activityEnv(a)
 	var beats atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) { beats.Add(1) })
-	if _, err := env.ExecuteActivity(a.MarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 77, Source: crawl.SourceAPI}); err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 77, Source: crawltask.SourceAPI}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := env.ExecuteActivity(a.RunCrawler, int64(77))
+	v, err := env.ExecuteActivity(a.CrawlRunCrawler, int64(77))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +66,11 @@ func TestRunCrawlerRecordsExitAndHeartbeats(t *testing.T) {
 	if out.ExitCode != 4 || out.Reason() != "crawler exited with status 4: bye" {
 		t.Fatalf("outcome = %+v", out)
 	}
-	rec, err := a.Tasks.Get(context.Background(), 77)
+	rec, err := st.tasks.Get(context.Background(), 77)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != crawl.TaskRunning || rec.Crawler == nil || rec.Crawler.ExitCode != 4 ||
+	if rec.Status != crawltask.Running || rec.Crawler == nil || rec.Crawler.ExitCode != 4 ||
 		strings.Join(rec.Crawler.LastLines, "|") != "task 77 brokers b1:9092,b2:9092|bye" {
 		t.Fatalf("record = %+v crawler %+v", rec, rec.Crawler)
 	}
@@ -73,8 +81,8 @@ func TestRunCrawlerRecordsExitAndHeartbeats(t *testing.T) {
 
 func TestRunCrawlerWithoutCommandIsNonRetryable(t *testing.T) {
 	for _, command := range []string{"", "crawler --everything"} {
-		a := newActivities(t, command)
-		_, err := activityEnv(a).ExecuteActivity(a.RunCrawler, int64(78))
+		a, _ := newActivities(t, command)
+		_, err := activityEnv(a).ExecuteActivity(a.CrawlRunCrawler, int64(78))
 		var appErr *temporal.ApplicationError
 		if !errors.As(err, &appErr) || appErr.Type() != crawlact.ErrTypeCrawlerNotConfigured || !appErr.NonRetryable() {
 			t.Fatalf("command %q: err = %v", command, err)
@@ -83,17 +91,17 @@ func TestRunCrawlerWithoutCommandIsNonRetryable(t *testing.T) {
 }
 
 func TestRunCrawlerMissingBinaryIsRecorded(t *testing.T) {
-	a := newActivities(t, "/nonexistent/crawler --original-task-id {id}")
+	a, st := newActivities(t, "/nonexistent/crawler --original-task-id {id}")
 	env := activityEnv(a)
-	if _, err := env.ExecuteActivity(a.MarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 79, Source: crawl.SourceAPI}); err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 79, Source: crawltask.SourceAPI}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := env.ExecuteActivity(a.RunCrawler, int64(79))
+	_, err := env.ExecuteActivity(a.CrawlRunCrawler, int64(79))
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != crawlact.ErrTypeCrawlerStart {
 		t.Fatalf("err = %v", err)
 	}
-	rec, err := a.Tasks.Get(context.Background(), 79)
+	rec, err := st.tasks.Get(context.Background(), 79)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,45 +110,38 @@ func TestRunCrawlerMissingBinaryIsRecorded(t *testing.T) {
 	}
 }
 
-func TestReadProgressAndFinish(t *testing.T) {
-	a := newActivities(t, "")
+func TestFailProgressAndFinish(t *testing.T) {
+	a, st := newActivities(t, "")
 	env := activityEnv(a)
 	ctx := context.Background()
-	if _, err := a.Progress.Apply(ctx, crawl.Update{TaskID: 80, Init: true, TotalTweets: 3,
-		Coord: crawl.Coordinates{Topic: crawl.ControlTopicDefault, Offset: 0}}); err != nil {
+	if _, err := st.progress.Apply(ctx, crawl.Update{TaskID: 80, Init: true, TotalTweets: 3,
+		Coord: crawltask.Coordinates{Topic: crawl.ControlTopicDefault, Offset: 0}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := env.ExecuteActivity(a.ReadProgress, int64(80))
-	if err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 80, Source: crawltask.SourceKafka}); err != nil {
 		t.Fatal(err)
 	}
-	var p crawl.Progress
-	if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawl.StatusInitialized {
-		t.Fatalf("progress = %+v, %v", p, err)
-	}
-	if _, err := env.ExecuteActivity(a.MarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 80, Source: crawl.SourceKafka}); err != nil {
+	fin := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawltask.Finish{Status: crawltask.Failed, TotalTweets: 3, MissingTweets: 3, FailureReason: "deadline"}}
+	if _, err := env.ExecuteActivity(a.CrawlFinish, fin); err != nil {
 		t.Fatal(err)
 	}
-	fin := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawl.TaskFinish{Status: crawl.TaskFailed, TotalTweets: 3, MissingTweets: 3, FailureReason: "deadline"}}
-	if _, err := env.ExecuteActivity(a.Finish, fin); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := a.Tasks.Get(ctx, 80)
-	if err != nil || rec.Status != crawl.TaskFailed || *rec.MissingTweets != 3 || rec.Source != crawl.SourceKafka {
+	rec, err := st.tasks.Get(ctx, 80)
+	if err != nil || rec.Status != crawltask.Failed || *rec.MissingTweets != 3 || rec.Source != crawltask.SourceKafka {
 		t.Fatalf("record = %+v, %v", rec, err)
 	}
 	// At the deadline the hash becomes FAILED; a retry answers the same.
 	for range 2 {
-		v, err := env.ExecuteActivity(a.FailProgress, int64(80))
+		v, err := env.ExecuteActivity(a.CrawlFailProgress, int64(80))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawl.StatusFailed {
+		var p crawltask.Progress
+		if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawltask.ProgressFailed {
 			t.Fatalf("progress after FailProgress = %+v, %v", p, err)
 		}
 	}
-	bad := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawl.TaskFinish{Status: crawl.TaskRunning}}
-	if _, err := env.ExecuteActivity(a.Finish, bad); err == nil {
-		t.Fatal("Finish accepted a non-final status")
+	bad := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawltask.Finish{Status: crawltask.Running}}
+	if _, err := env.ExecuteActivity(a.CrawlFinish, bad); err == nil {
+		t.Fatal("CrawlFinish accepted a non-final status")
 	}
 }

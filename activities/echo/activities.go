@@ -8,26 +8,43 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/alert"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
-// Activities are the echo activities; register once with w.RegisterActivity(&Activities{...}).
+// Service is what the activities ask of the TaskEcho domain service; *echo.Service implements it
+// over MongoDB. An interface, so that this package, which workflows/echo imports for the
+// activities' method values, links no database client (issue 15 item 5).
+type Service interface {
+	CountOverdueLeases(ctx context.Context) (int, error)
+	ReleaseExpiredLeases(ctx context.Context, batch int) (int, error)
+	ExpireTasks(ctx context.Context, batch int) (int, error)
+	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
+	ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error)
+	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
+}
+
+// Activities are the echo activities; workflows/echo.Register registers them.
 type Activities struct {
-	Service *echo.Service
-	Alerts  echo.AlertThresholds
+	Service Service
+	Alerts  alert.Thresholds
 }
 
 // SweepResult is what one sweep did.
 type SweepResult struct {
-	Overdue       int               `json:"overdue"`
-	Released      int               `json:"released"`
-	Expired       int               `json:"expired"`
-	AlertBreaches []string          `json:"alert_breaches"`
-	Alerts        *echo.AlertReport `json:"alerts,omitempty"`
+	Overdue       int           `json:"overdue"`
+	Released      int           `json:"released"`
+	Expired       int           `json:"expired"`
+	AlertBreaches []string      `json:"alert_breaches"`
+	Alerts        *alert.Report `json:"alerts,omitempty"`
 }
 
-// maxSweepSteps bounds one activity's loop; the next scheduled run continues.
-const maxSweepSteps = 200
+// Sweep steps: each activity loops over steps of sweepBatchSize until a step finds nothing, for
+// at most maxSweepSteps steps; the next scheduled run continues.
+const (
+	sweepBatchSize = 500
+	maxSweepSteps  = 200
+)
 
 // ReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
 // them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
@@ -40,7 +57,7 @@ func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, err
 	}
 	r.Overdue = overdue
 	for range maxSweepSteps {
-		n, err := a.Service.ReleaseExpiredLeases(ctx, echo.SweepBatchSize)
+		n, err := a.Service.ReleaseExpiredLeases(ctx, sweepBatchSize)
 		if err != nil {
 			return r, fmt.Errorf("release expired leases: %w", err)
 		}
@@ -58,7 +75,7 @@ func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, err
 func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
 	total := 0
 	for range maxSweepSteps {
-		n, err := a.Service.ExpireTasks(ctx, echo.SweepBatchSize)
+		n, err := a.Service.ExpireTasks(ctx, sweepBatchSize)
 		if err != nil {
 			return total, fmt.Errorf("expire tasks: %w", err)
 		}
@@ -86,8 +103,8 @@ func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, erro
 
 // QueueOpBatch is the input of ApplyQueueOpBatch.
 type QueueOpBatch struct {
-	Op      echo.QueueOp `json:"op"`
-	AfterID string       `json:"after_id"`
+	Op      queueop.Op `json:"op"`
+	AfterID string     `json:"after_id"`
 }
 
 // QueueOpBatchResult says how many tasks the batch changed and where the next one starts
@@ -100,7 +117,7 @@ type QueueOpBatchResult struct {
 // ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
 // again ends in the same state, and the cursor only moves forward.
 func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
-	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, echo.QueueOpBatchSize)
+	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
 	if err != nil {
 		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
 	}
@@ -109,6 +126,6 @@ func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (Qu
 
 // FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
 // a retry writes one more audit row at worst.
-func (a *Activities) FinishQueueOp(ctx context.Context, op echo.QueueOp, changed int) error {
+func (a *Activities) FinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
 	return a.Service.FinishQueueOp(ctx, op, changed)
 }

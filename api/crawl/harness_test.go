@@ -18,6 +18,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -171,7 +172,7 @@ func (e *crawlEnv) finished(t *testing.T, id int64) task {
 	e2e.Eventually(t, 60*time.Second, fmt.Sprintf("crawl task %d to finish", id), func() bool {
 		status, got := e.get(t, id)
 		v = got
-		return status == http.StatusOK && (v.Status == crawl.TaskCompleted || v.Status == crawl.TaskFailed)
+		return status == http.StatusOK && (v.Status == crawltask.Completed || v.Status == crawltask.Failed)
 	})
 	return v
 }

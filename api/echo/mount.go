@@ -16,6 +16,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 type api struct {
@@ -87,9 +88,9 @@ func (a *api) routes(g *echo.Group) {
 	g.GET("/projects/:projectId/queues/check", a.queuesCheck, read)
 	g.GET("/projects/:projectId/queues/:queueId", a.getQueue, read)
 	g.DELETE("/projects/:projectId/queues/:queueId", a.deleteQueue, admin)
-	g.POST("/projects/:projectId/queues/:queueId/reset", a.queueOp(echosvc.OpReset), admin)
-	g.POST("/projects/:projectId/queues/:queueId/reset-error", a.queueOp(echosvc.OpResetError), admin)
-	g.POST("/projects/:projectId/queues/:queueId/re-run", a.queueOp(echosvc.OpReRun), admin)
+	g.POST("/projects/:projectId/queues/:queueId/reset", a.queueOp(queueop.Reset), admin)
+	g.POST("/projects/:projectId/queues/:queueId/reset-error", a.queueOp(queueop.ResetError), admin)
+	g.POST("/projects/:projectId/queues/:queueId/re-run", a.queueOp(queueop.ReRun), admin)
 
 	g.GET("/projects/:projectId/queues/:queueId/tasks", a.listQueueTasks, read)
 	g.POST("/projects/:projectId/queues/:queueId/tasks", a.createQueueTask, admin)

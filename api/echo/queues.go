@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 
@@ -83,12 +84,12 @@ func (a *api) queueOp(operation string) echo.HandlerFunc {
 		if _, _, err := a.svc.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid}); err != nil {
 			return fail(err)
 		}
-		op := echosvc.QueueOp{ProjectID: pid, QueueID: qid, Operation: operation, Actor: actor(c).Name, At: timeNow()}
+		op := queueop.Op{ProjectID: pid, QueueID: qid, Operation: operation, Actor: actor(c).Name, At: timeNow()}
 		count, err := a.svc.CountQueueOp(ctx, op)
 		if err != nil {
 			return fail(err)
 		}
-		if operation == echosvc.OpResetError && count == 0 {
+		if operation == queueop.ResetError && count == 0 {
 			return ok(c, http.StatusOK, map[string]any{"queue_id": qid, "reset_tasks_count": 0}, "队列中没有错误任务")
 		}
 		run, err := echowf.StartQueueOp(ctx, a.temporal, a.taskQueue, op, a.opWait)
@@ -99,7 +100,7 @@ func (a *api) queueOp(operation string) echo.HandlerFunc {
 	}
 }
 
-func (a *api) queueOpAnswer(c echo.Context, op echosvc.QueueOp, run *echowf.QueueOpRun, count int) error {
+func (a *api) queueOpAnswer(c echo.Context, op queueop.Op, run *echowf.QueueOpRun, count int) error {
 	state, status := "running", http.StatusAccepted
 	if run.Finished {
 		state, status, count = "completed", http.StatusOK, run.Result.Changed
@@ -108,10 +109,10 @@ func (a *api) queueOpAnswer(c echo.Context, op echosvc.QueueOp, run *echowf.Queu
 		"cleared_pull_status": clearsPull(a.svc.Settings(), op.Operation)}
 	var msg string
 	switch op.Operation {
-	case echosvc.OpReset:
+	case queueop.Reset:
 		data["reset_tasks_count"], data["reset_at"] = count, ts(op.At)
 		msg = fmt.Sprintf("成功重置队列，共 %d 个任务", count)
-	case echosvc.OpResetError:
+	case queueop.ResetError:
 		data["reset_tasks_count"], data["reset_at"] = count, ts(op.At)
 		msg = fmt.Sprintf("成功重置 %d 个错误任务", count)
 	default:
@@ -122,7 +123,7 @@ func (a *api) queueOpAnswer(c echo.Context, op echosvc.QueueOp, run *echowf.Queu
 }
 
 func clearsPull(s echosvc.Settings, op string) bool {
-	if op == echosvc.OpReRun {
+	if op == queueop.ReRun {
 		return s.RerunClearPullStatus
 	}
 	return s.ResetClearPullStatus

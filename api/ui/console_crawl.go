@@ -7,18 +7,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
 const crawlTasksPerPage = 50
 
-var crawlStatuses = []string{crawl.TaskRunning, crawl.TaskCompleted, crawl.TaskFailed}
+var crawlStatuses = []string{crawltask.Running, crawltask.Completed, crawltask.Failed}
 
 type crawlRow struct {
 	crawl.TaskRecord
 	// Live is the Redis progress of a running task (nil for finished ones, whose record holds
 	// the final counts).
-	Live     *crawl.Progress
+	Live     *crawltask.Progress
 	Temporal string
 }
 
@@ -68,7 +69,7 @@ func (u *UI) crawlPage(c echo.Context) error {
 		if t.WorkflowID != "" {
 			r.Temporal = u.temporalLink(t.WorkflowID)
 		}
-		if t.Status == crawl.TaskRunning && progress != nil {
+		if t.Status == crawltask.Running && progress != nil {
 			if p, err := progress.Get(ctx, t.OriginalTaskID); err == nil {
 				r.Live = &p
 			}

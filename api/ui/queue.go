@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 type queueData struct {
@@ -53,10 +54,10 @@ func (u *UI) queuePage(c echo.Context) error {
 // reset-error would touch.
 func (u *UI) opCounts(c echo.Context, pid, qid string) (all, errored int, err error) {
 	ctx := c.Request().Context()
-	if all, err = u.svc.CountQueueOp(ctx, echosvc.QueueOp{ProjectID: pid, QueueID: qid, Operation: echosvc.OpReset}); err != nil {
+	if all, err = u.svc.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.Reset}); err != nil {
 		return 0, 0, err
 	}
-	errored, err = u.svc.CountQueueOp(ctx, echosvc.QueueOp{ProjectID: pid, QueueID: qid, Operation: echosvc.OpResetError})
+	errored, err = u.svc.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.ResetError})
 	return all, errored, err
 }
 

@@ -7,15 +7,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 
 // opExplain says in plain words what each queue operation does to tasks and their pull state.
 var opExplain = map[string]string{
-	echosvc.OpReset:      "reset：把队列中所有任务的状态重置为 pending，并重置它们的拉取状态，使任务重新可拉取。",
-	echosvc.OpResetError: "reset-error：只把状态为 error 的任务重置为 pending，并重置这些任务的拉取状态。",
-	echosvc.OpReRun:      "re-run：重新运行队列中的所有任务（状态改为 pending），并重置它们的拉取状态。",
+	queueop.Reset:      "reset：把队列中所有任务的状态重置为 pending，并重置它们的拉取状态，使任务重新可拉取。",
+	queueop.ResetError: "reset-error：只把状态为 error 的任务重置为 pending，并重置这些任务的拉取状态。",
+	queueop.ReRun:      "re-run：重新运行队列中的所有任务（状态改为 pending），并重置它们的拉取状态。",
 }
 
 type confirmData struct {
@@ -23,9 +23,9 @@ type confirmData struct {
 	Count                                      int
 }
 
-func (u *UI) queueOp(c echo.Context) (echosvc.QueueOp, bool) {
-	op := echosvc.QueueOp{ProjectID: param(c, "pid"), QueueID: param(c, "qid"), Operation: c.Param("op")}
-	return op, echosvc.ValidQueueOperation(op.Operation)
+func (u *UI) queueOp(c echo.Context) (queueop.Op, bool) {
+	op := queueop.Op{ProjectID: param(c, "pid"), QueueID: param(c, "qid"), Operation: c.Param("op")}
+	return op, queueop.Valid(op.Operation)
 }
 
 // confirmQueueOp is the confirmation step: it shows how many tasks the operation will touch
@@ -63,7 +63,7 @@ func (u *UI) runQueueOp(c echo.Context) error {
 		return u.done(c, target, err, "")
 	}
 	op.Actor, op.At = actor(c).Name, time.Now().UTC().Truncate(time.Millisecond)
-	if op.Operation == echosvc.OpResetError {
+	if op.Operation == queueop.ResetError {
 		n, err := u.svc.CountQueueOp(ctx, op)
 		if err != nil || n == 0 {
 			return u.done(c, target, err, "队列中没有错误任务")

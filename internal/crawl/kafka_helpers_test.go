@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -52,7 +53,7 @@ func (n *recordingNotifier) announcements(task int64) int {
 	return n.announced[task]
 }
 
-func (n *recordingNotifier) TaskCompleted(_ context.Context, c Completion) error {
+func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawltask.Completion) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.calls == nil {
@@ -191,7 +192,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (h *kafkaHarness) progress(t testing.TB, task int64) Progress {
+func (h *kafkaHarness) progress(t testing.TB, task int64) crawltask.Progress {
 	t.Helper()
 	p, err := h.store.Get(context.Background(), task)
 	if err != nil {

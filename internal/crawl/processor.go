@@ -7,19 +7,14 @@ import (
 	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // Topics names the two input topics of the seed's contract.
 type Topics struct {
 	Control string
 	Data    string
-}
-
-// Completion is reported once per task, by the record that completed it.
-type Completion struct {
-	OriginalTaskID int64
-	Progress       Progress
-	CompletedBy    Coordinates
 }
 
 // WorkflowNotifier tells a task's workflow what the consumers saw. Both
@@ -31,7 +26,7 @@ type WorkflowNotifier interface {
 	// completion deadline) from now on.
 	TaskAnnounced(ctx context.Context, originalTaskID int64) error
 	// TaskCompleted: this record made the task COMPLETED.
-	TaskCompleted(ctx context.Context, c Completion) error
+	TaskCompleted(ctx context.Context, c crawltask.Completion) error
 }
 
 // Processor turns a batch of records of one partition into dead letters,
@@ -128,7 +123,7 @@ func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
 	switch {
 	case o.Completer:
 		return p.complete(ctx, u, o)
-	case u.Init && o.Progress.Status != StatusCompleted:
+	case u.Init && o.Progress.Status != crawltask.ProgressCompleted:
 		if err := p.Workflows.TaskAnnounced(ctx, u.TaskID); err != nil {
 			return fmt.Errorf("announce crawl task %d: %w", u.TaskID, err)
 		}
@@ -136,8 +131,8 @@ func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
 	return nil
 }
 
-func coordinatesOf(r *kgo.Record) Coordinates {
-	return Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+func coordinatesOf(r *kgo.Record) crawltask.Coordinates {
+	return crawltask.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 }
 
 func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
@@ -161,7 +156,7 @@ func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
 }
 
 func (p *Processor) complete(ctx context.Context, u Update, o Outcome) error {
-	c := Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
+	c := crawltask.Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
 	if err := p.Workflows.TaskCompleted(ctx, c); err != nil {
 		return fmt.Errorf("notify completion of crawl task %d: %w", u.TaskID, err)
 	}

@@ -8,16 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// Redis hash status values, as in the seed's task_progress hash.
-const (
-	StatusInitialized = "INITIALIZED"
-	StatusProcessing  = "PROCESSING"
-	StatusCompleted   = "COMPLETED"
-	// StatusFailed: the task failed at its completion deadline; later
-	// tweets are still deduplicated and counted but never complete it.
-	StatusFailed = "FAILED"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // Defaults for how long a progress hash outlives its task.
@@ -31,19 +23,8 @@ var progressLua string
 
 var progressScript = redis.NewScript(progressLua)
 
-// Coordinates identify one Kafka record; redelivery repeats them, a crawler
-// sending the same tweet twice does not (the tweet id tells those copies).
-type Coordinates struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-}
-
-func (c Coordinates) String() string {
-	return fmt.Sprintf("%s:%d:%d", c.Topic, c.Partition, c.Offset)
-}
-
-func (c Coordinates) offsetField() string {
+// offsetField is the hash field holding the last offset counted from c's partition.
+func offsetField(c crawltask.Coordinates) string {
 	return fmt.Sprintf("offset:%s:%d", c.Topic, c.Partition)
 }
 
@@ -61,34 +42,10 @@ const (
 	ResultDeadLettered Result = "dead_lettered"
 )
 
-// Progress is the task_progress hash as read by the script.
-type Progress struct {
-	TotalTweets int64 // -1 until TASK_INIT arrives
-	// ProcessedTweets counts distinct tweet ids, never above TotalTweets.
-	ProcessedTweets int64
-	// DuplicateTweets counts tweet records not counted: copies of a counted
-	// tweet, tweets after completion, and distinct tweets beyond a smaller
-	// total announced later. Redeliveries of a record are not in it.
-	DuplicateTweets int64
-	// DeadLetteredRecords counts distinct records naming the task (see
-	// NamedTaskID) that went to the dead-letter topic. Redeliveries of a
-	// record are not in it.
-	DeadLetteredRecords int64
-	Status              string // "" until a TASK_INIT or tweet of the task is counted
-}
-
-// Missing is how many announced tweets have not been counted (0 when unknown).
-func (p Progress) Missing() int64 {
-	if p.TotalTweets < 0 || p.ProcessedTweets >= p.TotalTweets {
-		return 0
-	}
-	return p.TotalTweets - p.ProcessedTweets
-}
-
 // Outcome is the script's answer for one record.
 type Outcome struct {
 	Result   Result
-	Progress Progress
+	Progress crawltask.Progress
 	// Completer is true for exactly one record per task: the one that made
 	// it COMPLETED (again on its redelivery until MarkSignaled succeeds).
 	Completer bool
@@ -98,7 +55,7 @@ type Outcome struct {
 // naming the task (DeadLetter true) or a tweet.
 type Update struct {
 	TaskID      int64
-	Coord       Coordinates
+	Coord       crawltask.Coordinates
 	Init        bool
 	DeadLetter  bool
 	TotalTweets int64
@@ -200,7 +157,7 @@ func (s *ProgressStore) args(u Update) []any {
 	case u.DeadLetter:
 		op = "dead"
 	}
-	return []any{op, u.Coord.offsetField(), u.Coord.Offset, u.TotalTweets,
+	return []any{op, offsetField(u.Coord), u.Coord.Offset, u.TotalTweets,
 		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
 }
 
@@ -209,14 +166,14 @@ func (s *ProgressStore) args(u Update) []any {
 // the workflow decides Completed or Failed from that answer, so Redis and
 // crawl_tasks never disagree. Repeating it changes nothing (a FAILED or
 // COMPLETED hash stays as it is).
-func (s *ProgressStore) Fail(ctx context.Context, taskID int64) (Progress, error) {
+func (s *ProgressStore) Fail(ctx context.Context, taskID int64) (crawltask.Progress, error) {
 	v, err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "fail", int64(s.completedTTL/time.Second)).Result()
 	if err != nil {
-		return Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
 	}
 	o, err := parseOutcome(v)
 	if err != nil {
-		return Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
 	}
 	return o.Progress, nil
 }
@@ -233,13 +190,13 @@ func (s *ProgressStore) MarkSignaled(ctx context.Context, taskID int64) error {
 
 // Get reads a task's progress in one command; Status is "" until a TASK_INIT
 // or tweet of the task is counted.
-func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error) {
+func (s *ProgressStore) Get(ctx context.Context, taskID int64) (crawltask.Progress, error) {
 	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets",
 		"dead_lettered_records", "status").Result()
 	if err != nil {
-		return Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
+		return crawltask.Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
 	}
-	p := Progress{TotalTweets: -1}
+	p := crawltask.Progress{TotalTweets: -1}
 	counts := []struct {
 		name string
 		dst  *int64
@@ -251,7 +208,7 @@ func (s *ProgressStore) Get(ctx context.Context, taskID int64) (Progress, error)
 			continue
 		}
 		if *c.dst, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
+			return crawltask.Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
 		}
 	}
 	p.Status, _ = vals[len(counts)].(string)
@@ -275,7 +232,7 @@ func parseOutcome(v any) (Outcome, error) {
 	}
 	return Outcome{
 		Result: Result(result),
-		Progress: Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
+		Progress: crawltask.Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
 			DeadLetteredRecords: dead, Status: status},
 		Completer: completer == 1,
 	}, nil

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 const testTopic = DataTopicDefault
@@ -18,12 +20,12 @@ func tweetAt(task int64, partition int32, offset int64) Update {
 
 // copyAt is tweet id sent (again) at a record of its own.
 func copyAt(id string, task int64, partition int32, offset int64) Update {
-	return Update{TaskID: task, TweetID: id, Coord: Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
+	return Update{TaskID: task, TweetID: id, Coord: crawltask.Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
 }
 
 func initAt(task, total int64, offset int64) Update {
 	return Update{TaskID: task, Init: true, TotalTweets: total,
-		Coord: Coordinates{Topic: ControlTopicDefault, Partition: 0, Offset: offset}}
+		Coord: crawltask.Coordinates{Topic: ControlTopicDefault, Partition: 0, Offset: offset}}
 }
 
 // applyAll applies updates one by one and returns the outcomes.
@@ -66,14 +68,14 @@ func TestProgressScriptOrderings(t *testing.T) {
 		wantProcessed int64
 		wantStatus    string
 	}{
-		{"init first", append([]Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, StatusCompleted},
-		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, StatusCompleted},
-		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, StatusCompleted},
-		{"zero tweets", []Update{initAt(task, 0, 0)}, 0, 0, StatusCompleted},
-		{"not yet complete", append([]Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, StatusProcessing},
-		{"data without init", tweets(4), -1, 4, StatusProcessing},
-		{"more than announced", append([]Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, StatusCompleted},
-		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, StatusCompleted},
+		{"init first", append([]Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, crawltask.ProgressCompleted},
+		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, crawltask.ProgressCompleted},
+		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, crawltask.ProgressCompleted},
+		{"zero tweets", []Update{initAt(task, 0, 0)}, 0, 0, crawltask.ProgressCompleted},
+		{"not yet complete", append([]Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, crawltask.ProgressProcessing},
+		{"data without init", tweets(4), -1, 4, crawltask.ProgressProcessing},
+		{"more than announced", append([]Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, crawltask.ProgressCompleted},
+		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, crawltask.ProgressCompleted},
 	}
 	for _, b := range redisBackends(t) {
 		for _, tc := range cases {
@@ -104,7 +106,7 @@ func TestProgressScriptStatusSequence(t *testing.T) {
 			want := []struct {
 				result Result
 				status string
-			}{{ResultInitialized, StatusInitialized}, {ResultCounted, StatusProcessing}, {ResultCounted, StatusCompleted}}
+			}{{ResultInitialized, crawltask.ProgressInitialized}, {ResultCounted, crawltask.ProgressProcessing}, {ResultCounted, crawltask.ProgressCompleted}}
 			for i, w := range want {
 				if outs[i].Result != w.result || outs[i].Progress.Status != w.status {
 					t.Errorf("update %d = %+v, want %s/%s", i, outs[i], w.result, w.status)
@@ -148,7 +150,7 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != StatusCompleted {
+			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != crawltask.ProgressCompleted {
 				t.Fatalf("progress = %+v, want 3/3 COMPLETED", p)
 			}
 		})
@@ -186,7 +188,7 @@ func TestProgressScriptCopiesCountOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != StatusCompleted {
+				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != crawltask.ProgressCompleted {
 					t.Fatalf("%d duplicate results, progress = %+v, want 2/2 COMPLETED with 1 duplicate", dups, p)
 				}
 				// Redelivering everything changes nothing, not even the copy count.
@@ -211,7 +213,7 @@ func TestProgressScriptTotalCountingCopies(t *testing.T) {
 				t.Fatalf("completers = %v, want none", got)
 			}
 			p := outs[len(outs)-1].Progress
-			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != StatusProcessing {
+			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != crawltask.ProgressProcessing {
 				t.Fatalf("progress = %+v", p)
 			}
 		})
@@ -227,7 +229,7 @@ func TestProgressScriptFail(t *testing.T) {
 			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
 			applyAll(t, s, []Update{initAt(14, 2, 0), tweetAt(14, 0, 0)})
 			p, err := s.Fail(ctx, 14)
-			if err != nil || p.Status != StatusFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
+			if err != nil || p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(14)).Val(); ttl <= 0 || ttl > time.Hour {
@@ -237,16 +239,16 @@ func TestProgressScriptFail(t *testing.T) {
 			if late[0].Result != ResultCounted || late[1].Result != ResultDuplicate || len(completers(late)) != 0 {
 				t.Fatalf("late outcomes = %+v", late)
 			}
-			if p, _ := s.Get(ctx, 14); p.Status != StatusFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
+			if p, _ := s.Get(ctx, 14); p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
 				t.Fatalf("progress after late tweets = %+v", p)
 			}
 			// A completed task stays completed; Fail of a task nobody heard
 			// of leaves a FAILED hash so that late tweets cannot complete it.
 			applyAll(t, s, []Update{initAt(15, 1, 0), tweetAt(15, 0, 0)})
-			if p, err := s.Fail(ctx, 15); err != nil || p.Status != StatusCompleted {
+			if p, err := s.Fail(ctx, 15); err != nil || p.Status != crawltask.ProgressCompleted {
 				t.Fatalf("Fail of a completed task = %+v, %v", p, err)
 			}
-			if p, err := s.Fail(ctx, 16); err != nil || p.Status != StatusFailed || p.TotalTweets != -1 {
+			if p, err := s.Fail(ctx, 16); err != nil || p.Status != crawltask.ProgressFailed || p.TotalTweets != -1 {
 				t.Fatalf("Fail of an unknown task = %+v, %v", p, err)
 			}
 		})
@@ -254,7 +256,7 @@ func TestProgressScriptFail(t *testing.T) {
 }
 
 func deadAt(task int64, topic string, partition int32, offset int64) Update {
-	return Update{TaskID: task, DeadLetter: true, Coord: Coordinates{Topic: topic, Partition: partition, Offset: offset}}
+	return Update{TaskID: task, DeadLetter: true, Coord: crawltask.Coordinates{Topic: topic, Partition: partition, Offset: offset}}
 }
 
 // Dead letters naming a task count once per record, whatever the order and
@@ -287,13 +289,13 @@ func TestProgressScriptDeadLetters(t *testing.T) {
 				t.Fatalf("completion = %+v", c)
 			}
 			// After completion a dead letter still counts, without reviving the hash.
-			if o := applyAll(t, s, []Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != ResultDeadLettered || o.Progress.Status != StatusCompleted {
+			if o := applyAll(t, s, []Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != ResultDeadLettered || o.Progress.Status != crawltask.ProgressCompleted {
 				t.Fatalf("late dead letter = %+v", o)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(17)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after a late dead letter = %v, want at most the completed TTL", ttl)
 			}
-			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != StatusCompleted {
+			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != crawltask.ProgressCompleted {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 		})
@@ -374,7 +376,7 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != StatusCompleted {
+			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})
@@ -423,7 +425,7 @@ func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
 				t.Fatal(err)
 			}
 			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition ||
-				p.DuplicateTweets != partitions*perPartition || p.Status != StatusCompleted {
+				p.DuplicateTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})

@@ -9,37 +9,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // TasksCollection is where crawl task status lives (DESIGN.md, crawl contract).
 const TasksCollection = "crawl_tasks"
-
-// Task statuses in crawl_tasks, as the seed names the original task's states.
-const (
-	TaskRunning   = "Running"
-	TaskCompleted = "Completed"
-	TaskFailed    = "Failed"
-)
-
-// Sources of a crawl task record.
-const (
-	// SourceAPI: started through taskloom (HTTP or CLI), which runs the crawler.
-	SourceAPI = "api"
-	// SourceKafka: started by the consumer that saw the task complete, for a
-	// crawler run outside taskloom.
-	SourceKafka = "kafka"
-)
-
-// CrawlerRecord is what the crawler run left behind.
-type CrawlerRecord struct {
-	Command    []string  `bson:"command" json:"command"`
-	ExitCode   int       `bson:"exit_code" json:"exit_code"`
-	Error      string    `bson:"error,omitempty" json:"error,omitempty"`
-	LastLines  []string  `bson:"last_lines" json:"last_lines"`
-	Lines      int       `bson:"lines" json:"lines"`
-	DurationMS int64     `bson:"duration_ms" json:"duration_ms"`
-	FinishedAt time.Time `bson:"finished_at" json:"finished_at"`
-}
 
 // TaskRecord is one crawl_tasks document, keyed by original_task_id.
 type TaskRecord struct {
@@ -52,27 +27,18 @@ type TaskRecord struct {
 	ProcessedTweets int64  `bson:"processed_tweets"`
 	DuplicateTweets int64  `bson:"duplicate_tweets,omitempty"`
 	// DeadLetteredRecords: dead letters naming the task when it finished.
-	DeadLetteredRecords int64          `bson:"dead_lettered_records,omitempty"`
-	MissingTweets       *int64         `bson:"missing_tweets,omitempty"`
-	FailureReason       string         `bson:"failure_reason,omitempty"`
-	Crawler             *CrawlerRecord `bson:"crawler,omitempty"`
-	CreatedAt           time.Time      `bson:"created_at"`
-	UpdatedAt           time.Time      `bson:"updated_at"`
-	FinishedAt          *time.Time     `bson:"finished_at,omitempty"`
+	DeadLetteredRecords int64                    `bson:"dead_lettered_records,omitempty"`
+	MissingTweets       *int64                   `bson:"missing_tweets,omitempty"`
+	FailureReason       string                   `bson:"failure_reason,omitempty"`
+	Crawler             *crawltask.CrawlerRecord `bson:"crawler,omitempty"`
+	CreatedAt           time.Time                `bson:"created_at"`
+	UpdatedAt           time.Time                `bson:"updated_at"`
+	FinishedAt          *time.Time               `bson:"finished_at,omitempty"`
 }
 
 // Finished reports whether the task reached a final status.
-func (t TaskRecord) Finished() bool { return t.Status == TaskCompleted || t.Status == TaskFailed }
-
-// TaskFinish is the final state written once per task.
-type TaskFinish struct {
-	Status              string
-	TotalTweets         int64 // -1 when TASK_INIT never arrived
-	ProcessedTweets     int64
-	DuplicateTweets     int64
-	DeadLetteredRecords int64
-	MissingTweets       int64
-	FailureReason       string
+func (t TaskRecord) Finished() bool {
+	return t.Status == crawltask.Completed || t.Status == crawltask.Failed
 }
 
 // TaskStore reads and writes crawl_tasks. Every write is a single-document
@@ -90,10 +56,10 @@ func NewTaskStore(db *mongo.Database) *TaskStore {
 // already finished by this same run is left alone (a late activity retry).
 func (s *TaskStore) MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error {
 	filter := bson.D{{Key: "_id", Value: id}, {Key: "$nor", Value: bson.A{bson.D{
-		{Key: "run_id", Value: runID}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{TaskCompleted, TaskFailed}}}},
+		{Key: "run_id", Value: runID}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{crawltask.Completed, crawltask.Failed}}}},
 	}}}}
 	update := bson.D{
-		{Key: "$set", Value: bson.D{{Key: "status", Value: TaskRunning}, {Key: "source", Value: source},
+		{Key: "$set", Value: bson.D{{Key: "status", Value: crawltask.Running}, {Key: "source", Value: source},
 			{Key: "workflow_id", Value: workflowID}, {Key: "run_id", Value: runID}, {Key: "updated_at", Value: now}}},
 		{Key: "$setOnInsert", Value: bson.D{{Key: "created_at", Value: now}, {Key: "processed_tweets", Value: int64(0)}}},
 	}
@@ -108,7 +74,7 @@ func (s *TaskStore) MarkRunning(ctx context.Context, id int64, source, workflowI
 }
 
 // SaveCrawler records the crawler's exit status and last output lines.
-func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c CrawlerRecord, now time.Time) error {
+func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error {
 	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "crawler", Value: c}, {Key: "updated_at", Value: now}}}})
 	if err != nil {
@@ -119,17 +85,17 @@ func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c CrawlerRecord, 
 
 // Finish writes the final status once; a repeat finds the task finished and
 // changes nothing, so finished_at stays the first one.
-func (s *TaskStore) Finish(ctx context.Context, id int64, f TaskFinish, now time.Time) error {
+func (s *TaskStore) Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error {
 	set := bson.D{{Key: "status", Value: f.Status}, {Key: "processed_tweets", Value: f.ProcessedTweets},
 		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "dead_lettered_records", Value: f.DeadLetteredRecords},
 		{Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
 	if f.TotalTweets >= 0 {
 		set = append(set, bson.E{Key: "total_tweets", Value: f.TotalTweets})
 	}
-	if f.Status == TaskFailed {
+	if f.Status == crawltask.Failed {
 		set = append(set, bson.E{Key: "missing_tweets", Value: f.MissingTweets}, bson.E{Key: "failure_reason", Value: f.FailureReason})
 	}
-	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "status", Value: TaskRunning}},
+	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "status", Value: crawltask.Running}},
 		bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		return fmt.Errorf("finish crawl task %d as %s: %w", id, f.Status, err)

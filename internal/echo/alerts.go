@@ -3,43 +3,14 @@ package echo
 import (
 	"context"
 	"strings"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/taskloom/taskloom/internal/echo/alert"
 )
 
-// AlertThresholds are the seed's alert rules ("告警规则"). They are evaluated by the sweeper once a
-// run over the last AlertWindow of audit_log, and every breach is a WARN log line with
-// alert=<name>, which log-based alerting can match. Zero disables a rule.
-type AlertThresholds struct {
-	Window time.Duration
-	// MinSuccessRate: successful lease endings (confirm, push) over all endings below this.
-	MinSuccessRate float64
-	// MaxTimeouts: leases released by timeout within the window above this.
-	MaxTimeouts int
-	// MaxPullsPerKeyPerMinute: one API key pulling more often than this (possible abuse); checked
-	// by the rate limiter on every pull.
-	MaxPullsPerKeyPerMinute int
-	// MaxQueueOps: queue operations within the window above this.
-	MaxQueueOps int
-}
-
-// DefaultAlertThresholds are the documented defaults (see README "Echo / TaskEcho").
-func DefaultAlertThresholds() AlertThresholds {
-	return AlertThresholds{Window: time.Hour, MinSuccessRate: 0.8, MaxTimeouts: 100, MaxPullsPerKeyPerMinute: 120, MaxQueueOps: 60}
-}
-
-// AlertReport is what CheckAlerts saw.
-type AlertReport struct {
-	Successes int      `json:"successes"`
-	Failures  int      `json:"failures"`
-	Timeouts  int      `json:"timeouts"`
-	QueueOps  int      `json:"queue_ops"`
-	Breaches  []string `json:"breaches"`
-}
-
 // CheckAlerts evaluates the alert rules over the audit log of the last window and logs breaches.
-func (s *Service) CheckAlerts(ctx context.Context, th AlertThresholds) (*AlertReport, error) {
+func (s *Service) CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error) {
 	since := s.now().Add(-th.Window)
 	cur, err := s.audit.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
 	if err != nil {
@@ -49,7 +20,7 @@ func (s *Service) CheckAlerts(ctx context.Context, th AlertThresholds) (*AlertRe
 	if err := cur.All(ctx, &rows); err != nil {
 		return nil, wrap("decode audit for alerts", err)
 	}
-	r := &AlertReport{Breaches: []string{}}
+	r := &alert.Report{Breaches: []string{}}
 	for _, e := range rows {
 		switch {
 		case e.Action == "confirm" || e.Action == "push-close":

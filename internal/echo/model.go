@@ -38,13 +38,8 @@ const (
 	ReleasedByTimeout = "timeout"
 )
 
-// Queue operations (also the values of queues.last_operation).
-const (
-	OpReset      = "reset"
-	OpResetError = "reset-error"
-	OpReRun      = "re-run"
-	OpTaskReRun  = "task-re-run"
-)
+// OpTaskReRun is the re-run of one task; the queue-wide operations are package queueop's.
+const OpTaskReRun = "task-re-run"
 
 // Deletion reasons. A task deleted by the server answers 410 to a later push; a client task the
 // submit payload omitted is soft-deleted too (nothing is lost for audit) but a later submit that

@@ -76,7 +76,7 @@ func TestSweeperReleasesExpiredLeases(t *testing.T) {
 	}
 	f.pull("w", PullFilter{ProjectID: "p", Limit: 2})
 	f.advance(2 * time.Hour)
-	n, err := f.svc.ReleaseExpiredLeases(f.ctx, SweepBatchSize)
+	n, err := f.svc.ReleaseExpiredLeases(f.ctx, 500)
 	if err != nil || n != 2 {
 		t.Fatalf("released %d (%v), want 2", n, err)
 	}

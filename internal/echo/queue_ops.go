@@ -7,42 +7,29 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
-
-// QueueOp is one queue operation (reset, reset-error, re-run) over the tasks of a queue. It is
-// applied in batches by a Temporal workflow so that a crash mid-way finishes the job; every batch
-// is idempotent (a task already reset matches nothing or is rewritten to the same state).
-type QueueOp struct {
-	OpID      string    `json:"op_id"`
-	ProjectID string    `json:"project_id"`
-	QueueID   string    `json:"queue_id"`
-	Operation string    `json:"operation"`
-	Actor     string    `json:"actor"`
-	At        time.Time `json:"at"`
-}
-
-// ValidQueueOperation reports whether op is one of the three queue operations.
-func ValidQueueOperation(op string) bool { return op == OpReset || op == OpResetError || op == OpReRun }
 
 // clearsPull says whether op releases leases and clears pulled_at (reset_clear_pull_status /
 // rerun_clear_pull_status; reset-error follows the reset setting).
 func (s *Service) clearsPull(op string) bool {
-	if op == OpReRun || op == OpTaskReRun {
+	if op == queueop.ReRun || op == OpTaskReRun {
 		return s.set.RerunClearPullStatus
 	}
 	return s.set.ResetClearPullStatus
 }
 
-func queueOpFilter(op QueueOp) bson.M {
+func queueOpFilter(op queueop.Op) bson.M {
 	f := bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID, "deleted_at": nil}
-	if op.Operation == OpResetError {
+	if op.Operation == queueop.ResetError {
 		f["status"] = StatusError
 	}
 	return f
 }
 
 // CountQueueOp counts the tasks op will touch, for the HTTP answer.
-func (s *Service) CountQueueOp(ctx context.Context, op QueueOp) (int, error) {
+func (s *Service) CountQueueOp(ctx context.Context, op queueop.Op) (int, error) {
 	n, err := s.tasks.CountDocuments(ctx, queueOpFilter(op))
 	if err != nil {
 		return 0, wrap("count tasks for "+op.Operation, err)
@@ -50,12 +37,9 @@ func (s *Service) CountQueueOp(ctx context.Context, op QueueOp) (int, error) {
 	return int(n), nil
 }
 
-// QueueOpBatchSize is how many tasks one activity call resets.
-const QueueOpBatchSize = 500
-
 // ApplyQueueOpBatch resets the next batch of tasks after afterID (in _id order) and returns how
 // many it changed and the last _id seen ("" when the queue is exhausted).
-func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID string, batch int) (int, string, error) {
+func (s *Service) ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error) {
 	var after bson.ObjectID // the zero id sorts before every real one
 	if afterID != "" {
 		var err error
@@ -88,7 +72,7 @@ func (s *Service) ApplyQueueOpBatch(ctx context.Context, op QueueOp, afterID str
 // died after writing is retried from the same cursor; for reset-error the retry no longer sees
 // the tasks it already reset and reaches further, so only a read-back over the whole range
 // counts each task of the operation exactly once.
-func (s *Service) countApplied(ctx context.Context, op QueueOp, after, last bson.ObjectID) (int, error) {
+func (s *Service) countApplied(ctx context.Context, op queueop.Op, after, last bson.ObjectID) (int, error) {
 	n, err := s.tasks.CountDocuments(ctx, bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID, "deleted_at": nil,
 		"pending_since": op.At, "_id": bson.M{"$gt": after, "$lte": last}})
 	if err != nil {
@@ -99,7 +83,7 @@ func (s *Service) countApplied(ctx context.Context, op QueueOp, after, last bson
 
 // resetTasks applies op to tasks with guarded writes, re-reading and retrying the ones a
 // concurrent writer changed.
-func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) error {
+func (s *Service) resetTasks(ctx context.Context, op queueop.Op, tasks []*Task) error {
 	for attempt := 0; len(tasks) > 0; attempt++ {
 		if attempt == maxWriteAttempts {
 			return fmt.Errorf("%s: %d tasks kept changing concurrently", op.Operation, len(tasks))
@@ -116,7 +100,7 @@ func (s *Service) resetTasks(ctx context.Context, op QueueOp, tasks []*Task) err
 }
 
 // resetUpdates is op's write for each task; a lease it clears is closed in the same write.
-func (s *Service) resetUpdates(op QueueOp, tasks []*Task) []taskUpdate {
+func (s *Service) resetUpdates(op queueop.Op, tasks []*Task) []taskUpdate {
 	clear := s.clearsPull(op.Operation)
 	ups := make([]taskUpdate, len(tasks))
 	for i, t := range tasks {
@@ -133,7 +117,7 @@ func (s *Service) resetUpdates(op QueueOp, tasks []*Task) []taskUpdate {
 
 // reloadLost re-reads the tasks whose guarded write lost and keeps those op still applies to
 // (not yet reset by this operation).
-func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp) ([]*Task, error) {
+func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op queueop.Op) ([]*Task, error) {
 	gotIt := make(map[bson.ObjectID]bool, len(won))
 	for _, t := range won {
 		gotIt[t.ID] = true
@@ -158,7 +142,7 @@ func (s *Service) reloadLost(ctx context.Context, tasks, won []*Task, op QueueOp
 
 // FinishQueueOp stamps the queue (last_reset_at, last_operation) and records the operation in
 // the audit log and the metrics. Re-running it rewrites the same values.
-func (s *Service) FinishQueueOp(ctx context.Context, op QueueOp, count int) error {
+func (s *Service) FinishQueueOp(ctx context.Context, op queueop.Op, count int) error {
 	set := bson.M{"last_reset_at": op.At, "last_operation": op.Operation, "last_task_at": op.At, "updated_at": s.now()}
 	if _, err := s.queues.UpdateOne(ctx, bson.M{"project_id": op.ProjectID, "queue_id": op.QueueID}, bson.M{"$set": set}); err != nil {
 		return wrap("stamp queue "+op.QueueID, err)
@@ -172,10 +156,10 @@ func (s *Service) FinishQueueOp(ctx context.Context, op QueueOp, count int) erro
 
 // RunQueueOp applies a whole queue operation in-process (batches, then the stamp). The Temporal
 // workflow does the same steps as separate activities.
-func (s *Service) RunQueueOp(ctx context.Context, op QueueOp) (int, error) {
+func (s *Service) RunQueueOp(ctx context.Context, op queueop.Op) (int, error) {
 	total, after := 0, ""
 	for {
-		n, next, err := s.ApplyQueueOpBatch(ctx, op, after, QueueOpBatchSize)
+		n, next, err := s.ApplyQueueOpBatch(ctx, op, after, queueop.BatchSize)
 		total += n
 		if err != nil {
 			return total, err

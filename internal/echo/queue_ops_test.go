@@ -3,6 +3,8 @@ package echo
 import (
 	"fmt"
 	"testing"
+
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 // A reset-error batch whose worker died after writing is retried from the same cursor. The retry
@@ -21,7 +23,7 @@ func TestQueueOpCountSurvivesARetriedBatch(t *testing.T) {
 	if _, err := f.submit("p", "q", tasks...); err != nil {
 		t.Fatal(err)
 	}
-	op := QueueOp{ProjectID: "p", QueueID: "q", Operation: OpResetError, Actor: "test", At: f.now}
+	op := queueop.Op{ProjectID: "p", QueueID: "q", Operation: queueop.ResetError, Actor: "test", At: f.now}
 	const batch = 4
 
 	// The lost attempt: it writes its batch, but the workflow never learns the result.
@@ -56,7 +58,7 @@ func TestQueueOpBatchIsIdempotent(t *testing.T) {
 	if _, err := f.submit("p", "q", clientTask("a", StatusError), clientTask("b", "done"), clientTask("c", StatusPending)); err != nil {
 		t.Fatal(err)
 	}
-	op := QueueOp{ProjectID: "p", QueueID: "q", Operation: OpReset, Actor: "test", At: f.now}
+	op := queueop.Op{ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "test", At: f.now}
 	for i := range 2 {
 		n, next, err := f.svc.ApplyQueueOpBatch(f.ctx, op, "", 10)
 		if err != nil {

@@ -1,6 +1,9 @@
 package echo
 
-import "github.com/taskloom/taskloom/internal/config"
+import (
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/echo/alert"
+)
 
 // SettingsFromConfig maps the env configuration onto the service settings.
 func SettingsFromConfig(c config.Echo) Settings {
@@ -24,8 +27,8 @@ func LimitsFromConfig(c config.Echo) PullLimits {
 }
 
 // AlertsFromConfig maps the env configuration onto the alert thresholds.
-func AlertsFromConfig(c config.Echo) AlertThresholds {
-	return AlertThresholds{
+func AlertsFromConfig(c config.Echo) alert.Thresholds {
+	return alert.Thresholds{
 		Window: c.AlertWindow, MinSuccessRate: c.AlertMinSuccessRate, MaxTimeouts: c.AlertMaxTimeouts,
 		MaxPullsPerKeyPerMinute: c.AlertMaxPullsPerMinute, MaxQueueOps: c.AlertMaxQueueOperations,
 	}

@@ -7,9 +7,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// SweepBatchSize bounds one sweeper step; the activity loops until a step finds nothing.
-const SweepBatchSize = 500
-
 // ReleaseExpiredLeases ends up to batch leases whose pull_timeout has passed: the history entry
 // closes with released_by "timeout" and reason timeout, and the task becomes pullable again. A
 // pull may already have re-claimed an expired task (it closes the entry the same way); both

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -51,7 +52,7 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 	defer p.Close()
 	cfg := p.Config
 	run, err := crawlwf.Start(ctx, p.Temporal, cfg.Temporal.TaskQueue, crawlwf.Input{OriginalTaskID: id,
-		Source: crawl.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
+		Source: crawltask.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 		return err
 	}
 	fmt.Println(string(out))
-	if final.Status != crawl.TaskCompleted {
+	if final.Status != crawltask.Completed {
 		return fmt.Errorf("crawl task %d %s: %s", id, final.Status, final.FailureReason)
 	}
 	return nil

@@ -128,8 +128,6 @@ func TestWorkflowsOpenNoConnections(t *testing.T) {
 // (Mongo, Redis, the Feishu SDK, Prometheus' HTTP handler), and activity packages imported for
 // their typed method values. Each entry goes when those types move into a package of their own.
 var workflowDebt = map[string][]string{
-	"workflows/crawl":    {"activities/crawl", "internal/crawl"},
-	"workflows/echo":     {"activities/echo", "internal/echo"},
 	"workflows/entry":    {"internal/entry", "internal/pipeline", "workflows/pipeline"},
 	"workflows/pipeline": {"internal/pipeline"},
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -102,7 +103,7 @@ func (l *crawlLoad) requireExactCompletion(t *testing.T, within time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if st.Status != crawl.TaskCompleted || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
+	if st.Status != crawltask.Completed || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
 		t.Fatalf("task ended %s with processed %d, total %d; want Completed with %d of %d",
 			st.Status, st.ProcessedTweets, st.TotalTweets, l.total, l.total)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
@@ -209,7 +210,7 @@ func TestWorkerSIGKILLMidQueueOperationFinishes(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var res echowf.QueueOpResult
-	id := echowf.QueueOpWorkflowID(project, queue, echosvc.OpResetError)
+	id := echowf.QueueOpWorkflowID(project, queue, queueop.ResetError)
 	if err := env.Platform.Temporal.GetWorkflow(wctx, id, "").Get(wctx, &res); err != nil {
 		t.Fatalf("queue operation did not finish: %v", err)
 	}

@@ -13,17 +13,19 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
 // Client-side helpers: how callers start and signal CrawlTaskWorkflow. They
 // run outside workflows (API, starter, consumer) and are not workflow code.
 
-// Register registers the workflow and its activities on w.
+// Register registers the workflow and its activities on w, with the bare
+// names that runs started before versionPrefixedNames schedule.
 func Register(w sdkworker.Registry, acts *crawlact.Activities) {
 	w.RegisterWorkflow(CrawlTaskWorkflow)
 	w.RegisterActivity(acts)
+	w.RegisterActivity(&legacyActivities{acts: acts})
 }
 
 // StartOptions are the options every start of a task's workflow uses. An
@@ -36,7 +38,7 @@ func StartOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOp
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(crawl.TaskRunning), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
+			searchattr.Status.ValueSet(crawltask.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
 	}
 }
 
@@ -53,8 +55,8 @@ func Start(ctx context.Context, c client.Client, taskQueue string, in Input) (cl
 // Notifier connects the consumers to the tasks' workflows: a TASK_INIT
 // ensures the workflow exists, completion is signalled with SignalWithStart,
 // so a task whose crawler ran outside taskloom still gets a workflow, a
-// crawl_tasks record and a completion deadline. It implements
-// crawl.WorkflowNotifier.
+// crawl_tasks record and a completion deadline. It implements the
+// consumers' crawl.WorkflowNotifier.
 type Notifier struct {
 	Client             client.Client
 	TaskQueue          string
@@ -67,7 +69,7 @@ type Notifier struct {
 func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) error {
 	opts := StartOptions(originalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: originalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: originalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	_, err := n.Client.ExecuteWorkflow(ctx, opts, CrawlTaskWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
@@ -79,10 +81,10 @@ func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) erro
 // TaskCompleted signals (or starts and signals) the task's workflow. A
 // workflow that already finished (say, failed at its deadline) is not
 // restarted: the late completion is logged by the caller's record only.
-func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error {
+func (n *Notifier) TaskCompleted(ctx context.Context, c crawltask.Completion) error {
 	opts := StartOptions(c.OriginalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	sig := CompletedSignal{TotalTweets: c.Progress.TotalTweets, ProcessedTweets: c.Progress.ProcessedTweets,
 		DuplicateTweets: c.Progress.DuplicateTweets, DeadLetteredRecords: c.Progress.DeadLetteredRecords,
 		CompletedBy: c.CompletedBy.String()}

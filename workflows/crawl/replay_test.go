@@ -11,7 +11,9 @@ import (
 
 // TestReplayRecordedHistories replays every history recorded from the
 // integration tests (CRAWL_RECORD_HISTORIES=1 go test ./api/crawl) against
-// the current workflow code; a non-deterministic change fails here.
+// the current workflow code; a non-deterministic change fails here. They
+// were recorded before versionPrefixedNames, so they also prove that a run
+// started then still schedules the bare activity names it recorded.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "testdata/histories/crawl/*.json"))
 	if err != nil || len(files) == 0 {

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -26,15 +26,15 @@ const (
 	storeActivityTimeout = 30 * time.Second
 	storeRetryMax        = time.Minute
 	// crawlerHeartbeatTimeout must exceed the runner's heartbeat interval
-	// (crawl.HeartbeatEveryDefault) with room for a slow worker.
+	// (crawler.HeartbeatEveryDefault) with room for a slow worker.
 	crawlerHeartbeatTimeout = time.Minute
 )
 
 // Input starts a crawl task.
 type Input struct {
 	OriginalTaskID int64
-	// Source is crawl.SourceAPI (taskloom runs the crawler) or
-	// crawl.SourceKafka (the crawler ran elsewhere; only completion is awaited).
+	// Source is crawltask.SourceAPI (taskloom runs the crawler) or
+	// crawltask.SourceKafka (the crawler ran elsewhere; only completion is awaited).
 	Source string
 	// CrawlerTimeout bounds the crawler run (CRAWL_CRAWLER_TIMEOUT).
 	CrawlerTimeout time.Duration
@@ -48,9 +48,9 @@ func (in Input) validate() error {
 	switch {
 	case in.OriginalTaskID <= 0:
 		return fmt.Errorf("original_task_id %d is not positive", in.OriginalTaskID)
-	case in.Source != crawl.SourceAPI && in.Source != crawl.SourceKafka:
-		return fmt.Errorf("source %q is neither %s nor %s", in.Source, crawl.SourceAPI, crawl.SourceKafka)
-	case in.Source == crawl.SourceAPI && in.CrawlerTimeout <= 0:
+	case in.Source != crawltask.SourceAPI && in.Source != crawltask.SourceKafka:
+		return fmt.Errorf("source %q is neither %s nor %s", in.Source, crawltask.SourceAPI, crawltask.SourceKafka)
+	case in.Source == crawltask.SourceAPI && in.CrawlerTimeout <= 0:
 		return errors.New("crawler timeout must be positive")
 	case in.CompletionDeadline <= 0:
 		return errors.New("completion deadline must be positive")
@@ -61,7 +61,7 @@ func (in Input) validate() error {
 // State is what QueryState returns and the workflow's result.
 type State struct {
 	OriginalTaskID  int64
-	Status          string // crawl.TaskRunning / TaskCompleted / TaskFailed
+	Status          string // crawltask.Running / TaskCompleted / TaskFailed
 	Phase           string // crawling, awaiting_completion, finished
 	TotalTweets     int64  // -1 while unknown
 	ProcessedTweets int64
@@ -98,8 +98,7 @@ type run struct {
 	log       log.Logger
 	completed workflow.ReceiveChannel
 	signal    *CompletedSignal
-	// acts stays nil: its method values only name the activities.
-	acts *crawlact.Activities
+	acts      activityFuncs
 }
 
 func setup(ctx workflow.Context, in Input) (*run, error) {
@@ -108,7 +107,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	}
 	w := &run{
 		in:        in,
-		state:     State{OriginalTaskID: in.OriginalTaskID, Status: crawl.TaskRunning, TotalTweets: -1},
+		state:     State{OriginalTaskID: in.OriginalTaskID, Status: crawltask.Running, TotalTweets: -1},
 		log:       log.With(workflow.GetLogger(ctx), "original_task_id", in.OriginalTaskID),
 		completed: workflow.GetSignalChannel(ctx, SignalCompleted),
 	}
@@ -116,29 +115,30 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 		return nil, fmt.Errorf("register %s query: %w", QueryState, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Kind.ValueSet(Kind),
-		searchattr.Status.ValueSet(crawl.TaskRunning), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
+		searchattr.Status.ValueSet(crawltask.Running), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
+	w.acts = activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	return w, nil
 }
 
 func (w *run) run(ctx workflow.Context) (State, error) {
 	sctx := storeContext(ctx)
-	if err := workflow.ExecuteActivity(sctx, w.acts.MarkRunning,
+	if err := workflow.ExecuteActivity(sctx, w.acts.markRunning,
 		crawlact.MarkRunningInput{OriginalTaskID: w.in.OriginalTaskID, Source: w.in.Source}).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("mark crawl task running: %w", err)
 	}
-	if w.in.Source == crawl.SourceAPI {
+	if w.in.Source == crawltask.SourceAPI {
 		w.state.Phase = PhaseCrawling
 		if reason := w.crawl(ctx); reason != "" {
-			return w.finish(ctx, crawl.TaskFailed, reason)
+			return w.finish(ctx, crawltask.Failed, reason)
 		}
 	}
 	w.state.Phase = PhaseAwaitingCompletion
 	if w.awaitCompletion(ctx) {
 		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
 		w.state.DuplicateTweets, w.state.DeadLetteredRecords = w.signal.DuplicateTweets, w.signal.DeadLetteredRecords
-		return w.finish(ctx, crawl.TaskCompleted, "")
+		return w.finish(ctx, crawltask.Completed, "")
 	}
 	return w.deadlinePassed(ctx)
 }
@@ -154,7 +154,7 @@ func (w *run) crawl(ctx workflow.Context) string {
 		// fails the task instead (seed: crawler failure → Failed).
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	fut := workflow.ExecuteActivity(cctx, w.acts.RunCrawler, w.in.OriginalTaskID)
+	fut := workflow.ExecuteActivity(cctx, w.acts.runCrawler, w.in.OriginalTaskID)
 	sel := workflow.NewSelector(ctx)
 	done := false
 	sel.AddFuture(fut, func(workflow.Future) { done = true })
@@ -206,7 +206,7 @@ func (w *run) awaitCompletion(ctx workflow.Context) bool {
 }
 
 // versionFailProgress: at the deadline the workflow marks the Redis hash
-// FAILED (FailProgress) instead of only reading it (ReadProgress), so a
+// FAILED (CrawlFailProgress) instead of only reading it (ReadProgress), so a
 // failed task's hash says FAILED and a late tweet cannot complete it.
 const versionFailProgress = "fail-progress-at-deadline"
 
@@ -214,28 +214,31 @@ const versionFailProgress = "fail-progress-at-deadline"
 // unless it completed: a task that completed in Redis just as the timer
 // fired counts as completed (its signal is on its way).
 func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
-	closeProgress := w.acts.FailProgress
+	closeProgress := w.acts.failProgress
 	if workflow.GetVersion(ctx, versionFailProgress, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		closeProgress = w.acts.ReadProgress
+		// A run this old also predates versionPrefixedNames: ReadProgress
+		// only exists under its bare name.
+		var legacy *legacyActivities
+		closeProgress = legacy.ReadProgress
 	}
-	var p crawl.Progress
+	var p crawltask.Progress
 	if err := workflow.ExecuteActivity(storeContext(ctx), closeProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
 	w.state.TotalTweets, w.state.ProcessedTweets, w.state.DuplicateTweets = p.TotalTweets, p.ProcessedTweets, p.DuplicateTweets
 	w.state.DeadLetteredRecords = p.DeadLetteredRecords
-	if p.Status == crawl.StatusCompleted {
-		return w.finish(ctx, crawl.TaskCompleted, "")
+	if p.Status == crawltask.ProgressCompleted {
+		return w.finish(ctx, crawltask.Completed, "")
 	}
 	w.state.MissingTweets = p.Missing()
-	return w.finish(ctx, crawl.TaskFailed, DeadlineReason(w.in.CompletionDeadline, p))
+	return w.finish(ctx, crawltask.Failed, DeadlineReason(w.in.CompletionDeadline, p))
 }
 
 // DeadlineReason is the failure reason of a task whose deadline passed.
 // When copies arrived, the crawler may have counted them in total_tweets
 // (which must count distinct tweets); the reason says so rather than let
 // the task look merely short of tweets.
-func DeadlineReason(deadline time.Duration, p crawl.Progress) string {
+func DeadlineReason(deadline time.Duration, p crawltask.Progress) string {
 	if p.TotalTweets < 0 {
 		return fmt.Sprintf("completion deadline %s passed without TASK_INIT; %d tweets processed", deadline, p.ProcessedTweets)
 	}
@@ -249,12 +252,12 @@ func DeadlineReason(deadline time.Duration, p crawl.Progress) string {
 
 func (w *run) finish(ctx workflow.Context, status, reason string) (State, error) {
 	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
-	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.TaskFinish{
+	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawltask.Finish{
 		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
 		DuplicateTweets: w.state.DuplicateTweets, DeadLetteredRecords: w.state.DeadLetteredRecords,
 		MissingTweets: w.state.MissingTweets, FailureReason: reason,
 	}}
-	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.Finish, in).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.finish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -43,7 +43,7 @@ type QueueOpRun struct {
 
 // StartQueueOp starts the operation's workflow (or joins the running one) and waits up to wait
 // for it to finish.
-func StartQueueOp(ctx context.Context, c client.Client, taskQueue string, op echo.QueueOp, wait time.Duration) (*QueueOpRun, error) {
+func StartQueueOp(ctx context.Context, c client.Client, taskQueue string, op queueop.Op, wait time.Duration) (*QueueOpRun, error) {
 	id := QueueOpWorkflowID(op.ProjectID, op.QueueID, op.Operation)
 	opts := client.StartWorkflowOptions{
 		ID: id, TaskQueue: taskQueue,

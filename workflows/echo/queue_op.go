@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
-	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 // QueueOpResult is what a queue operation changed.
@@ -25,7 +25,7 @@ const queueOpBatchesPerRun = 200
 
 // QueueOpInput is the workflow input; AfterID and Done carry progress across continue-as-new.
 type QueueOpInput struct {
-	Op      echo.QueueOp  `json:"op"`
+	Op      queueop.Op    `json:"op"`
 	AfterID string        `json:"after_id"`
 	Done    QueueOpResult `json:"done"`
 }
@@ -34,7 +34,7 @@ type QueueOpInput struct {
 // activity with a forward-only cursor), then stamps the queue's last_reset_at/last_operation and
 // writes the audit row. A worker crash mid-way resumes at the last finished batch.
 func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResult, error) {
-	if !echo.ValidQueueOperation(in.Op.Operation) {
+	if !queueop.Valid(in.Op.Operation) {
 		return in.Done, temporal.NewNonRetryableApplicationError("unknown queue operation "+in.Op.Operation, "InvalidOperation", nil)
 	}
 	state := in.Done

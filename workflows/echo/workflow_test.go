@@ -10,11 +10,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
-	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
-func queueOp(op string) echo.QueueOp {
-	return echo.QueueOp{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
+func queueOp(op string) queueop.Op {
+	return queueop.Op{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
 }
 
 // The workflow walks the batches with the cursor each one returns, then stamps the queue once
@@ -23,7 +23,7 @@ func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *echoact.Activities
-	op := queueOp(echo.OpReset)
+	op := queueOp(queueop.Reset)
 	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op}).Return(echoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
 	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(echoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
 	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, echoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(echoact.QueueOpBatchResult{}, nil).Once()
@@ -44,7 +44,7 @@ func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *echoact.Activities
-	op := queueOp(echo.OpReRun)
+	op := queueOp(queueop.ReRun)
 	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(echoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
 	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(echoact.QueueOpBatchResult{Changed: 3}, nil).Once()
 	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 3).Return(nil).Once()

@@ -1,4 +1,8 @@
-package crawl
+// Package crawler runs the crawler command of a crawl task (CRAWL_CRAWLER_COMMAND): it builds the
+// argument list from the template without a shell, starts it in its own process group and keeps
+// its last output lines. The crawler talks to Kafka itself; this package opens no connection, so
+// the crawl activities use it without reaching a connector (issue 15 item 5).
+package crawler
 
 import (
 	"bufio"
@@ -23,16 +27,16 @@ const (
 	maxLine = 4096
 )
 
-// CrawlerResult is what a finished crawler left behind.
-type CrawlerResult struct {
+// Result is what a finished crawler left behind.
+type Result struct {
 	ExitCode  int
 	LastLines []string
 	Lines     int
 	Duration  time.Duration
 }
 
-// CrawlerRunner starts a crawler command and watches it.
-type CrawlerRunner struct {
+// Runner starts a crawler command and watches it.
+type Runner struct {
 	// KeepLines is how many of the last output lines are kept.
 	KeepLines int
 	// HeartbeatEvery is how often Heartbeat is called while it runs.
@@ -46,9 +50,9 @@ type CrawlerRunner struct {
 // stderr interleaved). A crawler that exits non-zero is not an error here;
 // the caller decides. Cancelling ctx terminates its whole process group, so
 // a `docker run` wrapper and its children go too.
-func (r CrawlerRunner) Run(ctx context.Context, argv []string, env []string) (CrawlerResult, error) {
+func (r Runner) Run(ctx context.Context, argv []string, env []string) (Result, error) {
 	if len(argv) == 0 {
-		return CrawlerResult{}, errors.New("crawler command is empty")
+		return Result{}, errors.New("crawler command is empty")
 	}
 	keep := r.KeepLines
 	if keep <= 0 {
@@ -69,7 +73,7 @@ func (r CrawlerRunner) Run(ctx context.Context, argv []string, env []string) (Cr
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return CrawlerResult{}, fmt.Errorf("start crawler %q: %w", argv[0], err)
+		return Result{}, fmt.Errorf("start crawler %q: %w", argv[0], err)
 	}
 	readDone := make(chan struct{})
 	go func() { defer close(readDone); out.read(pr) }()
@@ -94,7 +98,7 @@ func (r CrawlerRunner) Run(ctx context.Context, argv []string, env []string) (Cr
 	}
 }
 
-func exitStatus(ctx context.Context, err error, res *CrawlerResult) error {
+func exitStatus(ctx context.Context, err error, res *Result) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("crawler stopped: %w", ctx.Err())
 	}
@@ -151,8 +155,8 @@ func (t *tail) latest() (int, string) {
 	return t.count, t.lines[len(t.lines)-1]
 }
 
-func (t *tail) result() CrawlerResult {
+func (t *tail) result() Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return CrawlerResult{LastLines: append([]string(nil), t.lines...), Lines: t.count}
+	return Result{LastLines: append([]string(nil), t.lines...), Lines: t.count}
 }

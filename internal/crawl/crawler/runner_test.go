@@ -1,4 +1,4 @@
-package crawl
+package crawler
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestCrawlerRunnerExitAndLastLines(t *testing.T) {
-	r := CrawlerRunner{KeepLines: 3}
+	r := Runner{KeepLines: 3}
 	res, err := r.Run(context.Background(), []string{"sh", "-c", `for i in 1 2 3 4 5; do echo line $i; done; echo oops >&2; exit 3`}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestCrawlerRunnerExitAndLastLines(t *testing.T) {
 
 func TestCrawlerRunnerHeartbeatsAndEnv(t *testing.T) {
 	var beats atomic.Int32
-	r := CrawlerRunner{HeartbeatEvery: 20 * time.Millisecond, Heartbeat: func(int, string) { beats.Add(1) }}
+	r := Runner{HeartbeatEvery: 20 * time.Millisecond, Heartbeat: func(int, string) { beats.Add(1) }}
 	res, err := r.Run(context.Background(), []string{"sh", "-c", `echo "$CRAWL_TEST_VAR"; sleep 0.2`}, []string{"CRAWL_TEST_VAR=hello"})
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +39,14 @@ func TestCrawlerRunnerCancelKillsProcessGroup(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	// The child sleep would keep the pipe open if only sh were killed.
-	_, err := CrawlerRunner{}.Run(ctx, []string{"sh", "-c", `sleep 30 & wait`}, nil)
+	_, err := Runner{}.Run(ctx, []string{"sh", "-c", `sleep 30 & wait`}, nil)
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
 }
 
 func TestCrawlerRunnerMissingBinary(t *testing.T) {
-	if _, err := (CrawlerRunner{}).Run(context.Background(), []string{"/nonexistent/crawler"}, nil); err == nil {
+	if _, err := (Runner{}).Run(context.Background(), []string{"/nonexistent/crawler"}, nil); err == nil {
 		t.Fatal("want a start error")
 	}
 }
