@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"golang.org/x/sync/errgroup"
 
@@ -130,12 +129,10 @@ func (u *UI) sweepNow(c echo.Context) error {
 			return back(c, target, "error", "日期格式应为 YYYY-MM-DD")
 		}
 	}
-	in := webhook.SweepInput{Target: webhookwf.TargetFrom(cfg.Webhook), Filter: f, Policy: webhookwf.PolicyFrom(cfg.Webhook)}
-	id := "webhook-sweep-manual-" + time.Now().UTC().Format("20060102T150405.000")
+	id := webhookwf.SweepID("manual", time.Now())
 	if u.p.Temporal == nil {
 		return u.done(c, target, errNoTemporal, "")
 	}
-	_, err := u.p.Temporal.ExecuteWorkflow(c.Request().Context(), client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
-		webhookwf.WebhookResultWorker, in)
+	_, err := webhookwf.StartSweep(c.Request().Context(), u.p.Temporal, cfg.Temporal.TaskQueue, id, webhookwf.SweepInputFor(cfg.Webhook, f))
 	return u.done(c, target, err, "已开始扫描（"+id+"），完成后刷新查看")
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -68,14 +67,14 @@ func (h *handlers) createGroups(c echo.Context) error {
 	if !numericID.MatchString(req.ParentTaskID) {
 		return httpx.Validation("parent_task_id", "must be a numeric TaskID")
 	}
-	cfg := h.d.Platform.Config
-	in := webhook.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: req.ParentTaskID}
+	in := wf.GroupsInputFor(h.d.Platform.Config.Webhook, req.ParentTaskID)
 	var res webhook.CreateResult
-	id := wf.GroupsWorkflowID(req.ParentTaskID)
-	if err := h.run(c.Request().Context(), id, wf.CreateWebhookResultsForGroups, in, &res); err != nil {
+	if err := h.run(c.Request().Context(), func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error) {
+		return wf.StartGroups(ctx, c, queue, in)
+	}, &res); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"workflow_id": id, "result": res})
+	return c.JSON(http.StatusOK, map[string]any{"workflow_id": wf.GroupsWorkflowID(req.ParentTaskID), "result": res})
 }
 
 type sweepReq struct {
@@ -94,28 +93,27 @@ func (h *handlers) sweep(c echo.Context) error {
 			return httpx.Validation("date", "must be YYYY-MM-DD")
 		}
 	}
-	cfg := h.d.Platform.Config.Webhook
-	in := webhook.SweepInput{Target: wf.TargetFrom(cfg), Filter: webhook.RowFilter{GroupID: req.GroupID, Date: req.Date}, Policy: wf.PolicyFrom(cfg)}
+	in := wf.SweepInputFor(h.d.Platform.Config.Webhook, webhook.RowFilter{GroupID: req.GroupID, Date: req.Date})
 	var res webhook.SweepResult
-	id := "webhook-sweep-manual-" + time.Now().UTC().Format("20060102T150405.000")
-	if err := h.run(c.Request().Context(), id, wf.WebhookResultWorker, in, &res); err != nil {
+	id := wf.SweepID("manual", time.Now())
+	if err := h.run(c.Request().Context(), func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error) {
+		return wf.StartSweep(ctx, c, queue, id, in)
+	}, &res); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"workflow_id": id, "result": res})
 }
 
-func (h *handlers) run(ctx context.Context, id string, workflow any, in any, out any) error {
+// run starts a workflow with start (one of the workflows/webhook client helpers), waits for it
+// and decodes its result into out.
+func (h *handlers) run(ctx context.Context, start func(context.Context, client.Client, string) (client.WorkflowRun, error), out any) error {
 	cfg := h.d.Platform.Config
 	if cfg.Webhook.TaskBitableURL == "" || cfg.Webhook.WebhookBitableURL == "" {
 		return httpx.Unavailable("feishu", time.Minute)
 	}
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 	defer cancel()
-	run, err := h.d.Platform.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: cfg.Temporal.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, workflow, in)
+	run, err := start(ctx, h.d.Platform.Temporal, cfg.Temporal.TaskQueue)
 	if err != nil {
 		return httpx.FromTemporal(err)
 	}

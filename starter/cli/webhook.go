@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/config"
@@ -72,9 +71,10 @@ func webhookWorkerCmd() *cobra.Command {
 					fmt.Printf("schedule %s scans every %s\n", s.ID, cfg.Webhook.SweepInterval)
 					return nil
 				}
-				in := webhook.SweepInput{Target: wf.TargetFrom(cfg.Webhook), Filter: webhook.RowFilter{GroupID: groupID, Date: date}, Policy: wf.PolicyFrom(cfg.Webhook)}
-				var res webhook.SweepResult
-				return runOnce(ctx, c, cfg, "webhook-sweep-cli-"+time.Now().UTC().Format("20060102T150405"), wf.WebhookResultWorker, in, &res)
+				in := wf.SweepInputFor(cfg.Webhook, webhook.RowFilter{GroupID: groupID, Date: date})
+				id := wf.SweepID("cli", time.Now())
+				run, err := wf.StartSweep(ctx, c, cfg.Temporal.TaskQueue, id, in)
+				return printResult(ctx, run, err, &webhook.SweepResult{})
 			})
 		},
 	}
@@ -109,7 +109,8 @@ func webhookCreatorCmd() *cobra.Command {
 					return nil
 				}
 				var res wf.CreatorResult
-				return runOnce(ctx, c, cfg, "webhook-creator-cli-"+app+"-"+time.Now().UTC().Format("20060102T150405"), wf.WebhookResultCreator, in, &res)
+				run, err := wf.StartCreator(ctx, c, cfg.Temporal.TaskQueue, wf.CreatorID(app, time.Now()), in)
+				return printResult(ctx, run, err, &res)
 			})
 		},
 	}
@@ -131,8 +132,9 @@ func webhookGroupsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
 				var res webhook.CreateResult
-				in := webhook.GroupsInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, ParentTaskID: parent}
-				return runOnce(ctx, c, cfg, wf.GroupsWorkflowID(parent), wf.CreateWebhookResultsForGroups, in, &res)
+				in := wf.GroupsInputFor(cfg.Webhook, parent)
+				run, err := wf.StartGroups(ctx, c, cfg.Temporal.TaskQueue, in)
+				return printResult(ctx, run, err, &res)
 			})
 		},
 	}
@@ -154,17 +156,16 @@ func withWebhookPlatform(ctx context.Context, f *webhookFlags, fn func(context.C
 	return fn(ctx, p.Temporal, p.Config)
 }
 
-// runOnce starts a workflow (joining a running one with the same ID), waits and prints its result.
-func runOnce(ctx context.Context, c client.Client, cfg *config.Config, id string, workflow, in, out any) error {
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflow, in)
-	if err != nil {
-		return fmt.Errorf("start %s: %w", id, err)
+// printResult waits for a run started by a workflows/webhook client helper (startErr is the
+// helper's error) and prints its ID and result.
+func printResult(ctx context.Context, run client.WorkflowRun, startErr error, out any) error {
+	if startErr != nil {
+		return startErr
 	}
 	if err := run.Get(ctx, out); err != nil {
-		return fmt.Errorf("%s: %w", id, err)
+		return fmt.Errorf("%s: %w", run.GetID(), err)
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Printf("%s\n%s\n", id, b)
+	fmt.Printf("%s\n%s\n", run.GetID(), b)
 	return nil
 }
