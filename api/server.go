@@ -24,6 +24,7 @@ import (
 	uiapi "github.com/taskloom/taskloom/api/ui"
 	webhookapi "github.com/taskloom/taskloom/api/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
+	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 )
@@ -34,8 +35,8 @@ var openapiSpec []byte
 // mounters attach each subsystem's routes.
 var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, uiapi.Mount, entryapi.Mount, echoapi.Mount}
 
-// New builds the router over p.
-func New(ctx context.Context, p *platform.Platform) (*echo.Echo, error) {
+// New builds the router over p and the process's echo service (echosvc.FromPlatform).
+func New(ctx context.Context, p *platform.Platform, echoSvc *echosvc.Service) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
@@ -51,7 +52,7 @@ func New(ctx context.Context, p *platform.Platform) (*echo.Echo, error) {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{})))
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", openapiSpec) })
 
-	deps := httpx.Deps{Platform: p, Authn: auth.Middleware(keys), Keys: keys}
+	deps := httpx.Deps{Platform: p, Echo: echoSvc, Authn: auth.Middleware(keys), Keys: keys}
 	mountOps(e, deps)
 	for _, m := range mounters {
 		if err := m(e, deps); err != nil {
@@ -96,9 +97,10 @@ func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
 	return nil
 }
 
-// Run is the API process: open the platform, build the router, serve until ctx ends.
-func Run(ctx context.Context, p *platform.Platform) error {
-	e, err := New(ctx, p)
+// Run is the API process: build the router over p and the process's echo service, serve until
+// ctx ends.
+func Run(ctx context.Context, p *platform.Platform, echoSvc *echosvc.Service) error {
+	e, err := New(ctx, p, echoSvc)
 	if err != nil {
 		return err
 	}

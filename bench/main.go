@@ -24,6 +24,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/taskloom/taskloom/internal/auth"
+	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
 )
@@ -35,6 +36,7 @@ type run struct {
 	stack     *stack
 	app       *app
 	p         *platform.Platform
+	echo      *echosvc.Service // the run's one echo service, over p
 	adminKey  string
 	scale     float64
 	noopQueue string
@@ -148,7 +150,12 @@ func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (
 		p.Close()
 		return nil, nil, fmt.Errorf("create bench admin key: %w", err)
 	}
-	r := &run{root: root, stack: s, app: a, p: p, adminKey: key, scale: scale, noopQueue: "bench-noop-" + suffix()}
+	svc, err := echosvc.FromPlatform(p)
+	if err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("echo service: %w", err)
+	}
+	r := &run{root: root, stack: s, app: a, p: p, echo: svc, adminKey: key, scale: scale, noopQueue: "bench-noop-" + suffix()}
 	w := sdkworker.New(p.Temporal, r.noopQueue, sdkworker.Options{})
 	w.RegisterWorkflow(BenchNoopWorkflow)
 	w.RegisterActivity(NoopActivity)

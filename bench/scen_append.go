@@ -26,11 +26,7 @@ func benchAppend(ctx context.Context, r *run) []Result {
 	}
 	n := r.size(200, 40)
 	res.N = n
-	svc, err := echosvc.ServiceFor(r.p)
-	if err != nil {
-		res.Skipped = "echo service: " + err.Error()
-		return []Result{res}
-	}
+	svc := r.echo
 	project := "bench-append-" + suffix()
 	if err := seedClientTasks(ctx, svc, project, n); err != nil {
 		res.Skipped = "seeding failed: " + err.Error()

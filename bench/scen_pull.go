@@ -37,11 +37,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 	// seconds, and the whole run must stay under 10 minutes; BENCH_SCALE=10 gives 5,000.
 	n := r.size(500, 100)
 	res.N = n
-	svc, err := echosvc.ServiceFor(r.p)
-	if err != nil {
-		res.Skipped = "echo service: " + err.Error()
-		return []Result{res}
-	}
+	svc := r.echo
 	apiProject, naiveProject := "bench-pull-"+suffix(), "bench-naive-"+suffix()
 	t0 := time.Now()
 	for _, pid := range []string{apiProject, naiveProject} {

@@ -9,13 +9,9 @@ import (
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 
-// registerEcho registers the echo workflows and activities. The PullLeaseSweeper schedule is
-// applied by `starter schedules apply`, like every schedule, not by each worker start.
-func registerEcho(w sdkworker.Registry, p *platform.Platform) error {
-	svc, err := echo.ServiceFor(p)
-	if err != nil {
-		return err
-	}
+// registerEcho registers the echo workflows and activities over the process's echo service. The
+// PullLeaseSweeper schedule is applied by `starter schedules apply`, like every schedule, not by
+// each worker start.
+func registerEcho(w sdkworker.Registry, p *platform.Platform, svc *echo.Service) {
 	echowf.Register(w, &echoact.Activities{Service: svc, Alerts: echo.AlertsFromConfig(p.Config.Echo)})
-	return nil
 }

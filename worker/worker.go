@@ -16,6 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 )
@@ -23,8 +24,9 @@ import (
 // registrar registers one subsystem's workflows and activities.
 type registrar func(w sdkworker.Registry, p *platform.Platform) error
 
-// registrars lists every subsystem; each lives in worker/<subsystem>.go.
-var registrars = []registrar{registerWebhook, registerCrawl, registerPipeline, registerEntry, registerEcho}
+// registrars lists every subsystem but echo; each lives in worker/<subsystem>.go. Echo's
+// registration (worker/echo.go) takes the process's echo service, which New receives.
+var registrars = []registrar{registerWebhook, registerCrawl, registerPipeline, registerEntry}
 
 // service is a long-running loop the worker process hosts beside the Temporal worker.
 type service func(ctx context.Context, p *platform.Platform) error
@@ -32,8 +34,9 @@ type service func(ctx context.Context, p *platform.Platform) error
 // services lists the background loops (e.g. the crawl Kafka consumers).
 var services = []service{runCrawlConsumers, runEntryMonitor}
 
-// New builds a worker on the configured task queue with every subsystem registered.
-func New(p *platform.Platform) (sdkworker.Worker, error) {
+// New builds a worker on the configured task queue with every subsystem registered, echo's
+// activities over the process's echo service (echo.FromPlatform).
+func New(p *platform.Platform, echoSvc *echo.Service) (sdkworker.Worker, error) {
 	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
@@ -44,14 +47,15 @@ func New(p *platform.Platform) (sdkworker.Worker, error) {
 			return nil, fmt.Errorf("register: %w", err)
 		}
 	}
+	registerEcho(w, p, echoSvc)
 	return w, nil
 }
 
 // Run starts the worker, its background services and its metrics endpoint, and stops them all
 // when ctx ends.
-func Run(ctx context.Context, p *platform.Platform) error {
+func Run(ctx context.Context, p *platform.Platform, echoSvc *echo.Service) error {
 	schema.AtStart(ctx, p)
-	w, err := New(p)
+	w, err := New(p, echoSvc)
 	if err != nil {
 		return err
 	}

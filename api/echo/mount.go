@@ -31,11 +31,7 @@ type api struct {
 
 // Mount registers every TaskEcho route under /api/v1 behind the API-key middleware.
 func Mount(e *echo.Echo, d httpx.Deps) error {
-	p := d.Platform
-	svc, err := echosvc.ServiceFor(p)
-	if err != nil {
-		return err
-	}
+	p, svc := d.Platform, d.Echo
 	a := &api{
 		svc: svc, limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,

@@ -5,7 +5,6 @@
 package ui
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -35,7 +34,7 @@ type UI struct {
 
 // Mount attaches the UI routes to e.
 func Mount(e *echo.Echo, d httpx.Deps) error {
-	u, err := New(d.Platform)
+	u, err := New(d.Platform, d.Echo)
 	if err != nil {
 		return err
 	}
@@ -44,14 +43,10 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	return nil
 }
 
-// New builds the UI over p with the same echo service constructor the JSON API uses. Its
+// New builds the UI over p and the process's echo service, the one the JSON API uses. Its
 // collections' indexes are internal/schema's.
-func New(p *platform.Platform) (*UI, error) {
+func New(p *platform.Platform, svc *echosvc.Service) (*UI, error) {
 	users := uisession.NewUsers(p.Mongo)
-	svc, err := echosvc.ServiceFor(p)
-	if err != nil {
-		return nil, fmt.Errorf("ui: %w", err)
-	}
 	pg, err := parsePages()
 	if err != nil {
 		return nil, err

@@ -109,8 +109,12 @@ func mountUI(t *testing.T, db *mongo.Database) (*platform.Platform, *echo.Echo) 
 	if err := schema.Ensure(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
+	svc, err := echosvc.FromPlatform(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := echo.New()
-	if err := ui.Mount(e, httpx.Deps{Platform: p}); err != nil {
+	if err := ui.Mount(e, httpx.Deps{Platform: p, Echo: svc}); err != nil {
 		t.Fatal(err)
 	}
 	return p, e

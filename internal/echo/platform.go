@@ -4,17 +4,13 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
-// ServiceFor returns the platform's service over its Mongo database, configuration and metrics
-// registry, built once per process: the worker, the JSON API, the UI and the dev seeder all ask
-// for it. Its indexes are internal/schema's, created at the process's start.
-func ServiceFor(p *platform.Platform) (*Service, error) {
-	v, err := p.Shared("echo.service", func() (any, error) {
-		return NewService(p.Mongo, SettingsFromConfig(p.Config.Echo), NewMetrics(p.Metrics), p.Log)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*Service), nil
+// FromPlatform builds a service over the platform's Mongo database, configuration and metrics
+// registry. A process builds one and hands it to everything that serves echo (the worker, the
+// JSON API, the UI, the dev seeder): the service holds the process's pull-sharing state, which
+// only works when every caller in the process goes through the same instance. Its indexes are
+// internal/schema's, created at the process's start.
+func FromPlatform(p *platform.Platform) (*Service, error) {
+	return NewService(p.Mongo, SettingsFromConfig(p.Config.Echo), NewMetrics(p.Metrics), p.Log)
 }
 
 // LimiterFor builds the pull limiter over the platform's Redis.

@@ -34,11 +34,14 @@ type Platform struct {
 	Kafka   *kgo.Client
 	Metrics *prometheus.Registry
 
+	// SchemaOnce makes internal/schema.AtStart run once per platform: the API and the worker
+	// share one Platform when they run in one process (the dev stack), and FerretDB v1 drops the
+	// connection when the same indexes are created twice at the same moment.
+	SchemaOnce sync.Once
+
 	mongoClient *mongo.Client
 	mu          sync.Mutex
 	checks      map[string]Check
-	sharedMu    sync.Mutex
-	shared      map[string]any
 }
 
 // Check reports whether a dependency answers.
@@ -188,25 +191,4 @@ func (p *Platform) Close() {
 		defer cancel()
 		_ = p.mongoClient.Disconnect(ctx)
 	}
-}
-
-// Shared returns the component registered under key, building it on first use. The API, the
-// worker and the UI run in one process under `make dev` and in tests; this lets them share one
-// instance of a subsystem's service (and its start-up work, such as index creation) instead of
-// each building their own. A failed build is not cached, so a later caller retries it.
-func (p *Platform) Shared(key string, build func() (any, error)) (any, error) {
-	p.sharedMu.Lock()
-	defer p.sharedMu.Unlock()
-	if v, ok := p.shared[key]; ok {
-		return v, nil
-	}
-	v, err := build()
-	if err != nil {
-		return nil, err
-	}
-	if p.shared == nil {
-		p.shared = map[string]any{}
-	}
-	p.shared[key] = v
-	return v, nil
 }

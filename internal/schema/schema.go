@@ -62,13 +62,12 @@ const (
 // when the database does not answer, start anyway (the API still serves /healthz), report the
 // failure in the "schema" readiness check, and try again every retryEvery until it succeeds or
 // ctx ends. A process never serves from a database it has not indexed while reporting ready.
-// It runs once per platform: a process that is API and worker at once (the dev stack) does not
-// create the same indexes twice at the same moment, which FerretDB v1 answers by dropping the
-// connection.
+// It runs once per platform (p.SchemaOnce): a process that is API and worker at once (the dev
+// stack) does not create the same indexes twice at the same moment, which FerretDB v1 answers by
+// dropping the connection.
 func AtStart(ctx context.Context, p *platform.Platform) {
-	_, _ = p.Shared("schema.at-start", func() (any, error) {
+	p.SchemaOnce.Do(func() {
 		p.AddCheck("schema", keep(ctx, func(ctx context.Context) error { return Ensure(ctx, p.Mongo) }, retryEvery, p.Log))
-		return nil, nil
 	})
 }
 

@@ -57,7 +57,7 @@ func echoCmd() *cobra.Command {
 // withEcho runs fn with the platform, its indexes ensured, and the echo service over it.
 func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *echo.Service) error) error {
 	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := echo.ServiceFor(p)
+		svc, err := echo.FromPlatform(p)
 		if err != nil {
 			return err
 		}

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/api"
+	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/worker"
 )
 
@@ -12,7 +16,7 @@ func workerCmd() *cobra.Command {
 		Use:   "worker",
 		Short: "Run the Temporal worker (every workflow, activity and Kafka consumer)",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return withPlatform(cmd, worker.Run) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, worker.Run) },
 	}
 }
 
@@ -21,6 +25,19 @@ func apiCmd() *cobra.Command {
 		Use:   "api",
 		Short: "Run the HTTP API on API_ADDR",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return withPlatform(cmd, api.Run) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, api.Run) },
 	}
+}
+
+// serve runs a process (the API or the worker) over a connected platform and the process's one
+// echo service. Unlike withSchema it does not ensure the indexes first: the process does that
+// itself with its start-up policy (schema.AtStart).
+func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *echo.Service) error) error {
+	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
+		svc, err := echo.FromPlatform(p)
+		if err != nil {
+			return err
+		}
+		return run(ctx, p, svc)
+	})
 }

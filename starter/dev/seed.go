@@ -70,14 +70,13 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 	}, nil
 }
 
-// devEchoSeed loads the demo project with server tasks for `make dev` and prints a pull curl.
-func devEchoSeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
-	svc, err := echo.ServiceFor(p)
-	if err != nil {
-		return nil, err
+// devEchoSeed loads the demo project with server tasks through svc for `make dev` and prints a
+// pull curl.
+func devEchoSeed(svc *echo.Service) devSeeder {
+	return func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
+		if _, err := echo.SeedDemo(ctx, svc); err != nil {
+			return nil, err
+		}
+		return []string{"Echo: pull the demo project's server tasks:", "  " + echo.DemoPullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
 	}
-	if _, err := echo.SeedDemo(ctx, svc); err != nil {
-		return nil, err
-	}
-	return []string{"Echo: pull the demo project's server tasks:", "  " + echo.DemoPullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
@@ -38,7 +39,10 @@ var devFakes = []devFake{devFeishu, devSummaryReceiver, devCrawler, devPipelineF
 // devSeeder loads demo data once the platform is up and returns lines to print (e.g. a curl).
 type devSeeder func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error)
 
-var devSeeders = []devSeeder{devPipelineSeed, devEntrySeed, devEchoSeed}
+// devSeeders lists every subsystem's seeder; echo's seeds through the process's echo service.
+func devSeeders(echoSvc *echo.Service) []devSeeder {
+	return []devSeeder{devPipelineSeed, devEntrySeed, devEchoSeed(echoSvc)}
+}
 
 func runDev(ctx context.Context) error {
 	cfg, err := config.Load()
@@ -89,8 +93,13 @@ func runDev(ctx context.Context) error {
 	if _, err := cli.ApplySchedules(ctx, p.Temporal, cfg); err != nil {
 		return err
 	}
+	// One echo service for the seeder, the worker and the API: they run in this one process.
+	echoSvc, err := echo.FromPlatform(p)
+	if err != nil {
+		return err
+	}
 	var lines []string
-	for _, s := range devSeeders {
+	for _, s := range devSeeders(echoSvc) {
 		l, err := s(ctx, p, adminKey)
 		if err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
@@ -99,8 +108,8 @@ func runDev(ctx context.Context) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return worker.Run(gctx, p) })
-	g.Go(func() error { return api.Run(gctx, p) })
+	g.Go(func() error { return worker.Run(gctx, p, echoSvc) })
+	g.Go(func() error { return api.Run(gctx, p, echoSvc) })
 	if temporalDone != nil {
 		g.Go(func() error {
 			select {

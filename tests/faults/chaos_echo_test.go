@@ -31,10 +31,7 @@ import (
 func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string, n, m int) {
 	t.Helper()
 	ctx := env.Context()
-	svc, err := echosvc.ServiceFor(env.Platform)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := env.EchoService
 	body, _ := json.Marshal(map[string]any{"project_id": projectID, "project_name": "chaos", "queue_id": queueID,
 		"queue_name": queueID, "tasks": []map[string]any{{"id": "client-1", "name": "client task", "prompt": "p", "status": "done"}}})
 	in, err := echosvc.ParseSubmit(body, time.Now())

@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
+	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/platform"
@@ -35,9 +36,11 @@ type Env struct {
 	Platform *platform.Platform
 	API      *httptest.Server
 	Echo     *echo.Echo
-	AdminKey string
-	Worker   sdkworker.Worker
-	ctx      context.Context
+	// EchoService is the echo service the API and the worker share, as in a real process.
+	EchoService *echosvc.Service
+	AdminKey    string
+	Worker      sdkworker.Worker
+	ctx         context.Context
 
 	tallies sync.Map // tally id (tallyHeader) → *mongox.Tally
 }
@@ -85,7 +88,13 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 		cancel()
 		t.Fatalf("e2e platform: %v", err)
 	}
-	env := &Env{T: t, Config: cfg, Platform: p, ctx: ctx}
+	svc, err := echosvc.FromPlatform(p)
+	if err != nil {
+		cancel()
+		p.Close()
+		t.Fatalf("e2e echo service: %v", err)
+	}
+	env := &Env{T: t, Config: cfg, Platform: p, EchoService: svc, ctx: ctx}
 	t.Cleanup(func() {
 		cancel()
 		ctx, c := context.WithTimeout(context.Background(), 10*time.Second)
@@ -98,7 +107,7 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 		env.StartWorker()
 	}
 	go func() { _ = worker.RunServices(ctx, p) }()
-	e, err := api.New(ctx, p)
+	e, err := api.New(ctx, p, svc)
 	if err != nil {
 		t.Fatalf("e2e api: %v", err)
 	}
@@ -111,7 +120,7 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 // simulate a worker process dying and coming back.
 func (e *Env) StartWorker() {
 	e.T.Helper()
-	w, err := worker.New(e.Platform)
+	w, err := worker.New(e.Platform, e.EchoService)
 	if err != nil {
 		e.T.Fatalf("e2e worker: %v", err)
 	}
