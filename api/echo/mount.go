@@ -16,12 +16,13 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/pulllimit"
 	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 type api struct {
 	svc       *echosvc.Service
-	limiter   *echosvc.Limiter
+	limiter   *pulllimit.Limiter
 	keys      *auth.Store
 	temporal  client.Client
 	taskQueue string

@@ -7,7 +7,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/pulllimit"
 )
 
 const decisionKey = "echo.ratelimit"
@@ -47,12 +47,12 @@ func (a *api) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func limitHeaders(d echosvc.Decision) map[string]string {
+func limitHeaders(d pulllimit.Decision) map[string]string {
 	h := map[string]string{}
 	if d.Limit > 0 {
 		h[hLimit] = strconv.Itoa(d.Limit)
 		h[hRemaining] = strconv.Itoa(d.Remaining)
-		if !d.Allowed && d.Reason == echosvc.LimitMinute {
+		if !d.Allowed && d.Reason == pulllimit.Minute {
 			h[hRemaining] = "0"
 		}
 		h[hReset] = ts(d.Reset)
@@ -66,7 +66,7 @@ func limitHeaders(d echosvc.Decision) map[string]string {
 
 // quotaLeft is how many tasks this pull may still hand out under the daily quota (-1 = no cap).
 func quotaLeft(c echo.Context) int {
-	if d, ok := c.Get(decisionKey).(echosvc.Decision); ok {
+	if d, ok := c.Get(decisionKey).(pulllimit.Decision); ok {
 		return d.QuotaRemaining
 	}
 	return -1

@@ -1,6 +1,7 @@
 package echo
 
 import (
+	"github.com/taskloom/taskloom/internal/echo/pulllimit"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -13,7 +14,8 @@ func FromPlatform(p *platform.Platform) (*Service, error) {
 	return NewService(p.Mongo, SettingsFromConfig(p.Config.Echo), NewMetrics(p.Metrics), p.Log)
 }
 
-// LimiterFor builds the pull limiter over the platform's Redis.
-func LimiterFor(p *platform.Platform, m *Metrics) *Limiter {
-	return NewLimiter(p.Redis, p.Config.Redis.KeyPrefix, LimitsFromConfig(p.Config.Echo), m, p.Log)
+// LimiterFor builds the pull limiter over the platform's Redis, counting into m's collectors.
+func LimiterFor(p *platform.Platform, m *Metrics) *pulllimit.Limiter {
+	return pulllimit.New(p.Redis, p.Config.Redis.KeyPrefix, pulllimit.FromConfig(p.Config.Echo),
+		pulllimit.Metrics{Refused: m.RateLimited, Failures: m.RateLimitErrors}, p.Log)
 }

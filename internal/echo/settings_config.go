@@ -18,14 +18,6 @@ func SettingsFromConfig(c config.Echo) Settings {
 	return s
 }
 
-// LimitsFromConfig maps the env configuration onto the pull limits.
-func LimitsFromConfig(c config.Echo) PullLimits {
-	return PullLimits{
-		PerMinute: c.PullRateLimitPerMinute, PerHour: c.PullRateLimitPerHour, DailyQuota: c.PullQuota,
-		MinInterval: c.PullMinInterval, AlertPerMinute: c.AlertMaxPullsPerMinute,
-	}
-}
-
 // AlertsFromConfig maps the env configuration onto the alert thresholds.
 func AlertsFromConfig(c config.Echo) alert.Thresholds {
 	return alert.Thresholds{

@@ -1,17 +1,22 @@
-package echo
+// Package pulllimit enforces TaskEcho's per-API-key pull limits (seed 002, 2.8: rate per minute
+// and per hour, a daily quota of pulled tasks, a minimum interval between pulls) in Redis, so
+// that every API replica shares one budget per key.
+package pulllimit
 
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/taskloom/taskloom/internal/config"
 )
 
-// PullLimits are the seed's 2.8 limits, per API key. Zero disables a limit.
-type PullLimits struct {
+// Limits are the seed's 2.8 limits, per API key. Zero disables a limit.
+type Limits struct {
 	PerMinute   int           // pull_rate_limit, per minute
 	PerHour     int           // pull_rate_limit, per hour
 	DailyQuota  int           // pull_quota: tasks per UTC day
@@ -21,13 +26,30 @@ type PullLimits struct {
 	AlertPerMinute int
 }
 
+// FromConfig maps the env configuration onto the limits.
+func FromConfig(c config.Echo) Limits {
+	return Limits{
+		PerMinute: c.PullRateLimitPerMinute, PerHour: c.PullRateLimitPerHour, DailyQuota: c.PullQuota,
+		MinInterval: c.PullMinInterval, AlertPerMinute: c.AlertMaxPullsPerMinute,
+	}
+}
+
 // Limit reasons (the reason label of taskloom_echo_rate_limited_total).
 const (
-	LimitMinute   = "per_minute"
-	LimitHour     = "per_hour"
-	LimitQuota    = "daily_quota"
-	LimitInterval = "min_interval"
+	Minute   = "per_minute"
+	Hour     = "per_hour"
+	Quota    = "daily_quota"
+	Interval = "min_interval"
 )
+
+// Metrics are the limiter's collectors; the echo service registers them with its own
+// (echo.Metrics RateLimited and RateLimitErrors).
+type Metrics struct {
+	// Refused counts pulls refused with 429, by reason.
+	Refused *prometheus.CounterVec
+	// Failures counts Redis failures, after which the pull was let through.
+	Failures prometheus.Counter
+}
 
 // Decision is the limiter's answer for one pull call.
 type Decision struct {
@@ -44,7 +66,7 @@ type Decision struct {
 	QuotaRemaining int
 }
 
-// Limiter enforces PullLimits in Redis with go-redis/redis_rate (GCRA) plus a daily counter and
+// Limiter enforces Limits in Redis with go-redis/redis_rate (GCRA) plus a daily counter and
 // a SET NX PX interval key, so every API replica shares the same budget. When Redis fails it
 // fails open: the pull goes through, an error is logged and taskloom_echo_ratelimit_errors_total
 // counts it — a limiter outage must never turn into refused pulls or 500s.
@@ -52,14 +74,14 @@ type Limiter struct {
 	rdb     redis.UniversalClient
 	rate    *redis_rate.Limiter
 	prefix  string
-	limits  PullLimits
-	metrics *Metrics
+	limits  Limits
+	metrics Metrics
 	log     *slog.Logger
 	now     func() time.Time
 }
 
-// NewLimiter builds a limiter; prefix namespaces its keys (e.g. the platform's Redis key prefix).
-func NewLimiter(rdb redis.UniversalClient, prefix string, limits PullLimits, metrics *Metrics, log *slog.Logger) *Limiter {
+// New builds a limiter; prefix namespaces its keys (e.g. the platform's Redis key prefix).
+func New(rdb redis.UniversalClient, prefix string, limits Limits, metrics Metrics, log *slog.Logger) *Limiter {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -77,7 +99,7 @@ func (l *Limiter) Check(ctx context.Context, keyID string) Decision {
 		}
 		if !ok {
 			ttl, _ := l.rdb.PTTL(ctx, l.prefix+"interval:"+keyID).Result()
-			return l.refuse(d, LimitInterval, max(ttl, time.Millisecond))
+			return l.refuse(d, Interval, max(ttl, time.Millisecond))
 		}
 	}
 	if l.limits.PerMinute > 0 {
@@ -88,7 +110,7 @@ func (l *Limiter) Check(ctx context.Context, keyID string) Decision {
 		d.Limit, d.Remaining, d.Reset = l.limits.PerMinute, r.Remaining, l.now().Add(r.ResetAfter)
 		l.alertRate(ctx, keyID, l.limits.PerMinute-r.Remaining)
 		if r.Allowed == 0 {
-			return l.refuse(d, LimitMinute, r.RetryAfter)
+			return l.refuse(d, Minute, r.RetryAfter)
 		}
 	}
 	if l.limits.PerHour > 0 {
@@ -97,7 +119,7 @@ func (l *Limiter) Check(ctx context.Context, keyID string) Decision {
 			return l.failOpen(ctx, err)
 		}
 		if r.Allowed == 0 {
-			return l.refuse(d, LimitHour, r.RetryAfter)
+			return l.refuse(d, Hour, r.RetryAfter)
 		}
 	}
 	if l.limits.DailyQuota > 0 {
@@ -107,7 +129,7 @@ func (l *Limiter) Check(ctx context.Context, keyID string) Decision {
 		}
 		d.QuotaLimit, d.QuotaRemaining = l.limits.DailyQuota, max(l.limits.DailyQuota-used, 0)
 		if d.QuotaRemaining == 0 {
-			return l.refuse(d, LimitQuota, l.untilMidnight())
+			return l.refuse(d, Quota, l.untilMidnight())
 		}
 	}
 	return d
@@ -141,12 +163,12 @@ func (l *Limiter) untilMidnight() time.Duration {
 
 func (l *Limiter) refuse(d Decision, reason string, retry time.Duration) Decision {
 	d.Allowed, d.Reason, d.RetryAfter = false, reason, retry
-	l.metrics.RateLimited.WithLabelValues(reason).Inc()
+	l.metrics.Refused.WithLabelValues(reason).Inc()
 	return d
 }
 
 func (l *Limiter) failOpen(ctx context.Context, err error) Decision {
-	l.metrics.RateLimitErrors.Inc()
+	l.metrics.Failures.Inc()
 	l.log.ErrorContext(ctx, "echo pull limiter unavailable, allowing the pull", "err", err)
 	return Decision{Allowed: true, QuotaLimit: -1, QuotaRemaining: -1}
 }
@@ -156,10 +178,4 @@ func (l *Limiter) alertRate(ctx context.Context, keyID string, used int) {
 		l.log.WarnContext(ctx, "echo alert: pull request rate above threshold", "alert", "pull_rate_high",
 			"api_key_id", keyID, "pulls_this_minute", used, "threshold", l.limits.AlertPerMinute)
 	}
-}
-
-// RetryAfterSeconds renders a Retry-After value (whole seconds, at least 1).
-func RetryAfterSeconds(d time.Duration) string {
-	s := int((d + time.Second - 1) / time.Second)
-	return strconv.Itoa(max(s, 1))
 }
