@@ -124,6 +124,9 @@ func (s *Service) Settings() Settings { return s.set }
 // Metrics returns the service's Prometheus collectors.
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
+// Now is the service's clock, for callers that stamp data the service stores (the demo seed).
+func (s *Service) Now() time.Time { return s.now() }
+
 // SetClock replaces the clock; tests use it to move leases past their expiry.
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/demo"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -42,11 +43,11 @@ func echoCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withEcho(c, func(ctx context.Context, p *platform.Platform, svc *echo.Service) error {
-				pid, err := echo.SeedDemo(ctx, svc)
+				pid, err := demo.Seed(ctx, svc)
 				if err != nil {
 					return err
 				}
-				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, echo.DemoPullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
+				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, demo.PullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
 				return nil
 			})
 		},

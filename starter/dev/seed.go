@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/demo"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -74,9 +75,9 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 // pull curl.
 func devEchoSeed(svc *echo.Service) devSeeder {
 	return func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
-		if _, err := echo.SeedDemo(ctx, svc); err != nil {
+		if _, err := demo.Seed(ctx, svc); err != nil {
 			return nil, err
 		}
-		return []string{"Echo: pull the demo project's server tasks:", "  " + echo.DemoPullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
+		return []string{"Echo: pull the demo project's server tasks:", "  " + demo.PullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
 	}
 }

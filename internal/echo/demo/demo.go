@@ -1,32 +1,36 @@
-package echo
+// Package demo seeds the echo demo project that `make dev` and `starter echo seed-demo` offer
+// to a TaskEcho client, through the echo service's own push and create operations.
+package demo
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/taskloom/taskloom/internal/echo"
 )
 
-// DemoProjectID is the project SeedDemo fills.
-const DemoProjectID = "demo"
+// ProjectID is the project Seed fills.
+const ProjectID = "demo"
 
-// SeedDemo fills the demo project for `make dev`: a queue pushed as a TaskEcho client would, plus
+// Seed fills the demo project for `make dev`: a queue pushed as a TaskEcho client would, plus
 // server tasks (project level and in the queue, with priorities) that a client can pull. Running
 // it again leaves existing tasks alone.
-func SeedDemo(ctx context.Context, svc *Service) (string, error) {
+func Seed(ctx context.Context, svc *echo.Service) (string, error) {
 	body, _ := json.Marshal(map[string]any{
-		"project_id": DemoProjectID, "project_name": "Demo project", "queue_id": "demo.json", "queue_name": "demo.json",
+		"project_id": ProjectID, "project_name": "Demo project", "queue_id": "demo.json", "queue_name": "demo.json",
 		"clientInfo": map[string]any{"username": "dev", "hostname": "localhost", "project_path": "~/demo"},
 		"tasks": []map[string]any{
 			{"id": "client-1", "name": "Pushed by a client", "prompt": "Summarise the README", "status": "done"},
 			{"id": "client-2", "name": "Still pending", "prompt": "Write the changelog", "status": "pending"},
 		},
 	})
-	in, err := ParseSubmit(body, svc.now())
+	in, err := echo.ParseSubmit(body, svc.Now())
 	if err != nil {
 		return "", fmt.Errorf("seed demo: %w", err)
 	}
-	dev := Actor{Name: "seed-demo"}
-	if _, err := svc.Submit(ctx, dev, in, ConflictOverwrite); err != nil {
+	dev := echo.Actor{Name: "seed-demo"}
+	if _, err := svc.Submit(ctx, dev, in, echo.ConflictOverwrite); err != nil {
 		return "", fmt.Errorf("seed demo submit: %w", err)
 	}
 	queue := "demo.json"
@@ -41,18 +45,18 @@ func SeedDemo(ctx context.Context, svc *Service) (string, error) {
 		{&queue, `{"taskId":"server-q2","name":"Queue task 2","prompt":"Update dependencies"}`},
 	}
 	for _, t := range tasks {
-		f, err := ParseTaskCreate([]byte(t.body))
+		f, err := echo.ParseTaskCreate([]byte(t.body))
 		if err != nil {
 			return "", fmt.Errorf("seed demo task: %w", err)
 		}
-		if _, err := svc.CreateTask(ctx, dev, DemoProjectID, t.queue, f); err != nil && !IsKind(err, KindDuplicate) {
+		if _, err := svc.CreateTask(ctx, dev, ProjectID, t.queue, f); err != nil && !echo.IsKind(err, echo.KindDuplicate) {
 			return "", fmt.Errorf("seed demo task %s: %w", f.TaskID, err)
 		}
 	}
-	return DemoProjectID, nil
+	return ProjectID, nil
 }
 
-// DemoPullCurl is the command `make dev` prints to pull the demo tasks.
-func DemoPullCurl(baseURL, apiKey string) string {
-	return fmt.Sprintf("curl -s -H \"X-API-Key: %s\" '%s/api/v1/projects/%s/tasks/pull?limit=10'", apiKey, baseURL, DemoProjectID)
+// PullCurl is the command `make dev` prints to pull the demo tasks.
+func PullCurl(baseURL, apiKey string) string {
+	return fmt.Sprintf("curl -s -H \"X-API-Key: %s\" '%s/api/v1/projects/%s/tasks/pull?limit=10'", apiKey, baseURL, ProjectID)
 }
