@@ -12,6 +12,10 @@ import (
 // descending) orders both kinds. TaskEcho sorted the raw mixed value, which put "high" last.
 var priorityLabelRank = map[string]int{"high": 8, "medium": 5, "low": 2}
 
+// PriorityLabelRank is a stored priority label's rank on the 1–10 scale, 0 for anything else
+// (internal/echo/migrate ranks TaskEcho's labels with it).
+func PriorityLabelRank(label string) int { return priorityLabelRank[label] }
+
 // ParsePriority validates a priority given as JSON: null, "high"|"medium"|"low" (any case) or an
 // integer 1–10. It returns the value to store (nil, a lowercase string or an int) and its rank
 // (0 when absent). The error messages are TaskEcho's.

@@ -10,21 +10,22 @@ import (
 
 	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/echo/demo"
+	"github.com/taskloom/taskloom/internal/echo/migrate"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
 // migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
 // model — source=client and pulled_at=null where missing, embedded queue tasks moved into the
-// tasks collection — after creating every collection's indexes (internal/schema). Safe to run
-// any number of times.
+// tasks collection (internal/echo/migrate) — after creating every collection's indexes
+// (internal/schema). Safe to run any number of times.
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
 		Short: "Create every index and migrate TaskEcho data to the echo model (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withEcho(c, func(ctx context.Context, _ *platform.Platform, svc *echo.Service) error {
-				r, err := svc.Migrate(ctx)
+			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
+				r, err := migrate.Run(ctx, p.Mongo)
 				if err != nil {
 					return fmt.Errorf("migrate: %w", err)
 				}

@@ -1,4 +1,7 @@
-package echo
+// Package migrate brings data written by TaskEcho (or by an older taskloom) to the echo model
+// that internal/echo serves; `starter migrate` runs it. It writes the echo collections directly,
+// document by document, and is safe to run any number of times.
+package migrate
 
 import (
 	"context"
@@ -8,11 +11,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
-// MigrateReport counts what Migrate changed; a second run reports zeros.
-type MigrateReport struct {
+// Report counts what Run changed; a second run reports zeros.
+type Report struct {
 	ProjectsConverted int64 `json:"projects_converted"`
 	QueuesConverted   int64 `json:"queues_converted"`
 	TasksImported     int64 `json:"tasks_imported"`
@@ -21,15 +25,17 @@ type MigrateReport struct {
 	FieldsBackfilled  int64 `json:"fields_backfilled"`
 }
 
-// Migrate brings data written by TaskEcho (or by an older taskloom) to the current model,
-// idempotently:
+// Run brings data written by TaskEcho (or by an older taskloom) in db to the current model,
+// idempotently, and then creates the echo indexes:
 //   - TaskEcho projects (camelCase projectId, clientInfo, gitInfo, lastTaskAt) get project_id etc.;
 //   - TaskEcho queues keep their tasks embedded: each is copied into the tasks collection (its
 //     unique key makes a re-run skip it) and the array is removed only after every copy landed;
 //   - every task without source becomes source=client and without pulled_at gets pulled_at=null
 //     (the seed's 兼容性 rule); the other pull fields get their empty values.
-func (s *Service) Migrate(ctx context.Context) (*MigrateReport, error) {
-	r := &MigrateReport{}
+func Run(ctx context.Context, db *mongo.Database) (*Report, error) {
+	s := &migration{projects: db.Collection(echo.CollProjects), queues: db.Collection(echo.CollQueues),
+		tasks: db.Collection(echo.CollTasks)}
+	r := &Report{}
 	projectIDs, err := s.migrateProjects(ctx, r)
 	if err != nil {
 		return r, err
@@ -40,11 +46,16 @@ func (s *Service) Migrate(ctx context.Context) (*MigrateReport, error) {
 	if err := s.backfillTasks(ctx, r); err != nil {
 		return r, err
 	}
-	return r, s.EnsureIndexes(ctx)
+	return r, echo.EnsureIndexes(ctx, db)
+}
+
+// migration is one run over the echo collections.
+type migration struct {
+	projects, queues, tasks *mongo.Collection
 }
 
 // migrateProjects converts TaskEcho project documents and returns every project's _id → project_id.
-func (s *Service) migrateProjects(ctx context.Context, r *MigrateReport) (map[bson.ObjectID]string, error) {
+func (s *migration) migrateProjects(ctx context.Context, r *Report) (map[bson.ObjectID]string, error) {
 	cur, err := s.projects.Find(ctx, bson.M{})
 	if err != nil {
 		return nil, wrap("read projects", err)
@@ -83,7 +94,7 @@ func orNow(v any) any {
 }
 
 // migrateQueues moves TaskEcho's embedded queue tasks into the tasks collection.
-func (s *Service) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectID]string, r *MigrateReport) error {
+func (s *migration) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectID]string, r *Report) error {
 	// A one-time migration reads every TaskEcho queue document.
 	cur, err := s.queues.Find(mongox.DeliberateScan(ctx), bson.M{"queueId": bson.M{"$exists": true}})
 	if err != nil {
@@ -121,15 +132,15 @@ func (s *Service) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectI
 }
 
 // importTask inserts one TaskEcho embedded task; an existing key means a previous run did it.
-func (s *Service) importTask(ctx context.Context, projectID string, queueID *string, d bson.M) (int64, error) {
+func (s *migration) importTask(ctx context.Context, projectID string, queueID *string, d bson.M) (int64, error) {
 	id, _ := d["id"].(string)
 	if id == "" {
 		return 0, nil
 	}
 	doc := bson.M{
-		"key": TaskKey(projectID, queueID, id), "rev": int64(0), "project_id": projectID, "queue_id": queueID, "task_id": id,
-		"name": d["name"], "prompt": d["prompt"], "spec_file": orArr(d["spec_file"]), "status": orStr(d["status"], StatusPending),
-		"report": d["report"], "tags": orArr(d["tags"]), "source": orStr(d["source"], SourceClient),
+		"key": echo.TaskKey(projectID, queueID, id), "rev": int64(0), "project_id": projectID, "queue_id": queueID, "task_id": id,
+		"name": d["name"], "prompt": d["prompt"], "spec_file": orArr(d["spec_file"]), "status": orStr(d["status"], echo.StatusPending),
+		"report": d["report"], "tags": orArr(d["tags"]), "source": orStr(d["source"], echo.SourceClient),
 		"created_at": orNow(d["created_at"]), "updated_at": orNow(d["updated_at"]), "server_modified_at": d["server_modified_at"],
 		"pulled_at": d["pulled_at"], "pulled_by": d["pulled_by"], "lease_id": nil, "lease_expires_at": nil,
 		"priority": d["priority"], "priority_rank": legacyRank(d["priority"]), "expires_at": d["expires_at"],
@@ -164,14 +175,14 @@ func deletedReason(v any) any {
 	if v == nil {
 		return nil
 	}
-	return DeletedByServer
+	return echo.DeletedByServer
 }
 
 // legacyRank ranks a TaskEcho priority (label or number) on the 1–10 scale.
 func legacyRank(v any) int {
 	switch x := v.(type) {
 	case string:
-		return priorityLabelRank[x]
+		return echo.PriorityLabelRank(x)
 	case int32:
 		return int(x)
 	case int64:
@@ -190,13 +201,13 @@ func legacyHistory(v any) bson.A {
 		entry := bson.M{"lease_id": "legacy", "pulled_at": m["pulled_at"], "pulled_by": orStr(m["pulled_by"], "unknown"),
 			"released_at": m["released_at"], "released_by": m["released_by"], "reason": nil, "pushed_at": nil}
 		if m["released_at"] != nil {
-			entry["reason"] = ReleaseClient
+			entry["reason"] = echo.ReleaseClient
 			if m["released_by"] == "system-timeout" {
-				entry["reason"] = ReleaseTimeout
+				entry["reason"] = echo.ReleaseTimeout
 			}
 		} else {
 			// TaskEcho left entries open when the client pushed; the lease is not carried over.
-			entry["released_at"], entry["released_by"], entry["reason"] = m["pulled_at"], "migration", ReleaseServer
+			entry["released_at"], entry["released_by"], entry["reason"] = m["pulled_at"], "migration", echo.ReleaseServer
 		}
 		out = append(out, entry)
 	}
@@ -224,7 +235,7 @@ func legacyLogs(v any) bson.A {
 }
 
 // backfillTasks gives every task the fields the current model expects, only where missing.
-func (s *Service) backfillTasks(ctx context.Context, r *MigrateReport) error {
+func (s *migration) backfillTasks(ctx context.Context, r *Report) error {
 	// TaskEcho's project-level tasks (camelCase taskId) are server tasks.
 	if err := s.convertLegacyProjectTasks(ctx, r); err != nil {
 		return err
@@ -234,7 +245,7 @@ func (s *Service) backfillTasks(ctx context.Context, r *MigrateReport) error {
 		value any
 		count *int64
 	}{
-		{"source", SourceClient, &r.SourceBackfilled},
+		{"source", echo.SourceClient, &r.SourceBackfilled},
 		{"pulled_at", nil, &r.PulledAtAdded},
 		{"pulled_by", nil, &r.FieldsBackfilled},
 		{"lease_id", nil, &r.FieldsBackfilled},
@@ -256,7 +267,7 @@ func (s *Service) backfillTasks(ctx context.Context, r *MigrateReport) error {
 	return nil
 }
 
-func (s *Service) convertLegacyProjectTasks(ctx context.Context, r *MigrateReport) error {
+func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) error {
 	cur, err := s.tasks.Find(ctx, bson.M{"taskId": bson.M{"$exists": true}, "key": bson.M{"$exists": false}})
 	if err != nil {
 		return wrap("read legacy project tasks", err)
@@ -270,7 +281,7 @@ func (s *Service) convertLegacyProjectTasks(ctx context.Context, r *MigrateRepor
 	if err != nil {
 		return wrap("read projects", err)
 	}
-	var ps []Project
+	var ps []echo.Project
 	if err := pc.All(ctx, &ps); err != nil {
 		return wrap("decode projects", err)
 	}
@@ -286,7 +297,7 @@ func (s *Service) convertLegacyProjectTasks(ctx context.Context, r *MigrateRepor
 		}
 		d["id"] = tid
 		if d["source"] == nil {
-			d["source"] = SourceServer
+			d["source"] = echo.SourceServer
 		}
 		if _, err := s.importTask(ctx, pid, nil, d); err != nil {
 			return err
@@ -298,6 +309,8 @@ func (s *Service) convertLegacyProjectTasks(ctx context.Context, r *MigrateRepor
 	}
 	return nil
 }
+
+func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
 
 // docMap reads a nested document whichever way the driver decoded it.
 func docMap(v any) bson.M {
