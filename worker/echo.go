@@ -5,6 +5,7 @@ import (
 
 	echoact "github.com/taskloom/taskloom/activities/echo"
 	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/stats"
 	"github.com/taskloom/taskloom/internal/platform"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
@@ -13,5 +14,6 @@ import (
 // PullLeaseSweeper schedule is applied by `starter schedules apply`, like every schedule, not by
 // each worker start.
 func registerEcho(w sdkworker.Registry, p *platform.Platform, svc *echo.Service) {
-	echowf.Register(w, &echoact.Activities{Service: svc, Alerts: echo.AlertsFromConfig(p.Config.Echo)})
+	echowf.Register(w, &echoact.Activities{Service: svc, Alerter: stats.New(p.Mongo, svc.Now, p.Log),
+		Alerts: echo.AlertsFromConfig(p.Config.Echo)})
 }

@@ -19,14 +19,20 @@ type Service interface {
 	CountOverdueLeases(ctx context.Context) (int, error)
 	ReleaseExpiredLeases(ctx context.Context, batch int) (int, error)
 	ExpireTasks(ctx context.Context, batch int) (int, error)
-	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
 	ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error)
 	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
+}
+
+// Alerter evaluates the alert rules over the audit log; *stats.Reader (internal/echo/stats)
+// implements it.
+type Alerter interface {
+	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
 }
 
 // Activities are the echo activities; workflows/echo.Register registers them.
 type Activities struct {
 	Service Service
+	Alerter Alerter
 	Alerts  alert.Thresholds
 }
 
@@ -93,7 +99,7 @@ func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
 // histories schedule it by that name.
 func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
-	rep, err := a.Service.CheckAlerts(ctx, a.Alerts)
+	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)
 	if err != nil {
 		return r, err
 	}

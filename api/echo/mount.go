@@ -18,10 +18,12 @@ import (
 	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/echo/pulllimit"
 	"github.com/taskloom/taskloom/internal/echo/queueop"
+	"github.com/taskloom/taskloom/internal/echo/stats"
 )
 
 type api struct {
 	svc       *echosvc.Service
+	reports   *stats.Reader
 	limiter   *pulllimit.Limiter
 	keys      *auth.Store
 	temporal  client.Client
@@ -34,7 +36,7 @@ type api struct {
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p, svc := d.Platform, d.Echo
 	a := &api{
-		svc: svc, limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
+		svc: svc, reports: stats.New(p.Mongo, svc.Now, p.Log), limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,
 		log: p.Log.With("subsystem", "echo"),
 	}

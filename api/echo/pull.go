@@ -385,7 +385,7 @@ func (a *api) pullStats(c echo.Context) error {
 	if _, err := a.svc.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
-	st, err := a.svc.PullStatsFor(ctx, pid)
+	st, err := a.reports.Pulls(ctx, pid)
 	if err != nil {
 		return fail(err)
 	}
@@ -405,7 +405,7 @@ func (a *api) pullPending(c echo.Context) error {
 	if _, err := a.svc.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
-	list, _, err := a.svc.PendingPulls(ctx, pid, time.Duration(secs)*time.Second, 0)
+	list, _, err := a.reports.PendingPulls(ctx, pid, time.Duration(secs)*time.Second, 0)
 	if err != nil {
 		return fail(err)
 	}

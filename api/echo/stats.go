@@ -8,6 +8,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/stats"
 )
 
 // stats is S1: live counts over all projects.
@@ -25,14 +26,14 @@ func (a *api) audit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := echosvc.AuditQuery{ProjectID: c.QueryParam("project_id"), Action: c.QueryParam("action"), Page: pg.Page, PageSize: pg.Size}
+	q := stats.AuditQuery{ProjectID: c.QueryParam("project_id"), Action: c.QueryParam("action"), Page: pg.Page, PageSize: pg.Size}
 	if id := auth.From(c); id != nil && id.ProjectID != "" {
 		if q.ProjectID != "" && q.ProjectID != id.ProjectID {
 			return auth.RequireProject(c, q.ProjectID)
 		}
 		q.ProjectID = id.ProjectID
 	}
-	rows, total, err := a.svc.ListAudit(c.Request().Context(), q)
+	rows, total, err := a.reports.Audit(c.Request().Context(), q)
 	if err != nil {
 		return fail(err)
 	}
@@ -41,9 +42,9 @@ func (a *api) audit(c echo.Context) error {
 
 // statsRange reads startDate/endDate (default: the last 30 days up to today, UTC) and the
 // optional projectId, which a project-bound key must match.
-func statsRange(c echo.Context) (echosvc.StatsRange, error) {
+func statsRange(c echo.Context) (stats.Range, error) {
 	now := timeNow()
-	r := echosvc.StatsRange{Start: now.AddDate(0, 0, -29).Format(dateLayout), End: now.Format(dateLayout), ProjectID: c.QueryParam("projectId")}
+	r := stats.Range{Start: now.AddDate(0, 0, -29).Format(dateLayout), End: now.Format(dateLayout), ProjectID: c.QueryParam("projectId")}
 	for name, dst := range map[string]*string{"startDate": &r.Start, "endDate": &r.End} {
 		if v := c.QueryParam(name); v != "" {
 			t, ok := echosvc.ParseTime(v)
@@ -69,12 +70,12 @@ func statsRange(c echo.Context) (echosvc.StatsRange, error) {
 
 const dateLayout = "2006-01-02"
 
-func (a *api) executions(c echo.Context) (echosvc.StatsRange, []echosvc.Execution, error) {
+func (a *api) executions(c echo.Context) (stats.Range, []echosvc.Execution, error) {
 	r, err := statsRange(c)
 	if err != nil {
 		return r, nil, err
 	}
-	rows, err := a.svc.Executions(c.Request().Context(), r)
+	rows, err := a.reports.Executions(c.Request().Context(), r)
 	if err != nil {
 		return r, nil, fail(err)
 	}
@@ -87,7 +88,7 @@ func (a *api) statsSystem(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, http.StatusOK, map[string]any{"summary": echosvc.Summarize(rows), "daily_stats": echosvc.Daily(rows, r)}, "查询成功")
+	return ok(c, http.StatusOK, map[string]any{"summary": stats.Summarize(rows), "daily_stats": stats.Daily(rows, r)}, "查询成功")
 }
 
 // statsProjects is S3.
@@ -97,7 +98,7 @@ func (a *api) statsProjects(c echo.Context) error {
 		return err
 	}
 	out := []map[string]any{}
-	for _, g := range echosvc.GroupBy(rows, func(e echosvc.Execution) string { return e.ProjectID }) {
+	for _, g := range stats.GroupBy(rows, func(e echosvc.Execution) string { return e.ProjectID }) {
 		out = append(out, map[string]any{"project_id": g.Key, "project_name": g.Name, "summary": g.Summary})
 	}
 	return ok(c, http.StatusOK, map[string]any{"projects": out}, "查询成功")
@@ -118,8 +119,8 @@ func (a *api) statsProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, http.StatusOK, map[string]any{"project_id": pid, "project_name": p.Name, "summary": echosvc.Summarize(rows),
-		"daily_stats": echosvc.Daily(rows, r)}, "查询成功")
+	return ok(c, http.StatusOK, map[string]any{"project_id": pid, "project_name": p.Name, "summary": stats.Summarize(rows),
+		"daily_stats": stats.Daily(rows, r)}, "查询成功")
 }
 
 // statsByHour is S5: 24 hourly buckets of one UTC date (?date=YYYY-MM-DD, default today).
@@ -138,7 +139,7 @@ func (a *api) statsByHour(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	hours := make([]echosvc.ExecCounts, 24)
+	hours := make([]stats.Counts, 24)
 	for _, e := range rows {
 		h := &hours[e.Hour]
 		h.Total++
@@ -163,7 +164,7 @@ func (a *api) statsGrouped(listKey, itemKey string, key func(echosvc.Execution) 
 			return err
 		}
 		out := []map[string]any{}
-		for _, g := range echosvc.GroupBy(rows, key) {
+		for _, g := range stats.GroupBy(rows, key) {
 			out = append(out, map[string]any{itemKey: g.Key, "summary": g.Summary})
 		}
 		return ok(c, http.StatusOK, map[string]any{listKey: out}, "查询成功")

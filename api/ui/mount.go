@@ -13,6 +13,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/stats"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
@@ -26,6 +27,7 @@ type UI struct {
 	sessions *uisession.Sessions
 	keys     *auth.Store
 	svc      *echosvc.Service
+	stats    *stats.Reader
 	entry    *entry.Tasks
 	pipes    *pipeline.Store
 	logins   *throttle
@@ -52,7 +54,7 @@ func New(p *platform.Platform, svc *echosvc.Service) (*UI, error) {
 		return nil, err
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
-		keys: auth.NewStore(p.Mongo), svc: svc, logins: &throttle{}, pages: pg,
+		keys: auth.NewStore(p.Mongo), svc: svc, stats: stats.New(p.Mongo, svc.Now, p.Log), logins: &throttle{}, pages: pg,
 		entry: entry.NewTasks(p), pipes: pipeline.NewStore(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}

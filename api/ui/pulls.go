@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/stats"
 )
 
 // Pull management page bounds: every list and chart reads a fixed number of rows.
@@ -43,7 +44,7 @@ var timeouts = []struct{ Value, Label string }{{"0s", "全部进行中"}, {"10m"
 type pullsData struct {
 	ProjectID string
 	Projects  []echosvc.ProjectSummary
-	Stats     *echosvc.PullStats
+	Stats     *stats.Pulls
 	Timeline  template.HTML
 	Histogram template.HTML
 	Durations int
@@ -84,13 +85,13 @@ func (u *UI) pullsPage(c echo.Context) error {
 	if err != nil || timeout < 0 {
 		d.Timeout, timeout = "1h", time.Hour
 	}
-	if d.Stats, err = u.svc.PullStatsFor(ctx, d.ProjectID); err != nil {
+	if d.Stats, err = u.stats.Pulls(ctx, d.ProjectID); err != nil {
 		return u.failPage(c, err)
 	}
 	if err := u.charts(ctx, &d); err != nil {
 		return u.failPage(c, err)
 	}
-	pending, total, err := u.svc.PendingPulls(ctx, d.ProjectID, timeout, pendingShown)
+	pending, total, err := u.stats.PendingPulls(ctx, d.ProjectID, timeout, pendingShown)
 	if err != nil {
 		return u.failPage(c, err)
 	}
@@ -166,7 +167,7 @@ func (u *UI) charts(ctx context.Context, d *pullsData) error {
 func (u *UI) audit(ctx context.Context, pid string, actions ...string) ([]echosvc.AuditEntry, error) {
 	var out []echosvc.AuditEntry
 	for _, a := range actions {
-		es, _, err := u.svc.ListAudit(ctx, echosvc.AuditQuery{ProjectID: pid, Action: a, Page: 1, PageSize: auditRows})
+		es, _, err := u.stats.Audit(ctx, stats.AuditQuery{ProjectID: pid, Action: a, Page: 1, PageSize: auditRows})
 		if err != nil {
 			return nil, err
 		}

@@ -69,27 +69,6 @@ func TestServerEditedSincePull(t *testing.T) {
 	}
 }
 
-func TestComputePullStats(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	at := func(s int) *time.Time { v := t0.Add(time.Duration(s) * time.Second); return &v }
-	str := func(s string) *string { return &s }
-	lease := "l"
-	tasks := []*Task{
-		{Source: SourceClient, PulledAt: at(0), PullHistory: []PullEntry{{PulledAt: t0, ReleasedAt: at(30), PushedAt: at(30), Reason: str(ReleaseClient)}}},
-		{Source: SourceServer, PullHistory: []PullEntry{{PulledAt: t0, ReleasedAt: at(3600), Reason: str(ReleaseTimeout)}}},
-		{Source: SourceServer, PulledAt: at(0), LeaseID: &lease, PullHistory: []PullEntry{{PulledAt: t0, ReleasedAt: at(5), Reason: str(ReleaseClient)}, {PulledAt: t0, LeaseID: "l"}}},
-		{Source: SourceServer, PulledAt: at(0), PullHistory: []PullEntry{{PulledAt: t0, ReleasedAt: at(90), PushedAt: at(90), Reason: str(ReleaseClient)}}},
-	}
-	st := ComputePullStats(tasks)
-	if st.TotalServerTasks != 3 || st.NotPulled != 1 || st.Pulled != 2 || st.PulledNotPushed != 1 || st.TotalPulls != 5 ||
-		st.SuccessfulPulls != 2 || st.TimedOut != 1 || st.Released != 1 || st.PullSuccessRate != 67 || st.LeaseSuccessRate != 50 || *st.AveragePullDuration != 60 {
-		t.Fatalf("stats %+v", st)
-	}
-	if empty := ComputePullStats(nil); empty.AveragePullDuration != nil || empty.PullSuccessRate != 0 {
-		t.Fatalf("empty stats %+v", empty)
-	}
-}
-
 func TestClosedHistoryClosesOnlyTheCurrentLease(t *testing.T) {
 	now := time.Unix(50, 0)
 	old, cur := "old", "cur"

@@ -1,6 +1,6 @@
 // Package alert is the echo alert rules (the seed's "告警规则") and what one evaluation saw, apart
-// from the audit-log query that evaluates them (echo.Service.CheckAlerts): the PullLeaseSweeper's
-// activities take the rules and its result carries the report. It opens no connection, so
+// from the audit-log query that evaluates them (CheckAlerts in internal/echo/stats): the
+// PullLeaseSweeper's activities take the rules and its result carries the report. It opens no connection, so
 // workflows/echo can import it (issue 15 item 5).
 package alert
 

@@ -1,4 +1,4 @@
-package echo
+package stats
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/echo"
 )
 
-// PullStats is PL7 over a project's server tasks and the tasks pushed back after a pull.
-type PullStats struct {
+// Pulls is PL7 over a project's server tasks and the tasks pushed back after a pull.
+type Pulls struct {
 	TotalServerTasks int `json:"total_server_tasks"`
 	NotPulled        int `json:"not_pulled"`
 	Pulled           int `json:"pulled"`
@@ -29,13 +31,13 @@ type PullStats struct {
 	AveragePullDuration *float64 `json:"average_pull_duration"`
 }
 
-// ComputePullStats derives PL7 from tasks (pure, so the arithmetic is unit-tested).
-func ComputePullStats(tasks []*Task) PullStats {
-	var st PullStats
+// ComputePulls derives PL7 from tasks (pure, so the arithmetic is unit-tested).
+func ComputePulls(tasks []*echo.Task) Pulls {
+	var st Pulls
 	var durSum float64
 	ended := 0
 	for _, t := range tasks {
-		if t.Source == SourceServer {
+		if t.Source == echo.SourceServer {
 			st.TotalServerTasks++
 			if t.PulledAt == nil {
 				st.NotPulled++
@@ -56,9 +58,9 @@ func ComputePullStats(tasks []*Task) PullStats {
 			case e.PushedAt != nil:
 				st.SuccessfulPulls++
 				durSum += e.PushedAt.Sub(e.PulledAt).Seconds()
-			case deref(e.Reason) == ReleaseTimeout:
+			case deref(e.Reason) == echo.ReleaseTimeout:
 				st.TimedOut++
-			case deref(e.Reason) == ReleaseClient:
+			case deref(e.Reason) == echo.ReleaseClient:
 				st.Released++
 			}
 		}
@@ -76,9 +78,9 @@ func ComputePullStats(tasks []*Task) PullStats {
 	return st
 }
 
-// PullStatsFor computes PL7 for a project.
-func (s *Service) PullStatsFor(ctx context.Context, projectID string) (*PullStats, error) {
-	f := bson.M{"project_id": projectID, "$or": bson.A{bson.M{"source": SourceServer}, bson.M{"pulled_at": bson.M{"$ne": nil}}}}
+// Pulls computes PL7 for a project.
+func (s *Reader) Pulls(ctx context.Context, projectID string) (*Pulls, error) {
+	f := bson.M{"project_id": projectID, "$or": bson.A{bson.M{"source": echo.SourceServer}, bson.M{"pulled_at": bson.M{"$ne": nil}}}}
 	// One streamed query: the projection keeps each task small, and the batch size lets a
 	// project's whole result travel in one reply (up to the server's 16 MiB per batch) instead of
 	// a getMore per 101 tasks.
@@ -88,11 +90,11 @@ func (s *Service) PullStatsFor(ctx context.Context, projectID string) (*PullStat
 	if err != nil {
 		return nil, wrap("read pull stats", err)
 	}
-	var tasks []*Task
+	var tasks []*echo.Task
 	if err := cur.All(ctx, &tasks); err != nil {
 		return nil, wrap("decode pull stats", err)
 	}
-	st := ComputePullStats(tasks)
+	st := ComputePulls(tasks)
 	return &st, nil
 }
 
@@ -102,7 +104,7 @@ const statsBatchSize = 100_000
 // PendingPulls lists tasks pulled more than timeout ago whose lease is still open (PL8), oldest
 // pull first, and how many there are. limit > 0 returns only the first limit tasks (a page that
 // shows a bounded list); 0 returns them all.
-func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout time.Duration, limit int) ([]*Task, int, error) {
+func (s *Reader) PendingPulls(ctx context.Context, projectID string, timeout time.Duration, limit int) ([]*echo.Task, int, error) {
 	f := bson.M{"project_id": projectID, "lease_id": bson.M{"$ne": nil}, "pulled_at": bson.M{"$lte": s.now().Add(-timeout)}}
 	opts := options.Find().SetSort(bson.D{{Key: "pulled_at", Value: 1}}).SetBatchSize(statsBatchSize)
 	if limit > 0 {
@@ -112,7 +114,7 @@ func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout ti
 	if err != nil {
 		return nil, 0, wrap("read pending pulls", err)
 	}
-	out := []*Task{}
+	out := []*echo.Task{}
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, 0, wrap("decode pending pulls", err)
 	}
@@ -124,4 +126,11 @@ func (s *Service) PendingPulls(ctx context.Context, projectID string, timeout ti
 		return nil, 0, wrap("count pending pulls", err)
 	}
 	return out, int(n), nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

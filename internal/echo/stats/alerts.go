@@ -1,4 +1,4 @@
-package echo
+package stats
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/echo/alert"
 )
 
 // CheckAlerts evaluates the alert rules over the audit log of the last window and logs breaches.
-func (s *Service) CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error) {
+func (s *Reader) CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error) {
 	since := s.now().Add(-th.Window)
 	cur, err := s.audit.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
 	if err != nil {
 		return nil, wrap("read audit for alerts", err)
 	}
-	var rows []AuditEntry
+	var rows []echo.AuditEntry
 	if err := cur.All(ctx, &rows); err != nil {
 		return nil, wrap("decode audit for alerts", err)
 	}
