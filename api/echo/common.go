@@ -14,6 +14,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 // param returns a path parameter decoded once, so an id containing %2F (TaskEcho's queue ids
@@ -116,13 +117,13 @@ func codeOf(k echosvc.Kind) string {
 }
 
 // page parses page/pageSize (pageSize defaults to def, capped at 100).
-func page(c echo.Context, def int) (echosvc.Page, error) {
+func page(c echo.Context, def int) (listing.Page, error) {
 	p, err1 := intQuery(c, "page", 1)
 	s, err2 := intQuery(c, "pageSize", def)
 	if err1 != nil || err2 != nil || p < 1 || s < 1 {
-		return echosvc.Page{}, httpx.Validation("page", "页码和每页数量必须大于 0")
+		return listing.Page{}, httpx.Validation("page", "页码和每页数量必须大于 0")
 	}
-	return echosvc.Page{Page: p, Size: min(s, 100)}, nil
+	return listing.Page{Page: p, Size: min(s, 100)}, nil
 }
 
 func intQuery(c echo.Context, name string, def int) (int, error) {
@@ -134,7 +135,7 @@ func intQuery(c echo.Context, name string, def int) (int, error) {
 }
 
 // pagination is TaskEcho's paginated data.
-func pagination(items any, pg echosvc.Page, total int64) map[string]any {
+func pagination(items any, pg listing.Page, total int64) map[string]any {
 	pages := (total + int64(pg.Size) - 1) / int64(pg.Size)
 	return map[string]any{"items": items, "pagination": map[string]any{
 		"page": pg.Page, "pageSize": pg.Size, "total": total, "totalPages": pages,

@@ -1,7 +1,8 @@
 // Package echo is the HTTP surface of the TaskEcho-compatible task server: TaskEcho's wire format
 // (paths, X-API-Key, the {success,data,message,timestamp} envelope, error codes) plus the pull,
 // lease and queue-operation routes of seed 002. Handlers are thin: decode, authorize, call one
-// internal/echo Service method, render.
+// method of the internal/echo service or of its readers (internal/echo/listing, internal/echo/stats),
+// render.
 package echo
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 	"github.com/taskloom/taskloom/internal/echo/pulllimit"
 	"github.com/taskloom/taskloom/internal/echo/queueop"
 	"github.com/taskloom/taskloom/internal/echo/stats"
@@ -23,6 +25,7 @@ import (
 
 type api struct {
 	svc       *echosvc.Service
+	lists     *listing.Reader
 	reports   *stats.Reader
 	limiter   *pulllimit.Limiter
 	keys      *auth.Store
@@ -36,7 +39,7 @@ type api struct {
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p, svc := d.Platform, d.Echo
 	a := &api{
-		svc: svc, reports: stats.New(p.Mongo, svc.Now, p.Log), limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
+		svc: svc, lists: listing.New(p.Mongo, svc), reports: stats.New(p.Mongo, svc.Now, p.Log), limiter: echosvc.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,
 		log: p.Log.With("subsystem", "echo"),
 	}

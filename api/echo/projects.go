@@ -10,6 +10,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 func (a *api) listProjects(c echo.Context) error {
@@ -21,7 +22,7 @@ func (a *api) listProjects(c echo.Context) error {
 	items := []map[string]any{}
 	// A project-bound key sees only its project.
 	if id := auth.From(c); id != nil && id.ProjectID != "" {
-		s, err := a.svc.ProjectSummary(ctx, id.ProjectID)
+		s, err := a.lists.Project(ctx, id.ProjectID)
 		if err != nil && !echosvc.IsKind(err, echosvc.KindNotFound) {
 			return fail(err)
 		}
@@ -30,7 +31,7 @@ func (a *api) listProjects(c echo.Context) error {
 		}
 		return ok(c, http.StatusOK, pagination(items, pg, int64(len(items))), "查询成功")
 	}
-	list, total, err := a.svc.ListProjects(ctx, pg, c.QueryParam("search"), echosvc.NormalizeTags(csv(c.QueryParam("tags"))))
+	list, total, err := a.lists.Projects(ctx, pg, c.QueryParam("search"), echosvc.NormalizeTags(csv(c.QueryParam("tags"))))
 	if err != nil {
 		return fail(err)
 	}
@@ -45,14 +46,14 @@ func (a *api) projectsCheck(c echo.Context) error {
 	if id := auth.From(c); id != nil {
 		bound = id.ProjectID
 	}
-	v, err := a.svc.ProjectsVersion(c.Request().Context(), bound)
+	v, err := a.lists.ProjectsVersion(c.Request().Context(), bound)
 	if err != nil {
 		return fail(err)
 	}
 	return ok(c, http.StatusOK, versionView(v), "操作成功")
 }
 
-func versionView(v *echosvc.Version) map[string]any {
+func versionView(v *listing.Version) map[string]any {
 	return map[string]any{"version": v.Version, "last_updated_at": ts(v.LastUpdatedAt), "count": v.Count}
 }
 
@@ -73,7 +74,7 @@ func (a *api) getProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.svc.ProjectSummary(c.Request().Context(), pid)
+	s, err := a.lists.Project(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}

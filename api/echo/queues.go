@@ -20,7 +20,7 @@ func (a *api) listQueues(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := a.svc.ListQueues(c.Request().Context(), pid, pg, c.QueryParam("search"))
+	list, total, err := a.lists.Queues(c.Request().Context(), pid, pg, c.QueryParam("search"))
 	if err != nil {
 		return fail(err)
 	}
@@ -39,7 +39,7 @@ func (a *api) queuesCheck(c echo.Context) error {
 	if _, err := a.svc.Project(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
-	v, err := a.svc.QueuesVersion(c.Request().Context(), pid)
+	v, err := a.lists.QueuesVersion(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}
@@ -51,7 +51,7 @@ func (a *api) getQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.svc.QueueSummary(c.Request().Context(), pid, param(c, "queueId"))
+	s, err := a.lists.Queue(c.Request().Context(), pid, param(c, "queueId"))
 	if err != nil {
 		return fail(err)
 	}

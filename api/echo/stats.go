@@ -13,7 +13,7 @@ import (
 
 // stats is S1: live counts over all projects.
 func (a *api) stats(c echo.Context) error {
-	st, err := a.svc.Stats(c.Request().Context())
+	st, err := a.lists.Totals(c.Request().Context())
 	if err != nil {
 		return fail(err)
 	}

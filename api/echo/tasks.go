@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 // queueRef is the task addressed by a …/queues/{q}/tasks/{t} path.
@@ -36,7 +37,7 @@ func (a *api) listQueueTasks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := echosvc.TaskListQuery{Page: pg, Tags: csv(c.QueryParam("tags"))}
+	q := listing.TaskQuery{Page: pg, Tags: csv(c.QueryParam("tags"))}
 	if s := c.QueryParam("status"); s != "" {
 		st, valid := echosvc.NormalizeStatus(s, echosvc.AllStatuses...)
 		if !valid {
@@ -48,7 +49,7 @@ func (a *api) listQueueTasks(c echo.Context) error {
 	if _, _, err := a.svc.ProjectQueue(ctx, pid, qid, map[string]any{"project_id": pid, "queue_id": qid}); err != nil {
 		return fail(err)
 	}
-	list, total, err := a.svc.ListTasks(ctx, pid, &qid, q)
+	list, total, err := a.lists.Tasks(ctx, pid, &qid, q)
 	if err != nil {
 		return fail(err)
 	}
@@ -68,7 +69,7 @@ func (a *api) listProjectTasks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := echosvc.TaskListQuery{Page: pg, PulledStatus: c.QueryParam("pulled_status")}
+	q := listing.TaskQuery{Page: pg, PulledStatus: c.QueryParam("pulled_status")}
 	if s := c.QueryParam("status"); s != "" {
 		st, valid := echosvc.NormalizeStatus(s, echosvc.AllStatuses...)
 		if !valid {
@@ -80,7 +81,7 @@ func (a *api) listProjectTasks(c echo.Context) error {
 	if _, err := a.svc.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
-	list, total, err := a.svc.ListTasks(ctx, pid, nil, q)
+	list, total, err := a.lists.Tasks(ctx, pid, nil, q)
 	if err != nil {
 		return fail(err)
 	}
@@ -102,7 +103,7 @@ func (a *api) queueTasksCheck(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	v, err := a.svc.TasksVersion(ctx, pid, qid)
+	v, err := a.lists.TasksVersion(ctx, pid, qid)
 	if err != nil {
 		return fail(err)
 	}

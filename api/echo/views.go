@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 func strOrNil(p *string) any {
@@ -140,7 +141,7 @@ func gitInfoView(g *echosvc.GitInfo) any {
 	return map[string]any{"repository": strOrNil(g.Repository), "branch": strOrNil(g.Branch)}
 }
 
-func projectView(s *echosvc.ProjectSummary) map[string]any {
+func projectView(s *listing.Project) map[string]any {
 	p := s.Project
 	var meta any
 	title := p.Name
@@ -162,7 +163,7 @@ func projectView(s *echosvc.ProjectSummary) map[string]any {
 	}
 }
 
-func queueView(s *echosvc.QueueSummary) map[string]any {
+func queueView(s *listing.Queue) map[string]any {
 	q := s.Queue
 	return map[string]any{
 		"id": q.ID.Hex(), "queue_id": q.QueueID, "name": q.Name, "task_count": s.Stats.Total, "task_stats": s.Stats,

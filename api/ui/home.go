@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 // projectsPerPage bounds the home page: each listed project costs two count queries.
@@ -16,7 +17,7 @@ type homeData struct {
 	Search   string
 	Tag      string
 	Tags     []string
-	Projects []echosvc.ProjectSummary
+	Projects []listing.Project
 	Pager    pager
 }
 
@@ -29,7 +30,7 @@ func (u *UI) home(c echo.Context) error {
 		tags = []string{d.Tag}
 	}
 	pg := pageOf(c, projectsPerPage)
-	ps, total, err := u.svc.ListProjects(ctx, echosvc.Page{Page: pg.Page, Size: pg.Size}, d.Search, tags)
+	ps, total, err := u.lists.Projects(ctx, listing.Page{Page: pg.Page, Size: pg.Size}, d.Search, tags)
 	if err != nil {
 		return u.failPage(c, err)
 	}

@@ -1,7 +1,7 @@
 // Package ui is the TaskEcho web UI under /ui/: server-rendered html/template pages with
 // embedded hand-written CSS and JS. Sign-in is a session cookie (package uisession); every page
-// action calls the same internal/echo Service methods and internal/auth store the JSON API uses,
-// so the UI has no business rules of its own, only presentation.
+// action calls the same internal/echo service, listing and stats readers and internal/auth store
+// the JSON API uses, so the UI has no business rules of its own, only presentation.
 package ui
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 	"github.com/taskloom/taskloom/internal/echo/stats"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -27,6 +28,7 @@ type UI struct {
 	sessions *uisession.Sessions
 	keys     *auth.Store
 	svc      *echosvc.Service
+	lists    *listing.Reader
 	stats    *stats.Reader
 	entry    *entry.Tasks
 	pipes    *pipeline.Store
@@ -54,7 +56,7 @@ func New(p *platform.Platform, svc *echosvc.Service) (*UI, error) {
 		return nil, err
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
-		keys: auth.NewStore(p.Mongo), svc: svc, stats: stats.New(p.Mongo, svc.Now, p.Log), logins: &throttle{}, pages: pg,
+		keys: auth.NewStore(p.Mongo), svc: svc, lists: listing.New(p.Mongo, svc), stats: stats.New(p.Mongo, svc.Now, p.Log), logins: &throttle{}, pages: pg,
 		entry: entry.NewTasks(p), pipes: pipeline.NewStore(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 // Page sizes; each list is one count and one find whatever the project holds.
@@ -16,8 +17,8 @@ const (
 )
 
 type projectData struct {
-	Summary *echosvc.ProjectSummary
-	Queues  []echosvc.QueueSummary
+	Summary *listing.Project
+	Queues  []listing.Queue
 	QPager  pager
 	Tasks   []*echosvc.Task
 	Pager   pager
@@ -50,16 +51,16 @@ func (u *UI) projectPage(c echo.Context) error {
 		d.Status = ""
 	}
 	var err error
-	if d.Summary, err = u.svc.ProjectSummary(ctx, pid); err != nil {
+	if d.Summary, err = u.lists.Project(ctx, pid); err != nil {
 		return u.failPage(c, err)
 	}
 	qpg := pagerFrom(c.QueryParam("qpage"), queuesPerPage)
-	qs, qtotal, err := u.svc.ListQueues(ctx, pid, echosvc.Page{Page: qpg.Page, Size: qpg.Size}, "")
+	qs, qtotal, err := u.lists.Queues(ctx, pid, listing.Page{Page: qpg.Page, Size: qpg.Size}, "")
 	if err != nil {
 		return u.failPage(c, err)
 	}
 	pg := pageOf(c, tasksPerPage)
-	ts, total, err := u.svc.ListTasks(ctx, pid, nil, echosvc.TaskListQuery{Page: echosvc.Page{Page: pg.Page, Size: pg.Size},
+	ts, total, err := u.lists.Tasks(ctx, pid, nil, listing.TaskQuery{Page: listing.Page{Page: pg.Page, Size: pg.Size},
 		Status: d.Status, PulledStatus: d.Pulled})
 	if err != nil {
 		return u.failPage(c, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 	"github.com/taskloom/taskloom/internal/echo/stats"
 )
 
@@ -43,7 +44,7 @@ var timeouts = []struct{ Value, Label string }{{"0s", "全部进行中"}, {"10m"
 
 type pullsData struct {
 	ProjectID string
-	Projects  []echosvc.ProjectSummary
+	Projects  []listing.Project
 	Stats     *stats.Pulls
 	Timeline  template.HTML
 	Histogram template.HTML
@@ -71,7 +72,7 @@ func (u *UI) pullsPage(c echo.Context) error {
 	d := pullsData{ProjectID: strings.TrimSpace(c.QueryParam("project")), Timeout: c.QueryParam("timeout"), Timeouts: timeouts,
 		TaskQuery: strings.TrimSpace(c.QueryParam("task")), Queue: strings.TrimSpace(c.QueryParam("queue"))}
 	if d.ProjectID == "" {
-		ps, _, err := u.svc.ListProjects(ctx, echosvc.Page{Page: 1, Size: projectsPerPage}, "", nil)
+		ps, _, err := u.lists.Projects(ctx, listing.Page{Page: 1, Size: projectsPerPage}, "", nil)
 		if err != nil {
 			return u.failPage(c, err)
 		}

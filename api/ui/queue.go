@@ -7,11 +7,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 	"github.com/taskloom/taskloom/internal/echo/queueop"
 )
 
 type queueData struct {
-	Summary    *echosvc.QueueSummary
+	Summary    *listing.Queue
 	ProjectID  string
 	Tasks      []*echosvc.Task
 	Pager      pager
@@ -31,14 +32,14 @@ func (u *UI) queuePage(c echo.Context) error {
 		d.Status = ""
 	}
 	var err error
-	if d.Summary, err = u.svc.QueueSummary(ctx, pid, qid); err != nil {
+	if d.Summary, err = u.lists.Queue(ctx, pid, qid); err != nil {
 		return u.failPage(c, err)
 	}
 	if d.ResetCount, d.ErrorCount, err = u.opCounts(c, pid, qid); err != nil {
 		return u.failPage(c, err)
 	}
 	pg := pageOf(c, tasksPerPage)
-	ts, total, err := u.svc.ListTasks(ctx, pid, &qid, echosvc.TaskListQuery{Page: echosvc.Page{Page: pg.Page, Size: pg.Size}, Status: d.Status})
+	ts, total, err := u.lists.Tasks(ctx, pid, &qid, listing.TaskQuery{Page: listing.Page{Page: pg.Page, Size: pg.Size}, Status: d.Status})
 	if err != nil {
 		return u.failPage(c, err)
 	}

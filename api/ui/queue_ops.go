@@ -36,7 +36,7 @@ func (u *UI) confirmQueueOp(c echo.Context) error {
 		return u.render(c, http.StatusNotFound, "error.html", "未知操作", "", "队列操作只能是 reset、reset-error 或 re-run")
 	}
 	ctx := c.Request().Context()
-	if _, err := u.svc.QueueSummary(ctx, op.ProjectID, op.QueueID); err != nil {
+	if _, err := u.lists.Queue(ctx, op.ProjectID, op.QueueID); err != nil {
 		return u.failPage(c, err)
 	}
 	n, err := u.svc.CountQueueOp(ctx, op)
@@ -59,7 +59,7 @@ func (u *UI) runQueueOp(c echo.Context) error {
 	}
 	target := queueURL(op.ProjectID, op.QueueID)
 	ctx := c.Request().Context()
-	if _, err := u.svc.QueueSummary(ctx, op.ProjectID, op.QueueID); err != nil {
+	if _, err := u.lists.Queue(ctx, op.ProjectID, op.QueueID); err != nil {
 		return u.done(c, target, err, "")
 	}
 	op.Actor, op.At = actor(c).Name, time.Now().UTC().Truncate(time.Millisecond)

@@ -7,11 +7,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 type taskData struct {
 	Task   *echosvc.Task
-	Queues []echosvc.QueueSummary
+	Queues []listing.Queue
 	URL    string
 }
 
@@ -43,7 +44,7 @@ func (u *UI) taskPage(c echo.Context) error {
 	if err != nil {
 		return u.failPage(c, err)
 	}
-	qs, _, err := u.svc.ListQueues(ctx, ref.ProjectID, echosvc.Page{Page: 1, Size: queuesPerPage}, "")
+	qs, _, err := u.lists.Queues(ctx, ref.ProjectID, listing.Page{Page: 1, Size: queuesPerPage}, "")
 	if err != nil {
 		return u.failPage(c, err)
 	}

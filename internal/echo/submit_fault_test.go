@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -73,7 +74,7 @@ func TestSubmitFailingMidwayConverges(t *testing.T) {
 func (f *fixture) wantQueue(project, queue string, want map[string]string) {
 	f.t.Helper()
 	q := queue
-	tasks, _, err := f.svc.ListTasks(f.ctx, project, &q, TaskListQuery{Page: Page{Page: 1, Size: 100}})
+	tasks, err := f.svc.findTasks(f.ctx, "queue tasks", bson.M{"project_id": project, "queue_id": q, "deleted_at": nil})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -13,7 +13,8 @@ import (
 // domainPackages are written to MongoDB's documented guarantees alone (DESIGN.md, the store
 // rule): they may not know which engine stands in for MongoDB, nor recognise its errors by text.
 var domainPackages = []string{
-	"internal/echo", "internal/echo/pulllimit", "internal/echo/stats", "internal/echo/migrate", "internal/echo/demo",
+	"internal/echo", "internal/echo/pulllimit", "internal/echo/listing", "internal/echo/stats",
+	"internal/echo/migrate", "internal/echo/demo",
 	"internal/pipeline", "internal/entry", "internal/webhook", "internal/webhook/bitable", "internal/webhook/summary",
 	"internal/crawl",
 }

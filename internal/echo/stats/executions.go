@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/echo/listing"
 )
 
 // Range selects executions: dates are inclusive YYYY-MM-DD (UTC); ProjectID "" = all.
@@ -89,7 +90,7 @@ func Daily(rows []echo.Execution, r Range) []map[string]any {
 		if by[key] != nil {
 			c = *by[key]
 		}
-		out = append(out, map[string]any{"date": key, "execution": c, "task_status": echo.TaskStats{}})
+		out = append(out, map[string]any{"date": key, "execution": c, "task_status": listing.TaskStats{}})
 	}
 	return out
 }

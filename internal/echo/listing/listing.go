@@ -1,16 +1,42 @@
-package echo
+// Package listing is the browsing side of the echo task server: pages of projects, queues and
+// tasks with their status counts, the polling versions of the */check endpoints, and the
+// whole-server totals (S1). It only reads; the echo service writes what it lists, and answers
+// "project (or queue) not found" for it.
+package listing
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/mongox"
 )
+
+// Reader lists the echo collections of one database.
+type Reader struct {
+	svc      *echo.Service
+	db       *mongo.Database
+	projects *mongo.Collection
+	queues   *mongo.Collection
+	tasks    *mongo.Collection
+}
+
+// New builds a reader over db; svc (the service over the same database) looks projects and
+// queues up, so that a missing one is the service's not-found error, and is the clock of the
+// polling versions.
+func New(db *mongo.Database, svc *echo.Service) *Reader {
+	return &Reader{svc: svc, db: db, projects: db.Collection(echo.CollProjects), queues: db.Collection(echo.CollQueues),
+		tasks: db.Collection(echo.CollTasks)}
+}
+
+func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
 
 // TaskStats counts tasks by status; running and cancelled count only toward Total (TaskEcho).
 type TaskStats struct {
@@ -23,11 +49,11 @@ type TaskStats struct {
 func (t *TaskStats) add(status string, n int) {
 	t.Total += n
 	switch status {
-	case StatusPending:
+	case echo.StatusPending:
 		t.Pending += n
-	case StatusDone:
+	case echo.StatusDone:
 		t.Done += n
-	case StatusError:
+	case echo.StatusError:
 		t.Error += n
 	}
 }
@@ -39,17 +65,17 @@ func (p Page) opts() *options.FindOptionsBuilder {
 	return options.Find().SetSkip(int64((p.Page - 1) * p.Size)).SetLimit(int64(p.Size))
 }
 
-// ProjectSummary is a project with its queue and task counts (queue tasks, soft-deleted
+// Project is a project with its queue and task counts (queue tasks, soft-deleted
 // included, as TaskEcho counted them).
-type ProjectSummary struct {
-	Project    *Project
+type Project struct {
+	Project    *echo.Project
 	QueueCount int
 	Stats      TaskStats
 }
 
-// ListProjects lists projects, most recently active first. search is a case-insensitive
+// Projects lists projects, most recently active first. search is a case-insensitive
 // substring of the name or custom title; tags must all be present (AND).
-func (s *Service) ListProjects(ctx context.Context, pg Page, search string, tags []string) ([]ProjectSummary, int64, error) {
+func (s *Reader) Projects(ctx context.Context, pg Page, search string, tags []string) ([]Project, int64, error) {
 	f := bson.M{}
 	if search != "" {
 		rx := bson.Regex{Pattern: regexp.QuoteMeta(search), Options: "i"}
@@ -71,11 +97,11 @@ func (s *Service) ListProjects(ctx context.Context, pg Page, search string, tags
 	if err != nil {
 		return nil, 0, wrap("list projects", err)
 	}
-	var ps []*Project
+	var ps []*echo.Project
 	if err := cur.All(ctx, &ps); err != nil {
 		return nil, 0, wrap("decode projects", err)
 	}
-	out := make([]ProjectSummary, 0, len(ps))
+	out := make([]Project, 0, len(ps))
 	for _, p := range ps {
 		sum, err := s.summarize(ctx, p)
 		if err != nil {
@@ -86,7 +112,7 @@ func (s *Service) ListProjects(ctx context.Context, pg Page, search string, tags
 	return out, total, nil
 }
 
-func (s *Service) summarize(ctx context.Context, p *Project) (*ProjectSummary, error) {
+func (s *Reader) summarize(ctx context.Context, p *echo.Project) (*Project, error) {
 	qn, err := s.queues.CountDocuments(ctx, bson.M{"project_id": p.ProjectID})
 	if err != nil {
 		return nil, wrap("count queues", err)
@@ -95,12 +121,12 @@ func (s *Service) summarize(ctx context.Context, p *Project) (*ProjectSummary, e
 	if err != nil {
 		return nil, err
 	}
-	return &ProjectSummary{Project: p, QueueCount: int(qn), Stats: st[""]}, nil
+	return &Project{Project: p, QueueCount: int(qn), Stats: st[""]}, nil
 }
 
-// ProjectSummary returns one project with its counts.
-func (s *Service) ProjectSummary(ctx context.Context, projectID string) (*ProjectSummary, error) {
-	p, err := s.Project(ctx, projectID)
+// Project returns one project with its counts.
+func (s *Reader) Project(ctx context.Context, projectID string) (*Project, error) {
+	p, err := s.svc.Project(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +134,7 @@ func (s *Service) ProjectSummary(ctx context.Context, projectID string) (*Projec
 }
 
 // statusCounts groups the tasks matching f by queue and status; key "" holds the sum.
-func (s *Service) statusCounts(ctx context.Context, f bson.M) (map[string]TaskStats, error) {
+func (s *Reader) statusCounts(ctx context.Context, f bson.M) (map[string]TaskStats, error) {
 	match := bson.M{"deleted_at": nil} // removed tasks are not counted, as in TaskEcho
 	for k, v := range f {
 		match[k] = v
@@ -145,15 +171,15 @@ func (s *Service) statusCounts(ctx context.Context, f bson.M) (map[string]TaskSt
 	return out, nil
 }
 
-// QueueSummary is a queue with its task counts.
-type QueueSummary struct {
-	Queue *Queue
+// Queue is a queue with its task counts.
+type Queue struct {
+	Queue *echo.Queue
 	Stats TaskStats
 }
 
-// ListQueues lists a project's queues, most recently active first.
-func (s *Service) ListQueues(ctx context.Context, projectID string, pg Page, search string) ([]QueueSummary, int64, error) {
-	if _, err := s.Project(ctx, projectID); err != nil {
+// Queues lists a project's queues, most recently active first.
+func (s *Reader) Queues(ctx context.Context, projectID string, pg Page, search string) ([]Queue, int64, error) {
+	if _, err := s.svc.Project(ctx, projectID); err != nil {
 		return nil, 0, err
 	}
 	f := bson.M{"project_id": projectID}
@@ -168,7 +194,7 @@ func (s *Service) ListQueues(ctx context.Context, projectID string, pg Page, sea
 	if err != nil {
 		return nil, 0, wrap("list queues", err)
 	}
-	var qs []*Queue
+	var qs []*echo.Queue
 	if err := cur.All(ctx, &qs); err != nil {
 		return nil, 0, wrap("decode queues", err)
 	}
@@ -176,16 +202,16 @@ func (s *Service) ListQueues(ctx context.Context, projectID string, pg Page, sea
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]QueueSummary, 0, len(qs))
+	out := make([]Queue, 0, len(qs))
 	for _, q := range qs {
-		out = append(out, QueueSummary{Queue: q, Stats: counts[q.QueueID]})
+		out = append(out, Queue{Queue: q, Stats: counts[q.QueueID]})
 	}
 	return out, total, nil
 }
 
-// QueueSummary returns one queue with its counts.
-func (s *Service) QueueSummary(ctx context.Context, projectID, queueID string) (*QueueSummary, error) {
-	_, q, err := s.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID})
+// Queue returns one queue with its counts.
+func (s *Reader) Queue(ctx context.Context, projectID, queueID string) (*Queue, error) {
+	_, q, err := s.svc.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID})
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +219,11 @@ func (s *Service) QueueSummary(ctx context.Context, projectID, queueID string) (
 	if err != nil {
 		return nil, err
 	}
-	return &QueueSummary{Queue: q, Stats: counts[queueID]}, nil
+	return &Queue{Queue: q, Stats: counts[queueID]}, nil
 }
 
-// TaskListQuery filters a task listing.
-type TaskListQuery struct {
+// TaskQuery filters a task listing.
+type TaskQuery struct {
 	Page
 	Status string
 	// Tags match any (OR), case-insensitively (queue lists).
@@ -206,9 +232,9 @@ type TaskListQuery struct {
 	PulledStatus string
 }
 
-// ListTasks lists the tasks of a queue (queueID set; oldest first) or the project-level tasks
+// Tasks lists the tasks of a queue (queueID set; oldest first) or the project-level tasks
 // (queueID nil; newest first).
-func (s *Service) ListTasks(ctx context.Context, projectID string, queueID *string, q TaskListQuery) ([]*Task, int64, error) {
+func (s *Reader) Tasks(ctx context.Context, projectID string, queueID *string, q TaskQuery) ([]*echo.Task, int64, error) {
 	f := bson.M{"project_id": projectID, "queue_id": queueID}
 	sort := bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}
 	if queueID != nil {
@@ -240,7 +266,7 @@ func (s *Service) ListTasks(ctx context.Context, projectID string, queueID *stri
 	if err != nil {
 		return nil, 0, wrap("list tasks", err)
 	}
-	out := []*Task{}
+	out := []*echo.Task{}
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, 0, wrap("decode tasks", err)
 	}
@@ -256,33 +282,33 @@ type Version struct {
 
 // ProjectsVersion is the polling version of the project list: of every project, or of the one a
 // project-bound key sees (projectID not empty).
-func (s *Service) ProjectsVersion(ctx context.Context, projectID string) (*Version, error) {
+func (s *Reader) ProjectsVersion(ctx context.Context, projectID string) (*Version, error) {
 	f := bson.M{}
 	if projectID != "" {
 		f["project_id"] = projectID
 	}
-	return s.version(ctx, CollProjects, f)
+	return s.version(ctx, echo.CollProjects, f)
 }
 
 // QueuesVersion is the polling version of a project's queue list.
-func (s *Service) QueuesVersion(ctx context.Context, projectID string) (*Version, error) {
-	return s.version(ctx, CollQueues, bson.M{"project_id": projectID})
+func (s *Reader) QueuesVersion(ctx context.Context, projectID string) (*Version, error) {
+	return s.version(ctx, echo.CollQueues, bson.M{"project_id": projectID})
 }
 
 // TasksVersion is the polling version of a queue's task list.
-func (s *Service) TasksVersion(ctx context.Context, projectID, queueID string) (*Version, error) {
-	return s.version(ctx, CollTasks, bson.M{"project_id": projectID, "queue_id": queueID})
+func (s *Reader) TasksVersion(ctx context.Context, projectID, queueID string) (*Version, error) {
+	return s.version(ctx, echo.CollTasks, bson.M{"project_id": projectID, "queue_id": queueID})
 }
 
 // version computes the newest updated_at (as ms) and the count of the documents matching f in
 // coll.
-func (s *Service) version(ctx context.Context, coll string, f bson.M) (*Version, error) {
+func (s *Reader) version(ctx context.Context, coll string, f bson.M) (*Version, error) {
 	c := s.db.Collection(coll)
 	n, err := c.CountDocuments(ctx, f)
 	if err != nil {
 		return nil, wrap("count "+coll, err)
 	}
-	v := &Version{Count: n, LastUpdatedAt: s.now()}
+	v := &Version{Count: n, LastUpdatedAt: s.svc.Now()}
 	var doc struct {
 		UpdatedAt time.Time `bson:"updated_at"`
 	}
@@ -293,16 +319,16 @@ func (s *Service) version(ctx context.Context, coll string, f bson.M) (*Version,
 	return v, nil
 }
 
-// GlobalStats is S1: live counts over every project (queue tasks only, as TaskEcho).
-type GlobalStats struct {
+// Totals is S1: live counts over every project (queue tasks only, as TaskEcho).
+type Totals struct {
 	ProjectCount int64     `json:"project_count"`
 	QueueCount   int64     `json:"queue_count"`
 	TaskCount    int       `json:"task_count"`
 	TaskStats    TaskStats `json:"task_stats"`
 }
 
-// Stats returns S1.
-func (s *Service) Stats(ctx context.Context) (*GlobalStats, error) {
+// Totals returns S1.
+func (s *Reader) Totals(ctx context.Context) (*Totals, error) {
 	pn, err := s.projects.CountDocuments(ctx, bson.M{})
 	if err != nil {
 		return nil, wrap("count projects", err)
@@ -315,5 +341,5 @@ func (s *Service) Stats(ctx context.Context) (*GlobalStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GlobalStats{ProjectCount: pn, QueueCount: qn, TaskCount: st[""].Total, TaskStats: st[""]}, nil
+	return &Totals{ProjectCount: pn, QueueCount: qn, TaskCount: st[""].Total, TaskStats: st[""]}, nil
 }
