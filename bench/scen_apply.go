@@ -14,7 +14,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 const (
@@ -183,7 +185,7 @@ func (a *applier) interleaved(ctx context.Context, n int) (baseline, mixedRun) {
 // seedApply registers the fake assistant as a provider, publishes the apply pipeline and grants
 // the entry account quota.
 func seedApply(ctx context.Context, r *run) error {
-	store := pipeline.NewStore(r.p.Mongo)
+	store := pipelinedb.New(r.p.Mongo)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return err
 	}

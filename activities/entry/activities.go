@@ -13,13 +13,15 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	domain "github.com/taskloom/taskloom/internal/entry"
+
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 // Activities holds the clients the entry activities use.
 type Activities struct {
 	Runs      *domain.Store
-	Pipelines *pipeline.Store
+	Pipelines *pipelinedb.Store
 	// Bot sends replies; nil when TELEGRAM_BOT_TOKEN is unset (the workflow then never asks).
 	Bot *domain.Bot
 	Log *slog.Logger

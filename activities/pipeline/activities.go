@@ -17,11 +17,12 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 // Activities holds the clients the pipeline activities need.
 type Activities struct {
-	Store *domain.Store
+	Store *pipelinedb.Store
 	HTTP  *http.Client
 	// Env holds the allow-listed environment variables `${env.X}` may read.
 	Env map[string]string

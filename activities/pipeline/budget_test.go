@@ -12,7 +12,9 @@ import (
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/mongox"
+
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -37,7 +39,7 @@ func monitoredActivities(t *testing.T) (*Activities, context.Context) {
 	}
 	db := c.Database(testenv.Unique("budget_"))
 	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = c.Disconnect(context.Background()) })
-	store := domain.NewStore(db)
+	store := pipelinedb.New(db)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}

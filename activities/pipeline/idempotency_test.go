@@ -12,7 +12,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
+
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -26,7 +28,7 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fakes.Close() })
-	store := domain.NewStore(testenv.Mongo(t))
+	store := pipelinedb.New(testenv.Mongo(t))
 	if err := store.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/taskloom/taskloom/internal/config"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 // New builds the activities from the configuration; metrics go to reg.
 func New(cfg *config.Config, db *mongo.Database, log *slog.Logger, reg prometheus.Registerer) *Activities {
 	return &Activities{
-		Store:        domain.NewStore(db),
+		Store:        pipelinedb.New(db),
 		HTTP:         &http.Client{Timeout: cfg.Pipeline.HTTPTimeoutCap},
 		Env:          AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -38,7 +39,7 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	a := &Activities{Store: domain.NewStore(testenv.Mongo(t)), HTTP: &http.Client{Timeout: 5 * time.Second},
+	a := &Activities{Store: pipelinedb.New(testenv.Mongo(t)), HTTP: &http.Client{Timeout: 5 * time.Second},
 		Metrics: NewMetrics(prometheus.NewRegistry())}
 	p := &domain.Provider{Ref: "v", BaseURL: srv.URL, AuthHeader: "X-Token", AuthValue: "k"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

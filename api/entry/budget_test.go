@@ -9,7 +9,8 @@ import (
 	entryacts "github.com/taskloom/taskloom/activities/entry"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/mongox"
-	"github.com/taskloom/taskloom/internal/pipeline"
+
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -68,7 +69,7 @@ func TestApplyCommandBudget(t *testing.T) {
 func split(t *mongox.Tally) (intake, lookup int) {
 	for _, c := range t.Commands() {
 		switch c.Collection {
-		case pipeline.CollSchemas:
+		case pipelinedb.CollSchemas:
 			lookup++
 		case "api_keys": // authentication, not the intake
 		default:

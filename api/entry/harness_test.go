@@ -13,7 +13,9 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -68,7 +70,7 @@ type fixture struct {
 	vendor   *vendor
 	tg       *tgfake.Server
 	pipeline string
-	pstore   *pipeline.Store
+	pstore   *pipelinedb.Store
 }
 
 func newFixture(t *testing.T, opts ...e2e.Option) *fixture {
@@ -89,7 +91,7 @@ func newFixture(t *testing.T, opts ...e2e.Option) *fixture {
 		c.Entry.TelegramWebhookSecret, c.Entry.TelegramWorkflowID = tgSecret, name
 	}
 	env := e2e.New(t, append([]e2e.Option{base}, opts...)...)
-	f := &fixture{t: t, env: env, vendor: startVendor(t), tg: tg, pipeline: name, pstore: pipeline.NewStore(env.Platform.Mongo)}
+	f := &fixture{t: t, env: env, vendor: startVendor(t), tg: tg, pipeline: name, pstore: pipelinedb.New(env.Platform.Mongo)}
 	ctx := env.Context()
 	if _, err := f.pstore.PutProvider(ctx, &pipeline.Provider{Ref: name + "_vendor", BaseURL: f.vendor.srv.URL}); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,9 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
+
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -57,7 +59,7 @@ type harness struct {
 	queue    string
 	acts     *pipelineacts.Activities
 	worker   sdkworker.Worker
-	store    *domain.Store
+	store    *pipelinedb.Store
 	cfg      *config.Config
 	// temporalAddr and mongoURI let a child worker process reach the same server and database.
 	temporalAddr, mongoURI string

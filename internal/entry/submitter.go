@@ -13,7 +13,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/config"
+
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -44,7 +46,7 @@ func (e *EnqueueError) Unwrap() error { return e.Err }
 // records itself — never a document without a workflow, and nothing to undo.
 type Submitter struct {
 	Runs      *Store
-	Pipelines *pipeline.Store
+	Pipelines *pipelinedb.Store
 	Temporal  client.Client
 	TaskQueue string
 	Config    *config.Entry
