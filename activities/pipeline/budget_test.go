@@ -2,11 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -46,13 +44,13 @@ func monitoredActivities(t *testing.T) (*Activities, context.Context) {
 	if err := vendors.Seed(ctx, store, "http://127.0.0.1:1", testenv.RepoRoot()+"/testdata/pipelines"); err != nil {
 		t.Fatal(err)
 	}
-	return &Activities{Store: store, HTTP: &http.Client{Timeout: time.Second}, Metrics: NewMetrics(prometheus.NewRegistry())}, ctx
+	return newActivities(store, "http://backend.example"), ctx
 }
 
 func TestCommandBudgets(t *testing.T) {
 	a, ctx := monitoredActivities(t)
 	user := testenv.Unique("budget-")
-	if _, err := a.Store.SetQuota(ctx, user, "f", 1000); err != nil {
+	if _, err := storeOf(a).SetQuota(ctx, user, "f", 1000); err != nil {
 		t.Fatal(err)
 	}
 	admit := func() (string, *mongox.Tally) {
@@ -88,8 +86,8 @@ func TestCommandBudgets(t *testing.T) {
 		}
 	}
 	id := domain.NewTaskID()
-	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
-	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
+	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
+	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("quota refund", budgetQuotaRefund, func(c context.Context) error {
 		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err
