@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )

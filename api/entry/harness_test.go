@@ -11,9 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/config"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
-
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -181,7 +180,7 @@ func (f *fixture) webhook(update any, secret string) *e2e.Response {
 // runsWithKey counts workflow_runs documents holding key.
 func (f *fixture) runsWithKey(key string) int64 {
 	f.t.Helper()
-	n, err := f.env.Platform.Mongo.Collection(domain.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
+	n, err := f.env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"

@@ -14,7 +14,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/uisession"
@@ -27,7 +27,7 @@ type UI struct {
 	sessions *uisession.Sessions
 	keys     *auth.Store
 	svc      *echosvc.Service
-	entry    *entry.Tasks
+	entry    *intake.Tasks
 	pipes    *pipelinedb.Store
 	logins   *throttle
 	pages    pages
@@ -58,7 +58,7 @@ func New(p *platform.Platform) (*UI, error) {
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
 		keys: auth.NewStore(p.Mongo), svc: svc, logins: &throttle{}, pages: pg,
-		entry: entry.NewTasks(p), pipes: pipelinedb.New(p.Mongo)}
+		entry: intake.NewTasks(p), pipes: pipelinedb.New(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
 	}

@@ -14,7 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -32,7 +32,7 @@ func TestEnsureCreatesEveryStoresIndexesOnce(t *testing.T) {
 	}
 	for coll, index := range map[string]string{
 		"api_keys":            "",
-		entry.CollRuns:        "",
+		intake.CollRuns:       "",
 		pipelinedb.CollQuotas: "",
 		echo.CollTasks:        "key_unique",
 		echo.CollProjects:     "project_id_unique",

@@ -1,4 +1,4 @@
-package entry
+package intake
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
