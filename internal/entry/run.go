@@ -9,9 +9,9 @@ import (
 // HTTP layer's store mapping answers 404).
 var ErrNotFound = errors.New("entry task not found")
 
-// Run is one workflow_runs document. The workflow writes it when it starts (Accept) and updates it
-// at every status change, so it answers status queries once the workflow has closed (and
-// after Temporal's retention has forgotten it).
+// Run is one workflow_runs document. The workflow writes it when it starts (EntryAccept) and
+// updates it at every status change, so it answers status queries once the workflow has closed
+// (and after Temporal's retention has forgotten it).
 type Run struct {
 	TaskID          string         `bson:"_id" json:"taskId"`
 	IdempotencyKey  string         `bson:"idempotency_key" json:"idempotencyKey"`

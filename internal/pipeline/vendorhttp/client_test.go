@@ -65,3 +65,24 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 		t.Fatalf("recorded calls %+v %v", st, err)
 	}
 }
+
+// A probe is good only for a 2xx answer in time.
+func TestProbeWantsA2xx(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/down" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	c := &Client{HTTP: &http.Client{Timeout: 5 * time.Second}}
+	ctx := context.Background()
+	if !c.Probe(ctx, srv.URL+"/health") {
+		t.Error("a 200 probe failed")
+	}
+	if c.Probe(ctx, srv.URL+"/down") {
+		t.Error("a 503 probe passed")
+	}
+	if c.Probe(ctx, "http://127.0.0.1:1/health") {
+		t.Error("an unreachable probe passed")
+	}
+}
