@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/entry"
 	"go.temporal.io/api/enums/v1"
 
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 const (
@@ -30,7 +32,7 @@ const (
 // benchApply: POST /api/workflows/apply without waiting (authenticate, validate, idempotency
 // check, start EntryTaskWorkflow, answer 202) against the bare start: client.ExecuteWorkflow of
 // the same EntryTaskWorkflow with the options and input the intake would use
-// (entry.Submitter.StartOf), from the bench process.
+// (intake.Submitter.StartOf), from the bench process.
 //
 // Two phases. The first sends n applies alone: throughput, commands per request to completion,
 // and every task must complete (its pipeline run charges the entry quota account,
@@ -99,12 +101,12 @@ func benchApply(ctx context.Context, r *run) []Result {
 // applier sends the bench's apply requests and their bare twins; each call has its own keys.
 type applier struct {
 	r      *run
-	sub    *entry.Submitter
+	sub    *intake.Submitter
 	prefix string // keeps this run's idempotency keys apart from earlier runs'
 }
 
 func newApplier(r *run) *applier {
-	return &applier{r: r, sub: entry.NewSubmitter(r.p), prefix: "bench-" + suffix() + "-"}
+	return &applier{r: r, sub: intake.NewSubmitter(r.p), prefix: "bench-" + suffix() + "-"}
 }
 
 // applyBody is the i-th apply request under prefix.
@@ -183,7 +185,7 @@ func (a *applier) interleaved(ctx context.Context, n int) (baseline, mixedRun) {
 // seedApply registers the fake assistant as a provider, publishes the apply pipeline and grants
 // the entry account quota.
 func seedApply(ctx context.Context, r *run) error {
-	store := pipeline.NewStore(r.p.Mongo)
+	store := pipelinedb.New(r.p.Mongo)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return err
 	}

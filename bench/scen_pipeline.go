@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 const (
@@ -67,7 +68,7 @@ func runPipeline(ctx context.Context, r *run, name string) error {
 	if err := r.p.Temporal.GetWorkflow(ctx, created.WorkflowID, "").Get(ctx, nil); err != nil {
 		return fmt.Errorf("pipeline task %s: %w", created.TaskID, err)
 	}
-	task, err := pipeline.NewStore(r.p.Mongo).GetTask(ctx, created.TaskID)
+	task, err := pipelinedb.New(r.p.Mongo).GetTask(ctx, created.TaskID)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func runPipeline(ctx context.Context, r *run, name string) error {
 // seedPipelines registers the fake vendors, publishes the seed's examples and the 3-step
 // pipeline, and grants enough quota.
 func seedPipelines(ctx context.Context, r *run) error {
-	store := pipeline.NewStore(r.p.Mongo)
+	store := pipelinedb.New(r.p.Mongo)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return err
 	}

@@ -6,25 +6,24 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	entryacts "github.com/taskloom/taskloom/activities/entry"
-	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // registerEntry registers EntryTaskWorkflow and its activities.
 func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
-	acts := &entryacts.Activities{Runs: entry.NewStore(p.Mongo), Pipelines: pipeline.NewStore(p.Mongo),
+	acts := &entryacts.Activities{Runs: intake.NewStore(p.Mongo), Pipelines: pipelinedb.New(p.Mongo),
 		Log: p.Log.With("subsystem", "entry")}
 	if c := p.Config.Entry; c.TelegramBotToken != "" {
-		acts.Bot = entry.NewBot(c.TelegramAPIBaseURL, c.TelegramBotToken)
+		acts.Bot = intake.NewBot(c.TelegramAPIBaseURL, c.TelegramBotToken)
 	}
-	entrywf.Register(w)
-	acts.Register(w)
+	entrywf.Register(w, acts)
 	return nil
 }
 
 // runEntryMonitor keeps the suspended-task gauges current and warns above the threshold.
 func runEntryMonitor(ctx context.Context, p *platform.Platform) error {
-	return entry.NewMonitor(p).Run(ctx)
+	return intake.NewMonitor(p).Run(ctx)
 }

@@ -1,17 +1,41 @@
 package worker
 
 import (
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
+	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
+	"github.com/taskloom/taskloom/internal/pipeline/vendorhttp"
 	"github.com/taskloom/taskloom/internal/platform"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
 // registerPipeline registers PipelineWorkflow, ProviderHealthWorkflow and their activities.
 func registerPipeline(w sdkworker.Registry, p *platform.Platform) error {
-	acts := pipelineacts.New(p.Config, p.Mongo, p.Log, p.Metrics)
-	pipelinewf.Register(w)
-	acts.Register(w)
+	pipelinewf.Register(w, PipelineActivities(p.Config, p.Mongo, p.Log, p.Metrics))
 	return nil
+}
+
+// PipelineActivities builds the pipeline activities over the pipelines' Mongo store, the vendor
+// HTTP client and the Prometheus series on reg.
+func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger, reg prometheus.Registerer) *pipelineacts.Activities {
+	store := pipelinedb.New(db)
+	metrics := pipelineprom.New(reg)
+	return &pipelineacts.Activities{
+		Store: store,
+		Vendors: &vendorhttp.Client{HTTP: &http.Client{Timeout: cfg.Pipeline.HTTPTimeoutCap}, Calls: store,
+			Metrics: metrics, Log: log},
+		Env:          pipelineacts.AllowedEnv(cfg.Pipeline.EnvAllowlist),
+		BackendURL:   cfg.PipelineBackendURL(),
+		HealthWindow: cfg.Pipeline.HealthWindow,
+		Log:          log,
+		Metrics:      metrics,
+	}
 }

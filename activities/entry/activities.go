@@ -8,42 +8,52 @@ import (
 	"fmt"
 	"log/slog"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// Activities holds the clients the entry activities use.
+// Activities holds the clients the entry activities use. Their method names are their activity
+// type names (EntryAccept …), which recorded histories carry.
 type Activities struct {
-	Runs      *domain.Store
-	Pipelines *pipeline.Store
+	Runs      Runs
+	Pipelines Pipelines
 	// Bot sends replies; nil when TELEGRAM_BOT_TOKEN is unset (the workflow then never asks).
-	Bot *domain.Bot
+	Bot Bot
 	Log *slog.Logger
 }
 
-// Register registers every entry activity under its contract name.
-func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.Accept, activity.RegisterOptions{Name: domain.ActAccept})
-	r.RegisterActivityWithOptions(a.PrepareRun, activity.RegisterOptions{Name: domain.ActPrepareRun})
-	r.RegisterActivityWithOptions(a.RecordStatus, activity.RegisterOptions{Name: domain.ActRecordStatus})
-	r.RegisterActivityWithOptions(a.SendReply, activity.RegisterOptions{Name: domain.ActSendReply})
+// Runs is the workflow_runs store (intake.Store).
+type Runs interface {
+	Accept(ctx context.Context, run *domain.Run) error
+	Get(ctx context.Context, taskID string) (*domain.Run, error)
+	Record(ctx context.Context, u domain.StatusUpdate) error
+	MarkReplied(ctx context.Context, taskID string, messageID int64) (bool, error)
 }
 
-// Accept records the task the workflow runs in workflow_runs: the intake starts the workflow and
-// writes nothing, so the document exists exactly when the workflow does. Idempotent: an insert
-// keyed by the task id that leaves an existing document as it is.
-func (a *Activities) Accept(ctx context.Context, env domain.TaskEnvelope) error {
+// Pipelines reads published pipeline versions (pipelinedb.Store).
+type Pipelines interface {
+	GetSchema(ctx context.Context, name, version string) (*pipeline.SchemaRecord, error)
+}
+
+// Bot sends Telegram messages (intake.Bot). It fails with a *domain.RetryAfterError on
+// Telegram's 429 and with domain.ErrRejected when Telegram refuses for good.
+type Bot interface {
+	SendMessage(ctx context.Context, chatID, text string, replyTo int64) (int64, error)
+}
+
+// EntryAccept records the task the workflow runs in workflow_runs: the intake starts the workflow
+// and writes nothing, so the document exists exactly when the workflow does. Idempotent: an
+// insert keyed by the task id that leaves an existing document as it is.
+func (a *Activities) EntryAccept(ctx context.Context, env domain.TaskEnvelope) error {
 	return a.Runs.Accept(ctx, domain.NewRun(env))
 }
 
-// PrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow the
-// entry workflow then starts admits the task itself: it records the task and its steps and charges
-// the quota in its own idempotent activity (workflows own their writes).
-func (a *Activities) PrepareRun(ctx context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
+// EntryPrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow
+// the entry workflow then starts admits the task itself: it records the task and its steps and
+// charges the quota in its own idempotent activity (workflows own their writes).
+func (a *Activities) EntryPrepareRun(ctx context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
 	rec, err := a.Pipelines.GetSchema(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeUnknownPipeline, err)
@@ -55,17 +65,17 @@ func (a *Activities) PrepareRun(ctx context.Context, req domain.PrepareRequest) 
 		EligibleForRefund: rec.Schema.RefundsOnFailure()}, nil
 }
 
-// RecordStatus writes a status change to workflow_runs. Idempotent: the write carries the
+// EntryRecordStatus writes a status change to workflow_runs. Idempotent: the write carries the
 // workflow's sequence number and applies only over an older one.
-func (a *Activities) RecordStatus(ctx context.Context, u domain.StatusUpdate) error {
+func (a *Activities) EntryRecordStatus(ctx context.Context, u domain.StatusUpdate) error {
 	return a.Runs.Record(ctx, u)
 }
 
-// SendReply sends a completed Telegram task's result to its chat, once: the reply's message id is
-// stored on the workflow_runs document and a retried activity that finds it sends nothing. (A
-// worker dying between Telegram's answer and that write is the one way to a second reply.)
+// EntrySendReply sends a completed Telegram task's result to its chat, once: the reply's message
+// id is stored on the workflow_runs document and a retried activity that finds it sends nothing.
+// (A worker dying between Telegram's answer and that write is the one way to a second reply.)
 // Telegram's 429 retry_after becomes the activity's next retry delay.
-func (a *Activities) SendReply(ctx context.Context, req domain.ReplyRequest) error {
+func (a *Activities) EntrySendReply(ctx context.Context, req domain.ReplyRequest) error {
 	if a.Bot == nil {
 		return temporal.NewNonRetryableApplicationError("TELEGRAM_BOT_TOKEN is not set", domain.ErrTypeTelegramRejected, nil)
 	}

@@ -1,6 +1,8 @@
 // Package pipeline holds the side effects of PipelineWorkflow and ProviderHealthWorkflow:
 // vendor HTTP calls, SCF invocations and the Mongo bookkeeping. Each activity is idempotent;
-// its doc comment names the guard.
+// its doc comment names the guard. The activities reach Mongo, the vendors and Prometheus only
+// through the interfaces in clients.go, so the workflows can name them by method value without
+// linking a client; the worker wires internal/pipeline/pipelinedb, vendorhttp and pipelineprom.
 package pipeline
 
 import (
@@ -8,21 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Activities holds the clients the pipeline activities need.
 type Activities struct {
-	Store *domain.Store
-	HTTP  *http.Client
+	Store   Store
+	Vendors Vendors
 	// Env holds the allow-listed environment variables `${env.X}` may read.
 	Env map[string]string
 	// BackendURL is this API's base URL as SCF functions reach it (`${backend_url}`).
@@ -30,7 +29,7 @@ type Activities struct {
 	// HealthWindow is how far back recent calls count for error_rate and avg_response_time.
 	HealthWindow time.Duration
 	Log          *slog.Logger
-	Metrics      *Metrics
+	Metrics      Metrics
 
 	providers providerCache
 }
@@ -44,23 +43,6 @@ func AllowedEnv(allow []string) map[string]string {
 		}
 	}
 	return env
-}
-
-// Register registers every pipeline activity under its contract name.
-func (a *Activities) Register(r worker.ActivityRegistry) {
-	for name, fn := range map[string]any{
-		domain.ActAdmitTask:      a.AdmitTask,
-		domain.ActChooseProvider: a.ChooseProviders,
-		domain.ActCallSync:       a.CallSync,
-		domain.ActSubmitAsync:    a.SubmitAsync,
-		domain.ActPollAsync:      a.PollAsync,
-		domain.ActInvokeSCF:      a.InvokeSCF,
-		domain.ActFinishStep:     a.FinishStep,
-		domain.ActFinishTask:     a.FinishTask,
-		domain.ActCheckHealth:    a.CheckProviderHealth,
-	} {
-		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
 }
 
 // FinishStep records a step's final status. Guard: only pending/processing steps change.
@@ -82,7 +64,7 @@ func (a *Activities) FinishTask(ctx context.Context, req domain.FinishTaskReques
 	} else if err := a.Store.SettleQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
 		return err
 	}
-	a.Metrics.TasksFinished.WithLabelValues(req.Status).Inc()
+	a.Metrics.TaskFinished(req.Status)
 	return nil
 }
 
@@ -95,7 +77,7 @@ func (a *Activities) RefundQuota(ctx context.Context, req domain.RefundRequest) 
 		return false, err
 	}
 	if did {
-		a.Metrics.Refunds.Inc()
+		a.Metrics.QuotaRefunded()
 	}
 	if err := a.Store.MarkRefunded(ctx, req.TaskID); err != nil {
 		return did, err

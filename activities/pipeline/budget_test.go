@@ -2,17 +2,16 @@ package pipeline
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/mongox"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -37,20 +36,20 @@ func monitoredActivities(t *testing.T) (*Activities, context.Context) {
 	}
 	db := c.Database(testenv.Unique("budget_"))
 	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = c.Disconnect(context.Background()) })
-	store := domain.NewStore(db)
+	store := pipelinedb.New(db)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := vendors.Seed(ctx, store, "http://127.0.0.1:1", testenv.RepoRoot()+"/testdata/pipelines"); err != nil {
 		t.Fatal(err)
 	}
-	return &Activities{Store: store, HTTP: &http.Client{Timeout: time.Second}, Metrics: NewMetrics(prometheus.NewRegistry())}, ctx
+	return newActivities(store, "http://backend.example"), ctx
 }
 
 func TestCommandBudgets(t *testing.T) {
 	a, ctx := monitoredActivities(t)
 	user := testenv.Unique("budget-")
-	if _, err := a.Store.SetQuota(ctx, user, "f", 1000); err != nil {
+	if _, err := storeOf(a).SetQuota(ctx, user, "f", 1000); err != nil {
 		t.Fatal(err)
 	}
 	admit := func() (string, *mongox.Tally) {
@@ -86,8 +85,8 @@ func TestCommandBudgets(t *testing.T) {
 		}
 	}
 	id := domain.NewTaskID()
-	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
-	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return a.Store.ConsumeQuota(c, user, "f", id) })
+	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
+	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("quota refund", budgetQuotaRefund, func(c context.Context) error {
 		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -15,7 +14,6 @@ import (
 // a high error rate) but comes back only after two good probes in a row with a low error rate, so
 // one lucky probe does not send traffic back to a sick vendor.
 const (
-	probeTimeout         = 5 * time.Second
 	failuresToDown       = 2
 	successesToUp        = 2
 	minCallsForRate      = 5
@@ -85,24 +83,13 @@ const (
 )
 
 func (a *Activities) probe(ctx context.Context, healthURL string) probeResult {
-	if healthURL == "" {
+	switch {
+	case healthURL == "":
 		return noProbe
+	case a.Vendors.Probe(ctx, healthURL):
+		return probeOK
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
-	if err != nil {
-		return probeFailed
-	}
-	resp, err := a.HTTP.Do(req)
-	if err != nil {
-		return probeFailed
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return probeFailed
-	}
-	return probeOK
+	return probeFailed
 }
 
 // Assess computes the next health from the previous one, a probe and recent call statistics.

@@ -3,16 +3,15 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -26,7 +25,7 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fakes.Close() })
-	store := domain.NewStore(testenv.Mongo(t))
+	store := pipelinedb.New(testenv.Mongo(t))
 	if err := store.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +47,7 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 	if err := store.CreateSteps(ctx, id, d.Schema.Steps); err != nil {
 		t.Fatal(err)
 	}
-	a := &Activities{Store: store, HTTP: &http.Client{Timeout: 10 * time.Second}, BackendURL: "http://backend.example",
-		Metrics: NewMetrics(prometheus.NewRegistry())}
+	a := newActivities(store, "http://backend.example")
 	return a, fakes, d, id, ctx
 }
 
@@ -97,7 +95,7 @@ func TestInvokeSCFIsIdempotent(t *testing.T) {
 	if n := fakes.Calls("scf", vendors.SCFCompositor); n != 1 {
 		t.Fatalf("function invoked %d times", n)
 	}
-	st, err := a.Store.GetStep(ctx, id, 1)
+	st, err := storeOf(a).GetStep(ctx, id, 1)
 	if err != nil || st.CallbackState != domain.CallbackWaiting || st.Status != domain.StatusProcessing || st.InvokedAt == nil {
 		t.Fatalf("step %+v %v", st, err)
 	}
@@ -110,7 +108,7 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/a.jpg"}
 	a, _, _, _, ctx := setup(t, "basic_clean_pipeline", input)
 	user := testenv.Unique("admit-")
-	if _, err := a.Store.SetQuota(ctx, user, "f", 2); err != nil {
+	if _, err := storeOf(a).SetQuota(ctx, user, "f", 2); err != nil {
 		t.Fatal(err)
 	}
 	req := domain.AdmitRequest{TaskID: domain.NewTaskID(), RunID: "run-1", UserID: user, FeatureID: "f",
@@ -126,11 +124,11 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	if res, err := a.AdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
 		t.Fatalf("a later run must adopt the task: %+v %v", res, err)
 	}
-	q, err := a.Store.GetQuota(ctx, user, "f")
+	q, err := storeOf(a).GetQuota(ctx, user, "f")
 	if err != nil || q.Remaining != 1 || q.Consumed != 1 || len(q.Ledger) != 1 {
 		t.Fatalf("quota %+v %v", q, err)
 	}
-	if steps, err := a.Store.ListSteps(ctx, req.TaskID); err != nil || len(steps) != 1 {
+	if steps, err := storeOf(a).ListSteps(ctx, req.TaskID); err != nil || len(steps) != 1 {
 		t.Fatalf("steps %v %v", steps, err)
 	}
 
@@ -146,7 +144,7 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	if !isType(err, domain.ErrTypeQuotaExhausted) {
 		t.Fatalf("want %s, got %v", domain.ErrTypeQuotaExhausted, err)
 	}
-	if _, err := a.Store.GetTask(ctx, refused.TaskID); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := storeOf(a).GetTask(ctx, refused.TaskID); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("a refused task must not stay: %v", err)
 	}
 	bad := req

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -54,7 +53,7 @@ func (a *Activities) InvokeSCF(ctx context.Context, req domain.CallRequest) (*do
 		return nil, err
 	}
 	fnAsProvider := &domain.Provider{Ref: "scf:" + fn.Name}
-	if _, err := a.do(ctx, fnAsProvider, http.MethodPost, fn.InvokeURL,
+	if _, err := a.Vendors.Post(ctx, fnAsProvider, fn.InvokeURL,
 		scfInvocation{TaskID: req.TaskID, StepIndex: req.StepIndex, Input: input, CallbackURL: cb}, idempotencyKey(req)); err != nil {
 		return nil, err
 	}

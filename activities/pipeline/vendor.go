@@ -1,23 +1,15 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 )
-
-// maxResponseBytes bounds what we read from a vendor (a mapping needs a JSON document, not a video).
-const maxResponseBytes = 4 << 20
 
 // CallSync runs a sync_api step against one provider: render the input, POST it, map the
 // response, and record the step's success (so a sync step costs the workflow one activity).
@@ -47,7 +39,7 @@ func (a *Activities) postStep(ctx context.Context, req domain.CallRequest) (ref 
 	if err := a.Store.StartStep(ctx, req.TaskID, req.StepIndex, p.Ref, input); err != nil {
 		return "", nil, nil, err
 	}
-	resp, err := a.do(ctx, p, http.MethodPost, p.BaseURL+req.Step.Endpoint, input, idempotencyKey(req))
+	resp, err := a.Vendors.Post(ctx, p, p.BaseURL+req.Step.Endpoint, input, idempotencyKey(req))
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -87,7 +79,7 @@ func (a *Activities) PollAsync(ctx context.Context, req domain.PollRequest) (*do
 		return nil, err
 	}
 	path := strings.ReplaceAll(req.Step.Polling.StatusEndpoint, "{vendor_task_id}", url.PathEscape(req.VendorTaskID))
-	resp, err := a.do(ctx, p, http.MethodGet, p.BaseURL+path, nil, "")
+	resp, err := a.Vendors.Get(ctx, p, p.BaseURL+path)
 	if err != nil {
 		return nil, err
 	}
@@ -100,93 +92,6 @@ func (a *Activities) PollAsync(ctx context.Context, req domain.PollRequest) (*do
 
 func idempotencyKey(req domain.CallRequest) string {
 	return fmt.Sprintf("%s:%d:%s", req.TaskID, req.StepIndex, req.ProviderRef)
-}
-
-// do sends one JSON request to a provider, records the call for the health check, and classifies
-// failures: transport errors, 5xx, 408 and 429 are retryable; other 4xx are the vendor refusing
-// the request (non-retryable for this provider).
-func (a *Activities) do(ctx context.Context, p *domain.Provider, method, target string, body any, idemKey string) (any, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, temporal.NewNonRetryableApplicationError("encode request: "+err.Error(), domain.ErrTypeRender, nil)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("bad URL %q: %v", target, err), domain.ErrTypeConfig, nil)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	if p.AuthHeader != "" {
-		req.Header.Set(p.AuthHeader, p.AuthValue)
-	}
-	start := time.Now()
-	doc, err := a.send(req, p.Ref)
-	a.observe(p.Ref, start, err == nil)
-	return doc, err
-}
-
-// send performs the request and decodes a 2xx JSON answer.
-func (a *Activities) send(req *http.Request, ref string) (any, error) {
-	resp, err := a.HTTP.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return nil, fmt.Errorf("read response of %s: %w", req.URL, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		msg := fmt.Sprintf("%s answered %d: %s", ref, resp.StatusCode, snippet(raw))
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
-			return nil, temporal.NewApplicationError(msg, "VendorUnavailable")
-		}
-		return nil, temporal.NewNonRetryableApplicationError(msg, domain.ErrTypeVendorRejected, nil)
-	}
-	var doc any
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return doc, nil // e.g. a 202 or 204 from an SCF invocation
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, temporal.NewApplicationError(fmt.Sprintf("%s answered non-JSON: %s", ref, snippet(raw)), "VendorBadResponse")
-	}
-	return doc, nil
-}
-
-// observe counts a call in the metrics and in provider_calls (for the health check). A failed
-// write must not fail the step, so it is only logged; it runs detached from the activity context
-// so a cancelled call is still counted.
-func (a *Activities) observe(ref string, start time.Time, ok bool) {
-	elapsed := time.Since(start)
-	outcome := "ok"
-	if !ok {
-		outcome = "error"
-	}
-	a.Metrics.VendorCalls.WithLabelValues(ref, outcome).Inc()
-	a.Metrics.VendorLatency.WithLabelValues(ref).Observe(elapsed.Seconds())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := a.Store.RecordCall(ctx, domain.ProviderCall{ProviderRef: ref, At: start.UTC(), OK: ok, DurationMS: elapsed.Milliseconds()})
-	if err != nil && a.Log != nil {
-		a.Log.Warn("record provider call", "provider", ref, "err", err)
-	}
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 // textOf renders a mapped scalar (a vendor may send an id as a number) as text.

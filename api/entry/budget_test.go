@@ -8,8 +8,9 @@ import (
 
 	entryacts "github.com/taskloom/taskloom/activities/entry"
 	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/mongox"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -32,7 +33,7 @@ func TestApplyCommandBudget(t *testing.T) {
 		t.Fatalf("apply: %d %s", r.Status, r.Body)
 	}
 	id := r.Map(t)["taskId"].(string)
-	intake, lookup := split(api)
+	own, lookup := split(api)
 	if lookup > 1 {
 		t.Errorf("pipeline lookup: %d commands (%s)", lookup, api)
 	}
@@ -40,14 +41,14 @@ func TestApplyCommandBudget(t *testing.T) {
 
 	// The workflow's Accept activity, the same call the worker made, on a tallied context.
 	ctx, acts := mongox.WithTally(f.env.Context())
-	a := &entryacts.Activities{Runs: domain.NewStore(f.env.Platform.Mongo)}
+	a := &entryacts.Activities{Runs: intake.NewStore(f.env.Platform.Mongo)}
 	text, history := "count me", []string{}
 	req := &domain.ApplyRequest{WorkflowID: f.pipeline, UserText: &text, HistoryChunks: &history, IdempotencyKey: key,
 		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "chat-budget"}}}
-	if err := a.Accept(ctx, req.Envelope(domain.Defaults{Channel: domain.ChannelHTTP, Now: time.Now(), Window: time.Hour})); err != nil {
+	if err := a.EntryAccept(ctx, req.Envelope(domain.Defaults{Channel: domain.ChannelHTTP, Now: time.Now(), Window: time.Hour})); err != nil {
 		t.Fatal(err)
 	}
-	if got := intake + acts.Total(); got > applyBudget {
+	if got := own + acts.Total(); got > applyBudget {
 		t.Errorf("apply: %d MongoDB commands (API %s; workflow record %s), budget %d", got, api, acts, applyBudget)
 	}
 	t.Logf("apply: API %s; workflow record %s", api, acts)
@@ -58,24 +59,24 @@ func TestApplyCommandBudget(t *testing.T) {
 	}
 	// A repeat after completion answers the stored status: the apply's read, then the status
 	// answer (a describe and, the workflow having closed, the same document again).
-	if intake, _ := split(api); intake > applyBudget {
+	if own, _ := split(api); own > applyBudget {
 		t.Errorf("repeated apply: %s, budget %d", api, applyBudget)
 	}
 }
 
 // split separates a request's commands into the intake's own and the pipeline lookup's,
 // leaving out authentication.
-func split(t *mongox.Tally) (intake, lookup int) {
+func split(t *mongox.Tally) (own, lookup int) {
 	for _, c := range t.Commands() {
 		switch c.Collection {
-		case pipeline.CollSchemas:
+		case pipelinedb.CollSchemas:
 			lookup++
 		case "api_keys": // authentication, not the intake
 		default:
-			intake++
+			own++
 		}
 	}
-	return intake, lookup
+	return own, lookup
 }
 
 // TestConcurrentSameKeyIsOneTask: racing intakes of one key (no document yet, so every one of

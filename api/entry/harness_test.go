@@ -11,9 +11,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/config"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -68,7 +69,7 @@ type fixture struct {
 	vendor   *vendor
 	tg       *tgfake.Server
 	pipeline string
-	pstore   *pipeline.Store
+	pstore   *pipelinedb.Store
 }
 
 func newFixture(t *testing.T, opts ...e2e.Option) *fixture {
@@ -89,7 +90,7 @@ func newFixture(t *testing.T, opts ...e2e.Option) *fixture {
 		c.Entry.TelegramWebhookSecret, c.Entry.TelegramWorkflowID = tgSecret, name
 	}
 	env := e2e.New(t, append([]e2e.Option{base}, opts...)...)
-	f := &fixture{t: t, env: env, vendor: startVendor(t), tg: tg, pipeline: name, pstore: pipeline.NewStore(env.Platform.Mongo)}
+	f := &fixture{t: t, env: env, vendor: startVendor(t), tg: tg, pipeline: name, pstore: pipelinedb.New(env.Platform.Mongo)}
 	ctx := env.Context()
 	if _, err := f.pstore.PutProvider(ctx, &pipeline.Provider{Ref: name + "_vendor", BaseURL: f.vendor.srv.URL}); err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func (f *fixture) webhook(update any, secret string) *e2e.Response {
 // runsWithKey counts workflow_runs documents holding key.
 func (f *fixture) runsWithKey(key string) int64 {
 	f.t.Helper()
-	n, err := f.env.Platform.Mongo.Collection(domain.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
+	n, err := f.env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -214,7 +215,7 @@ func TestRule5TemporalDownIs503AndLogged(t *testing.T) {
 	}
 	var events []map[string]any
 	for _, l := range logs.lines(t) {
-		if l["event"] == domain.EventEnqueueFailed {
+		if l["event"] == intake.EventEnqueueFailed {
 			events = append(events, l)
 		}
 	}
@@ -237,18 +238,18 @@ func TestSuspendedMonitorWarnsOverThreshold(t *testing.T) {
 	f.waitStatus(id, domain.StatusSuspended, 30*time.Second)
 
 	logs := &logBuffer{}
-	m := &domain.SuspendedMonitor{Tasks: &domain.Tasks{Runs: domain.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal},
-		Threshold: 0, Metrics: domain.NewMetrics(prometheus.NewRegistry()), Log: slog.New(slog.NewJSONHandler(logs, nil))}
+	m := &intake.SuspendedMonitor{Tasks: &intake.Tasks{Runs: intake.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal},
+		Threshold: 0, Metrics: intake.NewMetrics(prometheus.NewRegistry()), Log: slog.New(slog.NewJSONHandler(logs, nil))}
 	e2e.Eventually(t, 10*time.Second, "the monitor to see the suspended task", func() bool {
 		n, over, err := m.Check(f.env.Context())
 		return err == nil && n >= 1 && over
 	})
 	found := false
 	for _, l := range logs.lines(t) {
-		found = found || (l["event"] == domain.EventSuspendedThreshold && l["level"] == "WARN")
+		found = found || (l["event"] == intake.EventSuspendedThreshold && l["level"] == "WARN")
 	}
 	if !found {
-		t.Fatalf("no %s warning: %v", domain.EventSuspendedThreshold, logs.lines(t))
+		t.Fatalf("no %s warning: %v", intake.EventSuspendedThreshold, logs.lines(t))
 	}
 	m.Threshold = 1000
 	if _, over, err := m.Check(f.env.Context()); err != nil || over {

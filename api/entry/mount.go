@@ -15,13 +15,14 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 )
 
 // handlers holds what the entry routes need.
 type handlers struct {
 	cfg   *config.Entry
-	sub   *domain.Submitter
-	tasks *domain.Tasks
+	sub   *intake.Submitter
+	tasks *intake.Tasks
 	now   func() time.Time
 }
 
@@ -29,7 +30,7 @@ type handlers struct {
 // the operator routes need an admin key; the Telegram webhook authenticates by its secret token.
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
-	h := &handlers{cfg: &p.Config.Entry, sub: domain.NewSubmitter(p), tasks: domain.NewTasks(p), now: time.Now}
+	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p), tasks: intake.NewTasks(p), now: time.Now}
 	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
 	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
 	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)
@@ -62,20 +63,20 @@ func readBody(c echo.Context) ([]byte, error) {
 func toHTTP(err error) error {
 	var (
 		fe *domain.FieldError
-		ee *domain.EnqueueError
+		ee *intake.EnqueueError
 	)
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &fe):
 		return httpx.Validation(fe.Field, fmt.Sprintf("field %q %s", fe.Field, fe.Message))
-	case errors.Is(err, domain.ErrUnknownWorkflow):
+	case errors.Is(err, intake.ErrUnknownWorkflow):
 		return httpx.NotFound("workflow").WithDetail("field", "workflowId").WithDetail("reason", err.Error())
 	case errors.As(err, &ee):
 		return httpx.Unavailable(ee.Dependency, httpx.TemporalRetryAfter)
 	case errors.Is(err, domain.ErrNotFound):
 		return httpx.NotFound("task")
-	case errors.Is(err, domain.ErrNotSuspended):
+	case errors.Is(err, intake.ErrNotSuspended):
 		return httpx.Conflict(err.Error())
 	}
 	if mapped := httpx.FromStore(err); mapped != err {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -30,13 +31,13 @@ func TestRule1TasksRunWithTheAPIStopped(t *testing.T) {
 
 	e2e.Eventually(t, 20*time.Second, "stats to show both tasks processing", func() bool {
 		r := f.env.Do(http.MethodGet, "/internal/tasks/stats", f.env.AdminKey, nil)
-		var st domain.Stats
+		var st intake.Stats
 		r.JSON(t, &st)
 		return st.Counts[domain.StatusProcessing] >= 2 && st.Channels[domain.ChannelHTTP].Open >= 1 && st.Channels[domain.ChannelTelegram].Open >= 1
 	})
 	f.env.API.Close() // the API process is gone; only the worker runs
 
-	tasks := &domain.Tasks{Runs: domain.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal}
+	tasks := &intake.Tasks{Runs: intake.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal}
 	for _, id := range []string{httpTask, tgTask} {
 		e2e.Eventually(t, 30*time.Second, id+" to complete without the API", func() bool {
 			st, err := tasks.Status(f.env.Context(), id)
@@ -70,7 +71,7 @@ func TestRule2SameKeyIsOneTask(t *testing.T) {
 	f.saveHistory(id, "http_completed_accepted")
 
 	third := f.apply(body, http.StatusOK) // after completion: the stored result, no new run
-	if third["taskId"] != id || third["status"] != domain.StatusCompleted || third["from"] != domain.CollRuns {
+	if third["taskId"] != id || third["status"] != domain.StatusCompleted || third["from"] != intake.CollRuns {
 		t.Fatalf("after completion: %v", third)
 	}
 	if n := f.runsWithKey(key); n != 1 {
@@ -128,7 +129,7 @@ func TestRule4SuspendedTasksResume(t *testing.T) {
 	e2e.Eventually(t, 10*time.Second, "the task in /internal/tasks/suspended", func() bool {
 		r := f.env.Do(http.MethodGet, "/internal/tasks/suspended", f.env.AdminKey, nil)
 		var list struct {
-			Tasks []domain.SuspendedTask `json:"tasks"`
+			Tasks []intake.SuspendedTask `json:"tasks"`
 		}
 		r.JSON(t, &list)
 		for _, s := range list.Tasks {

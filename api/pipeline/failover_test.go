@@ -27,7 +27,7 @@ func TestPrimaryDownBackupServes(t *testing.T) {
 		t.Fatalf("the down primary was called %d times", n)
 	}
 	var m dto.Metric
-	if err := h.acts.Metrics.VendorCalls.WithLabelValues("aliyun_image_ai", "ok").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+	if err := h.metrics.VendorCalls.WithLabelValues("aliyun_image_ai", "ok").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
 		t.Fatalf("vendor call metric %v %v", m.GetCounter().GetValue(), err)
 	}
 }

@@ -27,9 +27,12 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/worker"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -57,7 +60,8 @@ type harness struct {
 	queue    string
 	acts     *pipelineacts.Activities
 	worker   sdkworker.Worker
-	store    *domain.Store
+	store    *pipelinedb.Store
+	metrics  *pipelineprom.Metrics
 	cfg      *config.Config
 	// temporalAddr and mongoURI let a child worker process reach the same server and database.
 	temporalAddr, mongoURI string
@@ -102,10 +106,11 @@ func newHarness(t *testing.T, vopts vendors.Options, opts ...func(*config.Config
 	}
 	t.Cleanup(func() { _ = vs.Close() })
 
-	acts := pipelineacts.New(cfg, db, log, p.Metrics)
+	acts := worker.PipelineActivities(cfg, db, log, p.Metrics)
 	acts.BackendURL = api.URL
 	acts.Env = map[string]string{"WATERMARK_URL": "https://fake-cos.example/brand/watermark.png"}
-	h := &harness{t: t, api: api, key: key, vendors: vs, temporal: tc, queue: cfg.Temporal.TaskQueue, acts: acts, store: acts.Store, cfg: cfg,
+	h := &harness{t: t, api: api, key: key, vendors: vs, temporal: tc, queue: cfg.Temporal.TaskQueue, acts: acts, store: pipelinedb.New(db),
+		metrics: pipelineprom.New(p.Metrics), cfg: cfg,
 		temporalAddr: temporalAddr, mongoURI: testenv.MongoURI(t)}
 	h.startWorker()
 	t.Cleanup(func() {
@@ -138,8 +143,7 @@ func errorHandler(err error, c echo.Context) {
 
 func (h *harness) startWorker() {
 	w := sdkworker.New(h.temporal, h.queue, sdkworker.Options{})
-	pipelinewf.Register(w)
-	h.acts.Register(w)
+	pipelinewf.Register(w, h.acts)
 	if err := w.Start(); err != nil {
 		h.t.Fatal(err)
 	}

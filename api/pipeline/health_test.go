@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -21,8 +19,8 @@ func checkHealth(t *testing.T, h *harness) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(h.acts.CheckProviderHealth, activity.RegisterOptions{Name: domain.ActCheckHealth})
-	if _, err := env.ExecuteActivity(domain.ActCheckHealth); err != nil {
+	env.RegisterActivity(h.acts.CheckProviderHealth)
+	if _, err := env.ExecuteActivity(h.acts.CheckProviderHealth); err != nil {
 		t.Fatal(err)
 	}
 }

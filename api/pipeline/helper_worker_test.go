@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/worker"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -44,11 +44,10 @@ func runHelperWorker() error {
 		return fmt.Errorf("connect mongo: %w", err)
 	}
 	defer func() { _ = mc.Disconnect(context.Background()) }()
-	acts := pipelineacts.New(config.Defaults(), mc.Database(os.Getenv(helperEnvDB)),
+	acts := worker.PipelineActivities(config.Defaults(), mc.Database(os.Getenv(helperEnvDB)),
 		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
 	w := sdkworker.New(c, os.Getenv(helperEnvQueue), sdkworker.Options{})
-	pipelinewf.Register(w)
-	acts.Register(w)
+	pipelinewf.Register(w, acts)
 	return w.Run(sdkworker.InterruptCh())
 }
 

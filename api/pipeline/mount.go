@@ -11,12 +11,13 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
 // handlers holds what the pipeline routes need.
 type handlers struct {
-	store    *domain.Store
+	store    *pipelinedb.Store
 	temporal client.Client
 	starter  *pipelinewf.Starter
 	verifier domain.Verifier
@@ -29,7 +30,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if !cfg.Dev() && cfg.Pipeline.CallbackSecret == "" {
 		return errors.New("INTERNAL_CALLBACK_SECRET: required when TASKLOOM_ENV=prod")
 	}
-	store := domain.NewStore(d.Platform.Mongo)
+	store := pipelinedb.New(d.Platform.Mongo)
 	h := &handlers{
 		store:    store,
 		temporal: d.Platform.Temporal,

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 )
 
 // suspendedShown bounds the entry page's list of suspended tasks; the page says how many more
@@ -14,9 +15,9 @@ import (
 const suspendedShown = 100
 
 type entryData struct {
-	Stats     *entry.Stats
+	Stats     *intake.Stats
 	Channels  []channelRow
-	Suspended []entry.SuspendedTask
+	Suspended []intake.SuspendedTask
 	Total     int64
 	More      int64
 	Admin     bool
@@ -51,7 +52,7 @@ func (u *UI) entryPage(c echo.Context) error {
 	return u.render(c, http.StatusOK, "console_entry.html", "入口任务", "entry", d)
 }
 
-// resumeEntry and dropEntry send the same signal through the same entry.Tasks methods as
+// resumeEntry and dropEntry send the same signal through the same intake.Tasks methods as
 // POST /internal/tasks/{id}/resume|drop, recording the signed-in user as the operator.
 func (u *UI) resumeEntry(c echo.Context) error { return u.signalEntry(c, true) }
 func (u *UI) dropEntry(c echo.Context) error   { return u.signalEntry(c, false) }

@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/uisession"
@@ -77,7 +78,7 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 	})
 	f := &consoleFixture{t: t, env: env, vendor: startConsoleVendor(t), pipeline: testenv.Unique("console_echo_")}
 	f.provider = f.pipeline + "_vendor"
-	store, ctx := pipeline.NewStore(env.Platform.Mongo), env.Context()
+	store, ctx := pipelinedb.New(env.Platform.Mongo), env.Context()
 	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: f.provider, BaseURL: f.vendor.srv.URL}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 // Pipeline page bounds.
@@ -22,7 +23,7 @@ const (
 var pipelineStatuses = []string{pipeline.StatusPending, pipeline.StatusProcessing, pipeline.StatusSuccess, pipeline.StatusFailed}
 
 type pipelinesData struct {
-	Filter    pipeline.TaskFilter
+	Filter    pipelinedb.TaskFilter
 	Statuses  []string
 	Tasks     []pipeline.Task
 	Pager     pager
@@ -40,7 +41,7 @@ type providerRow struct {
 // count) and the providers with their health and the pin buttons.
 func (u *UI) pipelinesPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	d := pipelinesData{Statuses: pipelineStatuses, Admin: sessionFrom(c).Admin(), Filter: pipeline.TaskFilter{
+	d := pipelinesData{Statuses: pipelineStatuses, Admin: sessionFrom(c).Admin(), Filter: pipelinedb.TaskFilter{
 		Status: strings.TrimSpace(c.QueryParam("status")), Pipeline: strings.TrimSpace(c.QueryParam("pipeline")),
 		UserID: strings.TrimSpace(c.QueryParam("user"))}}
 	pg := pageOf(c, pipelineTasksPerPage)

@@ -14,6 +14,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -30,7 +31,7 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 	env := e2e.New(t)
 	ctx := env.Context()
 	const total, user, feature = 5000, "bulk-user", "bulk-feature"
-	store := pipeline.NewStore(env.Platform.Mongo)
+	store := pipelinedb.New(env.Platform.Mongo)
 	if _, err := store.SetQuota(ctx, user, feature, total); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 			InputData: map[string]any{"n": i}, Status: status, WorkflowID: pipeline.WorkflowID(id), CreatedAt: now, UpdatedAt: now})
 		last = id
 	}
-	if _, err := env.Platform.Mongo.Collection(pipeline.CollTasks).InsertMany(ctx, tasks); err != nil {
+	if _, err := env.Platform.Mongo.Collection(pipelinedb.CollTasks).InsertMany(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	crawls := make([]any, 0, total)

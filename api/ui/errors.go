@@ -8,6 +8,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -31,7 +32,7 @@ func plainError(err error) string {
 	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials),
 		errors.Is(err, uisession.ErrUsernameTaken):
 		return err.Error()
-	case errors.Is(err, entry.ErrNotSuspended):
+	case errors.Is(err, intake.ErrNotSuspended):
 		return "任务当前不在等待人工处理的状态（可能已被恢复或放弃），请刷新页面。"
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
 		return "任务不存在"

@@ -15,8 +15,8 @@ import (
 	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/echo/listing"
 	"github.com/taskloom/taskloom/internal/echo/stats"
-	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -30,8 +30,8 @@ type UI struct {
 	svc      *echosvc.Service
 	lists    *listing.Reader
 	stats    *stats.Reader
-	entry    *entry.Tasks
-	pipes    *pipeline.Store
+	entry    *intake.Tasks
+	pipes    *pipelinedb.Store
 	logins   *throttle
 	pages    pages
 }
@@ -56,8 +56,8 @@ func New(p *platform.Platform, svc *echosvc.Service) (*UI, error) {
 		return nil, err
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
-		keys: auth.NewStore(p.Mongo), svc: svc, lists: listing.New(p.Mongo, svc), stats: stats.New(p.Mongo, svc.Now, p.Log), logins: &throttle{}, pages: pg,
-		entry: entry.NewTasks(p), pipes: pipeline.NewStore(p.Mongo)}
+		keys: auth.NewStore(p.Mongo), svc: svc, lists: listing.New(p.Mongo, svc), stats: stats.New(p.Mongo, svc.Now, p.Log),
+		logins: &throttle{}, pages: pg, entry: intake.NewTasks(p), pipes: pipelinedb.New(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
 	}

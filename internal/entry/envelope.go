@@ -1,7 +1,7 @@
 // Package entry is the domain of seed 001: the TaskEnvelope every intake (HTTP, Telegram, CLI)
 // builds, its validation, the idempotency key and the workflow ID derived from it, the
-// workflow_runs store, the submitter all intakes share, and the Telegram Bot API pieces. It has no
-// workflow code; workflows/entry runs the envelopes.
+// workflow_runs record and EntryTaskWorkflow's contract. It opens no connection (the workflow
+// imports it); the store, the submitter and the Telegram client live in entry/intake.
 package entry
 
 import "time"
@@ -90,3 +90,7 @@ func (p *Payload) ChatID() string {
 	md, _ := p.CoreEnvelope["metadata"].(map[string]any)
 	return idText(md["chat_id"])
 }
+
+// UserID is the id of the user the context names (a string or an integral JSON number), "" when
+// it names none.
+func (c *Context) UserID() string { return idText(c.User["id"]) }

@@ -2,6 +2,7 @@ package entry
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -127,3 +128,17 @@ func ReplyText(output map[string]any, field string) string {
 	}
 	return string(b)
 }
+
+// RetryAfterError is Telegram's 429: the caller must wait After before calling again.
+type RetryAfterError struct {
+	After       time.Duration
+	Description string
+}
+
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("telegram rate limit: retry after %s (%s)", e.After, e.Description)
+}
+
+// ErrRejected marks a request Telegram refuses for good (bad chat id, bot blocked): retrying it
+// cannot help.
+var ErrRejected = errors.New("telegram rejected the request")

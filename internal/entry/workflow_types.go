@@ -21,14 +21,6 @@ const (
 	SignalDrop = "drop"
 )
 
-// Activity names (registered by activities/entry).
-const (
-	ActAccept       = "EntryAccept"
-	ActPrepareRun   = "EntryPrepareRun"
-	ActRecordStatus = "EntryRecordStatus"
-	ActSendReply    = "EntrySendReply"
-)
-
 // Application error types a test or the Web UI can recognise.
 const (
 	// ErrTypeUnknownPipeline: the envelope's workflowId names no pipeline (any more). Retrying

@@ -1,20 +1,7 @@
 package pipeline
 
-// The contract between workflows/pipeline and activities/pipeline: activity names and their
-// request/response types. Both sides import these; neither imports the other.
-
-// Activity names.
-const (
-	ActAdmitTask      = "pipeline.AdmitTask"
-	ActChooseProvider = "pipeline.ChooseProviders"
-	ActCallSync       = "pipeline.CallSync"
-	ActSubmitAsync    = "pipeline.SubmitAsync"
-	ActPollAsync      = "pipeline.PollAsync"
-	ActInvokeSCF      = "pipeline.InvokeSCF"
-	ActFinishStep     = "pipeline.FinishStep"
-	ActFinishTask     = "pipeline.FinishTask"
-	ActCheckHealth    = "pipeline.CheckProviderHealth"
-)
+// The contract between workflows/pipeline and activities/pipeline: the activities'
+// request/response types and the error types the workflow decides on.
 
 // Error types of non-retryable activity failures; the workflow decides on them.
 const (

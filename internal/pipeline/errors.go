@@ -64,3 +64,7 @@ func AsFieldError(err error) (*FieldError, bool) {
 	}
 	return nil, false
 }
+
+// ErrNotFound: no such pipeline, version, task, step, provider, function or quota. The store's
+// not-found errors wrap it (and the driver's, so the HTTP layer's store-error mapping answers 404).
+var ErrNotFound = errors.New("not found")

@@ -15,8 +15,8 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -30,8 +30,8 @@ type store struct {
 func stores(db *mongo.Database) []store {
 	return []store{
 		{"api keys", auth.NewStore(db).EnsureIndexes},
-		{"pipeline", pipeline.NewStore(db).EnsureIndexes},
-		{"entry", entry.NewStore(db).EnsureIndexes},
+		{"pipeline", pipelinedb.New(db).EnsureIndexes},
+		{"entry", intake.NewStore(db).EnsureIndexes},
 		{"echo", func(ctx context.Context) error { return echo.EnsureIndexes(ctx, db) }},
 		{"ui users", uisession.NewUsers(db).EnsureIndexes},
 		{"ui sessions", uisession.NewSessions(db, uisession.DefaultLifetime).EnsureIndexes},

@@ -14,8 +14,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -31,13 +31,13 @@ func TestEnsureCreatesEveryStoresIndexesOnce(t *testing.T) {
 		}
 	}
 	for coll, index := range map[string]string{
-		"api_keys":          "",
-		entry.CollRuns:      "",
-		pipeline.CollQuotas: "",
-		echo.CollTasks:      "key_unique",
-		echo.CollProjects:   "project_id_unique",
-		"ui_users":          "",
-		"ui_sessions":       "",
+		"api_keys":            "",
+		intake.CollRuns:       "",
+		pipelinedb.CollQuotas: "",
+		echo.CollTasks:        "key_unique",
+		echo.CollProjects:     "project_id_unique",
+		"ui_users":            "",
+		"ui_sessions":         "",
 	} {
 		specs, err := db.Collection(coll).Indexes().ListSpecifications(ctx)
 		if err != nil {

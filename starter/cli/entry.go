@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -56,7 +57,7 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 	if err := req.Validate(); err != nil {
 		return cliFieldError(err)
 	}
-	sub := entry.NewSubmitter(p)
+	sub := intake.NewSubmitter(p)
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelCLI, Source: "cli", RetryMax: p.Config.Entry.RetryMax,
 		Now: time.Now(), Window: p.Config.Entry.IdempotencyWindow})
 	acc, err := sub.Submit(ctx, env)
@@ -65,7 +66,7 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 	}
 	out := any(acc)
 	if wait > 0 {
-		tasks := entry.NewTasks(p)
+		tasks := intake.NewTasks(p)
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		done, werr := tasks.Wait(wctx, acc.TaskID)
 		cancel()

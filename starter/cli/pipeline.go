@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -31,7 +32,7 @@ func pipelinePublishCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, files []string) error {
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-				store := domain.NewStore(p.Mongo)
+				store := pipelinedb.New(p.Mongo)
 				lk, err := store.Lookup(ctx)
 				if err != nil {
 					return err
@@ -87,7 +88,7 @@ func pipelineRunCmd() *cobra.Command {
 				req.TaskID = domain.TaskIDForKey(cliKeyScope, key)
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-				store := domain.NewStore(p.Mongo)
+				store := pipelinedb.New(p.Mongo)
 				st := &pipelinewf.Starter{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
 				task, err := st.Start(ctx, req)
 				if err != nil {
@@ -129,13 +130,13 @@ func pipelineShowCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-				return printTask(ctx, c, domain.NewStore(p.Mongo), args[0])
+				return printTask(ctx, c, pipelinedb.New(p.Mongo), args[0])
 			})
 		},
 	}
 }
 
-func printTask(ctx context.Context, c *cobra.Command, store *domain.Store, id string) error {
+func printTask(ctx context.Context, c *cobra.Command, store *pipelinedb.Store, id string) error {
 	task, err := store.GetTask(ctx, id)
 	if err != nil {
 		return err

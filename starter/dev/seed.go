@@ -11,6 +11,7 @@ import (
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -21,7 +22,7 @@ func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([
 	if c.TelegramBotToken != devBotToken {
 		return nil, nil // a real bot: the operator publishes the pipelines it uses
 	}
-	store := pipeline.NewStore(p.Mongo)
+	store := pipelinedb.New(p.Mongo)
 	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + tgfake.AssistantPath}); err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 	if p.Config.Pipeline.FakeVendorsURL == "" {
 		return nil, errors.New("pipeline: fake vendors are not running")
 	}
-	store := pipeline.NewStore(p.Mongo)
+	store := pipelinedb.New(p.Mongo)
 	if err := vendors.Seed(ctx, store, p.Config.Pipeline.FakeVendorsURL, filepath.Join("testdata", "pipelines")); err != nil {
 		return nil, fmt.Errorf("seed pipelines: %w", err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -82,20 +82,20 @@ func TestAPISIGKILLMidTaskCreationLeavesOneTaskPerKey(t *testing.T) {
 		t.Errorf("quota %+v: want exactly %d charges", q, clients)
 	}
 	db := env.Platform.Mongo
-	if n, _ := db.Collection(pipeline.CollTasks).CountDocuments(ctx, bson.D{{Key: "user_id", Value: user}}); n != clients {
+	if n, _ := db.Collection(pipelinedb.CollTasks).CountDocuments(ctx, bson.D{{Key: "user_id", Value: user}}); n != clients {
 		t.Errorf("%d task documents for %d keys", n, clients)
 	}
 	ids := make(bson.A, 0, clients)
 	for _, id := range tasks {
 		ids = append(ids, id)
 	}
-	if n, _ := db.Collection(pipeline.CollSteps).CountDocuments(ctx, bson.D{}); n != clients {
+	if n, _ := db.Collection(pipelinedb.CollSteps).CountDocuments(ctx, bson.D{}); n != clients {
 		t.Errorf("%d step documents in all, want %d (one per task)", n, clients)
 	}
-	if n, _ := db.Collection(pipeline.CollSteps).CountDocuments(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}}); n != clients {
+	if n, _ := db.Collection(pipelinedb.CollSteps).CountDocuments(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}}); n != clients {
 		t.Errorf("%d step documents of the tasks, want %d", n, clients)
 	}
-	if n, _ := db.Collection(pipeline.CollQuotas).CountDocuments(ctx, bson.D{{Key: "user_id", Value: user},
+	if n, _ := db.Collection(pipelinedb.CollQuotas).CountDocuments(ctx, bson.D{{Key: "user_id", Value: user},
 		{Key: "open_tasks.0", Value: bson.D{{Key: "$exists", Value: true}}}}); n != 0 {
 		t.Errorf("the quota still holds open tasks")
 	}

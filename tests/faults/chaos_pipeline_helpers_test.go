@@ -12,13 +12,14 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
 // pipelineFaultEnv is the whole application against its own fake vendors, with the seed's
 // pipelines published; mut adjusts the configuration further.
-func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipeline.Store) {
+func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipelinedb.Store) {
 	t.Helper()
 	return pipelineFaultEnvFrom(t, e2e.New, opts, mut...)
 }
@@ -26,7 +27,7 @@ func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Co
 // pipelineFaultEnvFrom is pipelineFaultEnv with the application started by newEnv (e2e.New or
 // e2e.NewWithoutWorker).
 func pipelineFaultEnvFrom(t *testing.T, newEnv func(testing.TB, ...e2e.Option) *e2e.Env, opts vendors.Options,
-	mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipeline.Store) {
+	mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipelinedb.Store) {
 	t.Helper()
 	opts.Secret = []byte(callbackSecret)
 	vend, err := vendors.Start("127.0.0.1:0", opts)
@@ -41,7 +42,7 @@ func pipelineFaultEnvFrom(t *testing.T, newEnv func(testing.TB, ...e2e.Option) *
 			m(c)
 		}
 	})
-	store := pipeline.NewStore(env.Platform.Mongo)
+	store := pipelinedb.New(env.Platform.Mongo)
 	if err := vendors.Seed(env.Context(), store, vend.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func pipelineFaultEnvFrom(t *testing.T, newEnv func(testing.TB, ...e2e.Option) *
 
 // awaitPipelinesSucceeded waits up to 3 minutes for every task's workflow and fails the test for
 // each task that did not end in success.
-func awaitPipelinesSucceeded(t *testing.T, env *e2e.Env, store *pipeline.Store, tasks []string) {
+func awaitPipelinesSucceeded(t *testing.T, env *e2e.Env, store *pipelinedb.Store, tasks []string) {
 	t.Helper()
 	ctx := env.Context()
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -70,7 +71,7 @@ func awaitPipelinesSucceeded(t *testing.T, env *e2e.Env, store *pipeline.Store, 
 }
 
 // quotaLeft is the remaining quota of user/feature.
-func quotaLeft(t *testing.T, env *e2e.Env, store *pipeline.Store, user, feature string) int {
+func quotaLeft(t *testing.T, env *e2e.Env, store *pipelinedb.Store, user, feature string) int {
 	t.Helper()
 	q, err := store.GetQuota(env.Context(), user, feature)
 	if err != nil {

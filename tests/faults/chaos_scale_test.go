@@ -18,8 +18,10 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
@@ -138,7 +140,7 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 // read keys.
 type scaleDeployment struct {
 	env            *e2e.Env
-	store          *pipeline.Store
+	store          *pipelinedb.Store
 	child          config.Config
 	apis           [2]*apiProc
 	workers        [2]*workerProc
@@ -193,7 +195,7 @@ func newScaleDeployment(t *testing.T) *scaleDeployment {
 // fed the user text.
 const scaleEntryPipeline = "scale_entry_image"
 
-func publishEntryPipeline(t *testing.T, env *e2e.Env, store *pipeline.Store) {
+func publishEntryPipeline(t *testing.T, env *e2e.Env, store *pipelinedb.Store) {
 	t.Helper()
 	def := &pipeline.Definition{Name: scaleEntryPipeline, Version: "1.0.0", Schema: pipeline.Schema{Steps: []pipeline.Step{{
 		Name: "image", Type: pipeline.StepSyncAPI, ProviderRef: "tencent_cloud_infinite", Endpoint: "/image/process",
@@ -384,7 +386,7 @@ func (d *scaleDeployment) checkPipelines(t *testing.T, l *scaleLoad) {
 	if q.Consumed != scalePipelines || q.Refunded != 0 {
 		t.Errorf("pipeline quota %+v: want exactly %d charges", q, scalePipelines)
 	}
-	n, err := d.env.Platform.Mongo.Collection(pipeline.CollTasks).CountDocuments(ctx, bson.D{{Key: "user_id", Value: d.user}})
+	n, err := d.env.Platform.Mongo.Collection(pipelinedb.CollTasks).CountDocuments(ctx, bson.D{{Key: "user_id", Value: d.user}})
 	if err != nil || n != scalePipelines {
 		t.Errorf("%d pipeline task documents for %d keys (%v)", n, scalePipelines, err)
 	}
@@ -394,7 +396,7 @@ func (d *scaleDeployment) checkPipelines(t *testing.T, l *scaleLoad) {
 func (d *scaleDeployment) checkApplies(t *testing.T, l *scaleLoad) {
 	t.Helper()
 	ctx := d.env.Context()
-	runs := entry.NewStore(d.env.Platform.Mongo)
+	runs := intake.NewStore(d.env.Platform.Mongo)
 	for i, id := range l.entryTasks {
 		if id == "" {
 			t.Fatalf("apply %d was not accepted", i)
@@ -410,7 +412,7 @@ func (d *scaleDeployment) checkApplies(t *testing.T, l *scaleLoad) {
 		if status != entry.StatusCompleted {
 			t.Errorf("entry task %s (key %s) ended %s", id, l.applyKeys[i], status)
 		}
-		n, err := d.env.Platform.Mongo.Collection(entry.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: l.applyKeys[i]}})
+		n, err := d.env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: l.applyKeys[i]}})
 		if err != nil || n != 1 {
 			t.Errorf("apply key %s: %d workflow_runs documents (%v)", l.applyKeys[i], n, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	entryacts "github.com/taskloom/taskloom/activities/entry"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
@@ -48,6 +49,8 @@ var (
 const continueAsNewAfter = 2000
 
 type run struct {
+	// acts stays nil: its method values only name the activities.
+	acts   *entryacts.Activities
 	in     domain.WorkflowInput
 	st     *domain.TaskStatus
 	seq    int
@@ -79,7 +82,7 @@ func (r *run) accept(ctx workflow.Context) error {
 	if r.in.Carry != nil || workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), domain.ActAccept, r.in.Envelope).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, nil); err != nil {
 		return fmt.Errorf("record accepted task: %w", err)
 	}
 	return nil
@@ -179,7 +182,7 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	}
 	env := r.in.Envelope
 	var prep domain.PrepareResult
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), domain.ActPrepareRun, domain.PrepareRequest{
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), r.acts.EntryPrepareRun, domain.PrepareRequest{
 		EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: domain.InputData(&env)}).Get(ctx, &prep)
 	if err != nil {
@@ -251,7 +254,7 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	r.seq++
 	u := domain.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
 		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), domain.ActRecordStatus, u).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
 		return fmt.Errorf("record status %s: %w", status, err)
 	}
 	r.st.Status = status
@@ -277,7 +280,7 @@ func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.Tas
 	env := r.in.Envelope
 	req := domain.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: domain.ReplyText(output, r.in.ReplyField),
 		ReplyTo: messageID(env.Payload.CoreEnvelope)}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), domain.ActSendReply, req).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), r.acts.EntrySendReply, req).Get(ctx, nil); err != nil {
 		r.log.Warn("telegram reply not sent", "err", err)
 	}
 	return r.st, nil

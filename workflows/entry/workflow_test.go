@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	entryacts "github.com/taskloom/taskloom/activities/entry"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -70,12 +70,13 @@ func (f *fakeActs) statuses() []string {
 func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	Register(env)
+	var a *entryacts.Activities // mocked below: never called
+	Register(env, a)
 	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
-	env.RegisterActivityWithOptions(f.accept, activity.RegisterOptions{Name: domain.ActAccept})
-	env.RegisterActivityWithOptions(f.prepare, activity.RegisterOptions{Name: domain.ActPrepareRun})
-	env.RegisterActivityWithOptions(f.record, activity.RegisterOptions{Name: domain.ActRecordStatus})
-	env.RegisterActivityWithOptions(f.reply, activity.RegisterOptions{Name: domain.ActSendReply})
+	env.OnActivity(a.EntryAccept, mock.Anything, mock.Anything).Return(f.accept)
+	env.OnActivity(a.EntryPrepareRun, mock.Anything, mock.Anything).Return(f.prepare)
+	env.OnActivity(a.EntryRecordStatus, mock.Anything, mock.Anything).Return(f.record)
+	env.OnActivity(a.EntrySendReply, mock.Anything, mock.Anything).Return(f.reply)
 	return env
 }
 

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -17,14 +18,15 @@ const HealthScheduleID = "pipeline-provider-health"
 func ProviderHealthWorkflow(ctx workflow.Context) (*domain.HealthReport, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		// The check heartbeats once per provider (each probe is bounded by probeTimeout), so a
+		// The check heartbeats once per provider (each probe is bounded by a few seconds), so a
 		// check lost with its worker is retried after 20 s, not after 2 minutes during which the
 		// schedule skips every tick (seen in the scale-out test).
 		HeartbeatTimeout: 20 * time.Second,
 		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 	})
+	var a *pipelineacts.Activities // nil: its method value only names the activity
 	var rep domain.HealthReport
-	if err := workflow.ExecuteActivity(ctx, domain.ActCheckHealth).Get(ctx, &rep); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.CheckProviderHealth).Get(ctx, &rep); err != nil {
 		return nil, err
 	}
 	if len(rep.Changed) > 0 {

@@ -34,7 +34,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	st := r.schema.Steps[i]
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	var choice domain.ChooseResult
-	if err := workflow.ExecuteLocalActivity(bctx, domain.ActChooseProvider,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.ChooseProviders,
 		domain.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 		return "", nil, err
 	}
@@ -84,7 +84,7 @@ func callOptions(st domain.Step) workflow.ActivityOptions {
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
 	var res domain.CallResult
-	if err := workflow.ExecuteActivity(actx, domain.ActCallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, r.acts.CallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
 	}
 	return res.Output, nil
@@ -98,7 +98,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	submitOpts := callOptions(st)
 	var sub domain.SubmitResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), domain.ActSubmitAsync,
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.SubmitAsync,
 		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 			return nil, err
 		}
 		var poll domain.PollResult
-		if err := workflow.ExecuteActivity(pollCtx, domain.ActPollAsync, domain.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
+		if err := workflow.ExecuteActivity(pollCtx, r.acts.PollAsync, domain.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
 			ProviderRef: provider, Step: st, VendorTaskID: sub.VendorTaskID}).Get(ctx, &poll); err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv domain.InvokeResult
-	if err := workflow.ExecuteActivity(actx, domain.ActInvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+	if err := workflow.ExecuteActivity(actx, r.acts.InvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second

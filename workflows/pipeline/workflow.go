@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -74,6 +75,8 @@ type stepFailure struct {
 func (f *stepFailure) Error() string { return f.msg }
 
 type run struct {
+	// acts stays nil: its method values only name the activities.
+	acts    *pipelineacts.Activities
 	in      Input
 	schema  domain.Schema // the admitted snapshot
 	state   *State
@@ -158,7 +161,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusSuccess}).Get(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -196,11 +199,11 @@ func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
 	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = domain.StatusFailed, reason, domain.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
 		StepIndex: sf.index, Status: domain.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusFailed, ErrorReason: reason,
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
@@ -240,7 +243,7 @@ func (r *run) runSteps(ctx workflow.Context) error {
 			return err
 		}
 		if st.Type != domain.StepSyncAPI {
-			if err := workflow.ExecuteLocalActivity(bctx, domain.ActFinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
+			if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
 				StepIndex: i, Status: domain.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
 				return err
 			}

@@ -3,16 +3,20 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -37,47 +41,50 @@ func (f *fakeActs) log(s string) {
 	f.calls = append(f.calls, s)
 }
 
+// register registers the workflows and activities as the worker does and answers every activity
+// from f.
 func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
-	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(func(_ context.Context, r domain.AdmitRequest) (*domain.AdmitResult, error) {
+	var a *pipelineacts.Activities // mocked below: never called
+	Register(env, a)
+	env.OnActivity(a.AdmitTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.AdmitRequest) (*domain.AdmitResult, error) {
 		f.log("admit")
 		if f.admitErr != nil {
 			return nil, f.admitErr
 		}
 		return &domain.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
-	}, domain.ActAdmitTask)
-	reg(func(_ context.Context, r domain.ChooseRequest) (*domain.ChooseResult, error) {
+	})
+	env.OnActivity(a.ChooseProviders, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.ChooseRequest) (*domain.ChooseResult, error) {
 		return &domain.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
-	}, domain.ActChooseProvider)
-	reg(func(_ context.Context, r domain.CallRequest) (*domain.CallResult, error) {
+	})
+	env.OnActivity(a.CallSync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
 		return f.sync(r)
-	}, domain.ActCallSync)
-	reg(func(_ context.Context, r domain.CallRequest) (*domain.SubmitResult, error) {
+	})
+	env.OnActivity(a.SubmitAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
 		return f.submit(r)
-	}, domain.ActSubmitAsync)
-	reg(func(_ context.Context, r domain.PollRequest) (*domain.PollResult, error) {
+	})
+	env.OnActivity(a.PollAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.PollRequest) (*domain.PollResult, error) {
 		f.log("poll:" + r.ProviderRef)
 		return f.poll(r)
-	}, domain.ActPollAsync)
-	reg(func(_ context.Context, r domain.CallRequest) (*domain.InvokeResult, error) {
+	})
+	env.OnActivity(a.InvokeSCF, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.InvokeResult, error) {
 		f.log("invoke")
 		return &domain.InvokeResult{}, nil
-	}, domain.ActInvokeSCF)
-	reg(func(_ context.Context, r domain.FinishStepRequest) error {
+	})
+	env.OnActivity(a.FinishStep, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.FinishStepRequest) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finished = append(f.finished, r)
 		return nil
-	}, domain.ActFinishStep)
-	reg(func(_ context.Context, r domain.FinishTaskRequest) error {
+	})
+	env.OnActivity(a.FinishTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.FinishTaskRequest) error {
 		f.task = r
 		if r.Refund {
 			f.refunds++
 		}
 		return nil
-	}, domain.ActFinishTask)
+	})
 }
 
 func syncStep(name string, attempts int) domain.Step {
@@ -366,9 +373,9 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterActivityWithOptions(func(context.Context) (*domain.HealthReport, error) {
-		return &domain.HealthReport{Checked: 1}, nil
-	}, activity.RegisterOptions{Name: domain.ActCheckHealth})
+	var a *pipelineacts.Activities
+	Register(env, a)
+	env.OnActivity(a.CheckProviderHealth, mock.Anything).Return(&domain.HealthReport{Checked: 1}, nil)
 	var heartbeat time.Duration
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		heartbeat = info.HeartbeatTimeout
@@ -379,5 +386,43 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	}
 	if heartbeat <= 0 || heartbeat > 30*time.Second {
 		t.Fatalf("health check heartbeat timeout = %s, want a short one", heartbeat)
+	}
+}
+
+// The workflow executes method values; the worker's registry must turn them into the type names
+// Register gives (and histories record), for activities and local activities alike.
+func TestActivitiesRunUnderTheirTypeNames(t *testing.T) {
+	f := &fakeActs{usable: []string{"a"},
+		submit: func(domain.CallRequest) (*domain.SubmitResult, error) {
+			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
+		},
+		poll: func(domain.PollRequest) (*domain.PollResult, error) {
+			return &domain.PollResult{Status: "success"}, nil
+		},
+		sync: func(domain.CallRequest) (*domain.CallResult, error) { return &domain.CallResult{}, nil }}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	saw := func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[name] = true
+	}
+	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep(), syncStep("s", 1)}}}
+	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			saw(info.ActivityType.Name)
+		})
+		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+			saw(info.ActivityType.Name)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pipeline.AdmitTask", "pipeline.CallSync", "pipeline.ChooseProviders", "pipeline.FinishStep",
+		"pipeline.FinishTask", "pipeline.PollAsync", "pipeline.SubmitAsync"}
+	got := slices.Sorted(maps.Keys(seen))
+	if !slices.Equal(got, want) {
+		t.Fatalf("activity types %q, want %q", got, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -42,7 +43,7 @@ func TestCollectionVideoInTheWholeApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fakes.Close() })
-	store := domain.NewStore(env.Platform.Mongo)
+	store := pipelinedb.New(env.Platform.Mongo)
 	if err := vendors.Seed(env.Context(), store, fakes.URL, filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")); err != nil {
 		t.Fatal(err)
 	}

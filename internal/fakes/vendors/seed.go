@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
 // DevQuotaUser and DevQuotaFeature own the demo quota `make dev` grants.
@@ -26,7 +27,7 @@ func Registrations(baseURL string) ([]pipeline.Provider, []pipeline.Function) {
 // Seed registers the fakes (only providers and functions that are not registered yet, so a
 // real vendor configured by hand is never overwritten), publishes the seed's example pipelines
 // from examplesDir (idempotent) and grants the demo quota when it does not exist.
-func Seed(ctx context.Context, store *pipeline.Store, baseURL, examplesDir string) error {
+func Seed(ctx context.Context, store *pipelinedb.Store, baseURL, examplesDir string) error {
 	providers, functions := Registrations(baseURL)
 	for i := range providers {
 		if _, err := store.GetProvider(ctx, providers[i].Ref); errors.Is(err, pipeline.ErrNotFound) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -14,7 +15,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestSeedRegistersFakesExamplesAndQuotaOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	store := pipeline.NewStore(testenv.Mongo(t))
+	store := pipelinedb.New(testenv.Mongo(t))
 	if err := store.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,44 +1,17 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
-
-// CallbackWaiting is the callback_state of an scf step whose function was (being) invoked. It is a
-// view for clients; whether a callback is accepted is decided by the workflow's step-callback
-// update, not by this field.
-const CallbackWaiting = "waiting"
-
-// StepRecord is one task_steps document: every field of the seed plus the engine's bookkeeping
-// (step type, vendor task id, callback state, the providers tried).
-type StepRecord struct {
-	ID             string         `bson:"_id" json:"id"`
-	TaskID         string         `bson:"task_id" json:"task_id"`
-	StepIndex      int            `bson:"step_index" json:"step_index"`
-	StepName       string         `bson:"step_name" json:"step_name"`
-	StepType       StepType       `bson:"step_type" json:"step_type"`
-	ProviderRef    string         `bson:"provider_ref,omitempty" json:"provider_ref"`
-	Status         string         `bson:"status" json:"status"`
-	Input          map[string]any `bson:"input,omitempty" json:"input"`
-	Output         map[string]any `bson:"output,omitempty" json:"output"`
-	ErrorMessage   string         `bson:"error_message,omitempty" json:"error_message"`
-	StartedAt      *time.Time     `bson:"started_at,omitempty" json:"started_at"`
-	CompletedAt    *time.Time     `bson:"completed_at,omitempty" json:"completed_at"`
-	CreatedAt      time.Time      `bson:"created_at" json:"created_at"`
-	VendorTaskID   string         `bson:"vendor_task_id,omitempty" json:"vendor_task_id,omitempty"`
-	CallbackState  string         `bson:"callback_state,omitempty" json:"callback_state,omitempty"`
-	InvokedAt      *time.Time     `bson:"invoked_at,omitempty" json:"invoked_at,omitempty"`
-	ProvidersTried []string       `bson:"providers_tried,omitempty" json:"providers_tried,omitempty"`
-}
 
 func stepID(taskID string, index int) string { return taskID + ":" + strconv.Itoa(index) }
 
@@ -47,12 +20,12 @@ func stepFilter(taskID string, index int, extra ...bson.E) bson.D {
 }
 
 // CreateSteps inserts one pending row per schema step so a client sees the whole plan at once.
-func (s *Store) CreateSteps(ctx context.Context, taskID string, steps []Step) error {
+func (s *Store) CreateSteps(ctx context.Context, taskID string, steps []pipeline.Step) error {
 	now := s.now()
 	docs := make([]any, len(steps))
 	for i, st := range steps {
-		docs[i] = StepRecord{ID: stepID(taskID, i), TaskID: taskID, StepIndex: i, StepName: st.Name, StepType: st.Type,
-			Status: StatusPending, CreatedAt: now}
+		docs[i] = pipeline.StepRecord{ID: stepID(taskID, i), TaskID: taskID, StepIndex: i, StepName: st.Name, StepType: st.Type,
+			Status: pipeline.StatusPending, CreatedAt: now}
 	}
 	if _, err := s.c(CollSteps).InsertMany(ctx, docs); err != nil && !mongo.IsDuplicateKeyError(err) {
 		return fmt.Errorf("insert steps of task %s: %w", taskID, err)
@@ -61,13 +34,13 @@ func (s *Store) CreateSteps(ctx context.Context, taskID string, steps []Step) er
 }
 
 // ListSteps returns a task's steps in order.
-func (s *Store) ListSteps(ctx context.Context, taskID string) ([]StepRecord, error) {
+func (s *Store) ListSteps(ctx context.Context, taskID string) ([]pipeline.StepRecord, error) {
 	cur, err := s.c(CollSteps).Find(ctx, bson.D{{Key: "task_id", Value: taskID}},
 		options.Find().SetSort(bson.D{{Key: "step_index", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("list steps of task %s: %w", taskID, err)
 	}
-	var out []StepRecord
+	var out []pipeline.StepRecord
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, fmt.Errorf("read steps of task %s: %w", taskID, err)
 	}
@@ -78,8 +51,8 @@ func (s *Store) ListSteps(ctx context.Context, taskID string) ([]StepRecord, err
 }
 
 // GetStep loads one step.
-func (s *Store) GetStep(ctx context.Context, taskID string, index int) (*StepRecord, error) {
-	var r StepRecord
+func (s *Store) GetStep(ctx context.Context, taskID string, index int) (*pipeline.StepRecord, error) {
+	var r pipeline.StepRecord
 	if err := s.c(CollSteps).FindOne(ctx, stepFilter(taskID, index)).Decode(&r); err != nil {
 		return nil, notFound(err, fmt.Sprintf("step %d of task %s", index, taskID))
 	}
@@ -91,7 +64,7 @@ func (s *Store) GetStep(ctx context.Context, taskID string, index int) (*StepRec
 // the first call only; a retry or a fall-through updates provider and input.
 func (s *Store) StartStep(ctx context.Context, taskID string, index int, providerRef string, input map[string]any) error {
 	now := s.now()
-	set := bson.D{{Key: "status", Value: StatusProcessing}, {Key: "input", Value: input}}
+	set := bson.D{{Key: "status", Value: pipeline.StatusProcessing}, {Key: "input", Value: input}}
 	if providerRef != "" {
 		set = append(set, bson.E{Key: "provider_ref", Value: providerRef})
 	}
@@ -100,7 +73,7 @@ func (s *Store) StartStep(ctx context.Context, taskID string, index int, provide
 		push = bson.D{{Key: "$addToSet", Value: bson.D{{Key: "providers_tried", Value: providerRef}}}}
 	}
 	first := append(append(bson.D{}, set...), bson.E{Key: "started_at", Value: now})
-	res, err := s.c(CollSteps).UpdateOne(ctx, stepFilter(taskID, index, bson.E{Key: "status", Value: StatusPending}),
+	res, err := s.c(CollSteps).UpdateOne(ctx, stepFilter(taskID, index, bson.E{Key: "status", Value: pipeline.StatusPending}),
 		append(bson.D{{Key: "$set", Value: first}}, push...))
 	if err != nil {
 		return fmt.Errorf("start step %d of task %s: %w", index, taskID, err)
@@ -108,7 +81,7 @@ func (s *Store) StartStep(ctx context.Context, taskID string, index int, provide
 	if res.MatchedCount == 1 {
 		return nil
 	}
-	_, err = s.c(CollSteps).UpdateOne(ctx, stepFilter(taskID, index, bson.E{Key: "status", Value: StatusProcessing}),
+	_, err = s.c(CollSteps).UpdateOne(ctx, stepFilter(taskID, index, bson.E{Key: "status", Value: pipeline.StatusProcessing}),
 		append(bson.D{{Key: "$set", Value: set}}, push...))
 	if err != nil {
 		return fmt.Errorf("restart step %d of task %s: %w", index, taskID, err)
@@ -131,8 +104,8 @@ func (s *Store) SetVendorTask(ctx context.Context, taskID string, index int, pro
 // immediate callback is not refused).
 func (s *Store) AwaitCallback(ctx context.Context, taskID string, index int) error {
 	_, err := s.c(CollSteps).UpdateOne(ctx,
-		stepFilter(taskID, index, bson.E{Key: "status", Value: StatusProcessing}, bson.E{Key: "callback_state", Value: bson.D{{Key: "$exists", Value: false}}}),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "callback_state", Value: CallbackWaiting}}}})
+		stepFilter(taskID, index, bson.E{Key: "status", Value: pipeline.StatusProcessing}, bson.E{Key: "callback_state", Value: bson.D{{Key: "$exists", Value: false}}}),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "callback_state", Value: pipeline.CallbackWaiting}}}})
 	if err != nil {
 		return fmt.Errorf("open callback of step %d of task %s: %w", index, taskID, err)
 	}
@@ -163,7 +136,7 @@ func (s *Store) FinishStep(ctx context.Context, taskID string, index int, status
 		set = append(set, bson.E{Key: "error_message", Value: errMsg})
 	}
 	_, err := s.c(CollSteps).UpdateOne(ctx,
-		stepFilter(taskID, index, bson.E{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{StatusPending, StatusProcessing}}}}),
+		stepFilter(taskID, index, bson.E{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{pipeline.StatusPending, pipeline.StatusProcessing}}}}),
 		bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		return fmt.Errorf("finish step %d of task %s as %s: %w", index, taskID, status, err)

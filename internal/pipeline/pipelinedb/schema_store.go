@@ -1,55 +1,27 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
-
-// ErrSchemaConflict: a published name+version is immutable (the seed forbids changing a live
-// pipeline's steps); publishing a new version is how a pipeline changes.
-var ErrSchemaConflict = errors.New("this pipeline version is already published with a different schema; publish a new version instead")
-
-// SchemaRecord is one pipeline_schemas document.
-type SchemaRecord struct {
-	Name       string    `bson:"name" json:"name"`
-	Version    string    `bson:"version" json:"version"`
-	Schema     Schema    `bson:"schema" json:"schema"`
-	SchemaHash string    `bson:"schema_sha256" json:"-"`
-	CreatedAt  time.Time `bson:"created_at" json:"created_at"`
-	UpdatedAt  time.Time `bson:"updated_at" json:"updated_at"`
-}
-
-// SchemaHash is the SHA-256 of the schema's canonical JSON (encoding/json sorts map keys).
-func SchemaHash(s *Schema) (string, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return "", fmt.Errorf("encode schema: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
-}
 
 // PublishSchema stores a validated definition. Publishing the identical schema again is a no-op
 // that returns the stored record (created=false); a different schema under the same name+version
 // is ErrSchemaConflict.
-func (s *Store) PublishSchema(ctx context.Context, d *Definition) (rec *SchemaRecord, created bool, err error) {
-	hash, err := SchemaHash(&d.Schema)
+func (s *Store) PublishSchema(ctx context.Context, d *pipeline.Definition) (rec *pipeline.SchemaRecord, created bool, err error) {
+	hash, err := pipeline.SchemaHash(&d.Schema)
 	if err != nil {
 		return nil, false, err
 	}
 	now := s.now()
-	rec = &SchemaRecord{Name: d.Name, Version: d.Version, Schema: d.Schema, SchemaHash: hash, CreatedAt: now, UpdatedAt: now}
+	rec = &pipeline.SchemaRecord{Name: d.Name, Version: d.Version, Schema: d.Schema, SchemaHash: hash, CreatedAt: now, UpdatedAt: now}
 	_, err = s.c(CollSchemas).InsertOne(ctx, rec)
 	if err == nil {
 		return rec, true, nil
@@ -62,13 +34,13 @@ func (s *Store) PublishSchema(ctx context.Context, d *Definition) (rec *SchemaRe
 		return nil, false, err
 	}
 	if existing.SchemaHash != hash {
-		return nil, false, fmt.Errorf("pipeline %s@%s: %w", d.Name, d.Version, ErrSchemaConflict)
+		return nil, false, fmt.Errorf("pipeline %s@%s: %w", d.Name, d.Version, pipeline.ErrSchemaConflict)
 	}
 	return existing, false, nil
 }
 
 // GetSchema loads one version; an empty version means the most recently published one.
-func (s *Store) GetSchema(ctx context.Context, name, version string) (*SchemaRecord, error) {
+func (s *Store) GetSchema(ctx context.Context, name, version string) (*pipeline.SchemaRecord, error) {
 	filter := bson.D{{Key: "name", Value: name}}
 	opts := options.FindOne()
 	if version != "" {
@@ -76,16 +48,16 @@ func (s *Store) GetSchema(ctx context.Context, name, version string) (*SchemaRec
 	} else {
 		opts.SetSort(bson.D{{Key: "created_at", Value: -1}})
 	}
-	var rec SchemaRecord
+	var rec pipeline.SchemaRecord
 	if err := s.c(CollSchemas).FindOne(ctx, filter, opts).Decode(&rec); err != nil {
 		return nil, notFound(err, fmt.Sprintf("pipeline %s@%s", name, orLatest(version)))
 	}
-	rec.Schema.normalize()
+	normalize(&rec.Schema)
 	return &rec, nil
 }
 
 // ListSchemas lists published versions, newest first; name filters to one pipeline when set.
-func (s *Store) ListSchemas(ctx context.Context, name string, limit int64) ([]SchemaRecord, error) {
+func (s *Store) ListSchemas(ctx context.Context, name string, limit int64) ([]pipeline.SchemaRecord, error) {
 	filter := bson.D{}
 	if name != "" {
 		filter = bson.D{{Key: "name", Value: name}}
@@ -95,17 +67,18 @@ func (s *Store) ListSchemas(ctx context.Context, name string, limit int64) ([]Sc
 	if err != nil {
 		return nil, fmt.Errorf("list pipelines: %w", err)
 	}
-	var recs []SchemaRecord
+	var recs []pipeline.SchemaRecord
 	if err := cur.All(ctx, &recs); err != nil {
 		return nil, fmt.Errorf("read pipelines: %w", err)
 	}
 	for i := range recs {
-		recs[i].Schema.normalize()
+		normalize(&recs[i].Schema)
 	}
 	return recs, nil
 }
 
-func (sc *Schema) normalize() {
+// normalize turns the decoded input mappings back into plain JSON maps.
+func normalize(sc *pipeline.Schema) {
 	for i := range sc.Steps {
 		if m := sc.Steps[i].InputMapping; m != nil {
 			sc.Steps[i].InputMapping = mongox.JSONMap(m)

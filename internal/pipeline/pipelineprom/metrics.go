@@ -1,12 +1,16 @@
-package pipeline
+// Package pipelineprom holds the pipelines' Prometheus series (served on the worker's /metrics):
+// vendor calls, finished tasks and quota refunds.
+package pipelineprom
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
-// Metrics are the pipeline activities' Prometheus series (served on the worker's /metrics).
+// Metrics are the pipeline worker's series.
 type Metrics struct {
 	VendorCalls   *prometheus.CounterVec   // provider, outcome (ok|error)
 	VendorLatency *prometheus.HistogramVec // provider
@@ -14,8 +18,8 @@ type Metrics struct {
 	Refunds       prometheus.Counter
 }
 
-// NewMetrics registers (or reuses) the series on reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// New registers (or reuses) the series on reg.
+func New(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
 		VendorCalls: platform.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskloom_pipeline_vendor_calls_total", Help: "Vendor and SCF HTTP calls by provider and outcome.",
@@ -32,3 +36,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		})),
 	}
 }
+
+// VendorCall counts one vendor or SCF call and its latency.
+func (m *Metrics) VendorCall(provider string, ok bool, elapsed time.Duration) {
+	outcome := "ok"
+	if !ok {
+		outcome = "error"
+	}
+	m.VendorCalls.WithLabelValues(provider, outcome).Inc()
+	m.VendorLatency.WithLabelValues(provider).Observe(elapsed.Seconds())
+}
+
+// TaskFinished counts a task that reached a final status.
+func (m *Metrics) TaskFinished(status string) { m.TasksFinished.WithLabelValues(status).Inc() }
+
+// QuotaRefunded counts a quota unit given back.
+func (m *Metrics) QuotaRefunded() { m.Refunds.Inc() }

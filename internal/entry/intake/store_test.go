@@ -1,4 +1,4 @@
-package entry_test
+package intake_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -16,7 +17,7 @@ import (
 // timed-out attempt of itself: any number of concurrent calls leave one document.
 func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	db := testenv.Mongo(t)
-	s := entry.NewStore(db)
+	s := intake.NewStore(db)
 	ctx := context.Background()
 	if err := s.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	n, err := db.Collection(entry.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: key}})
+	n, err := db.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil || n != 1 {
 		t.Fatalf("documents for the key: %d %v", n, err)
 	}

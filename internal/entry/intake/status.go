@@ -1,4 +1,4 @@
-package entry
+package intake
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // queryTimeout bounds the live status query: with no worker polling, a query waits; past this
@@ -24,7 +26,7 @@ type Tasks struct {
 
 // Status returns the task's status; ErrNotFound when neither Temporal nor workflow_runs knows it.
 // While Temporal is unreachable the answer comes from workflow_runs.
-func (t *Tasks) Status(ctx context.Context, taskID string) (*TaskStatus, error) {
+func (t *Tasks) Status(ctx context.Context, taskID string) (*entry.TaskStatus, error) {
 	running, closed, derr := t.describe(ctx, taskID)
 	if running {
 		if st, err := t.query(ctx, taskID); err == nil {
@@ -32,16 +34,16 @@ func (t *Tasks) Status(ctx context.Context, taskID string) (*TaskStatus, error) 
 		}
 	}
 	run, err := t.Runs.Get(ctx, taskID)
-	if errors.Is(err, ErrNotFound) && derr != nil {
+	if errors.Is(err, entry.ErrNotFound) && derr != nil {
 		return nil, derr // Temporal did not answer and Mongo has no record: say which failed
 	}
 	if err != nil {
 		return nil, err
 	}
 	st := statusOfRun(run)
-	if closed != "" && !Terminal(st.Status) {
+	if closed != "" && !entry.Terminal(st.Status) {
 		// The execution ended without recording it (terminated or timed out by an operator).
-		st.Status, st.LastError = StatusFailed, "workflow "+closed
+		st.Status, st.LastError = entry.StatusFailed, "workflow "+closed
 	}
 	return st, nil
 }
@@ -67,14 +69,14 @@ func (t *Tasks) describe(ctx context.Context, taskID string) (running bool, clos
 	}
 }
 
-func (t *Tasks) query(ctx context.Context, taskID string) (*TaskStatus, error) {
+func (t *Tasks) query(ctx context.Context, taskID string) (*entry.TaskStatus, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := t.Temporal.QueryWorkflow(qctx, taskID, "", QueryStatus)
+	v, err := t.Temporal.QueryWorkflow(qctx, taskID, "", entry.QueryStatus)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", taskID, err)
 	}
-	var st TaskStatus
+	var st entry.TaskStatus
 	if err := v.Get(&st); err != nil {
 		return nil, fmt.Errorf("decode status of %s: %w", taskID, err)
 	}
@@ -82,8 +84,8 @@ func (t *Tasks) query(ctx context.Context, taskID string) (*TaskStatus, error) {
 	return &st, nil
 }
 
-func statusOfRun(r *Run) *TaskStatus {
-	return &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
+func statusOfRun(r *entry.Run) *entry.TaskStatus {
+	return &entry.TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
 		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
 		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, From: CollRuns}
 }
@@ -111,16 +113,16 @@ func (t *Tasks) Wait(ctx context.Context, taskID string) (done bool, err error) 
 var ErrNotSuspended = errors.New("task is not waiting for an operator")
 
 // Resume signals a suspended task to run again with a fresh retry budget.
-func (t *Tasks) Resume(ctx context.Context, taskID string, p SignalPayload) (*TaskStatus, error) {
-	return t.signal(ctx, taskID, SignalResume, p, StatusSuspended)
+func (t *Tasks) Resume(ctx context.Context, taskID string, p entry.SignalPayload) (*entry.TaskStatus, error) {
+	return t.signal(ctx, taskID, entry.SignalResume, p, entry.StatusSuspended)
 }
 
 // Drop signals a suspended or retrying task to end as dropped.
-func (t *Tasks) Drop(ctx context.Context, taskID string, p SignalPayload) (*TaskStatus, error) {
-	return t.signal(ctx, taskID, SignalDrop, p, StatusSuspended, StatusRetrying)
+func (t *Tasks) Drop(ctx context.Context, taskID string, p entry.SignalPayload) (*entry.TaskStatus, error) {
+	return t.signal(ctx, taskID, entry.SignalDrop, p, entry.StatusSuspended, entry.StatusRetrying)
 }
 
-func (t *Tasks) signal(ctx context.Context, taskID, name string, p SignalPayload, allowed ...string) (*TaskStatus, error) {
+func (t *Tasks) signal(ctx context.Context, taskID, name string, p entry.SignalPayload, allowed ...string) (*entry.TaskStatus, error) {
 	st, err := t.Status(ctx, taskID)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package entry
+package intake
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // visibilityQuery selects entry workflows, optionally narrowed by more conditions.
 func visibilityQuery(extra string) string {
-	q := fmt.Sprintf("TaskloomKind = '%s'", Kind)
+	q := fmt.Sprintf("TaskloomKind = '%s'", entry.Kind)
 	if extra != "" {
 		q += " AND " + extra
 	}
@@ -38,15 +40,15 @@ type ChannelStats struct {
 // change shows up within about a second.
 func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 	st := &Stats{Counts: map[string]int64{}, Channels: map[string]ChannelStats{}, SuspendedThreshold: threshold}
-	for _, s := range Statuses {
+	for _, s := range entry.Statuses {
 		n, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s'", s)))
 		if err != nil {
 			return nil, err
 		}
 		st.Counts[s] = n
 	}
-	open := fmt.Sprintf("TaskloomStatus NOT IN ('%s', '%s', '%s')", StatusCompleted, StatusDropped, StatusFailed)
-	for _, c := range Channels {
+	open := fmt.Sprintf("TaskloomStatus NOT IN ('%s', '%s', '%s')", entry.StatusCompleted, entry.StatusDropped, entry.StatusFailed)
+	for _, c := range entry.Channels {
 		total, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomChannel = '%s'", c)))
 		if err != nil {
 			return nil, err
@@ -66,7 +68,7 @@ func (t *Tasks) CountSuspended(ctx context.Context) (int64, error) {
 }
 
 func suspendedQuery() string {
-	return visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s' AND ExecutionStatus = 'Running'", StatusSuspended))
+	return visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s' AND ExecutionStatus = 'Running'", entry.StatusSuspended))
 }
 
 func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
@@ -79,14 +81,14 @@ func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
 
 // SuspendedTask is one line of GET /internal/tasks/suspended.
 type SuspendedTask struct {
-	TaskID     string     `json:"taskId"`
-	WorkflowID string     `json:"workflowId"`
-	Channel    string     `json:"channel"`
-	ChatID     string     `json:"chatId,omitempty"`
-	Reason     string     `json:"reason"`
-	Attempts   int        `json:"attempts"`
-	Retry      Retry      `json:"retry"`
-	Since      *time.Time `json:"since,omitempty"`
+	TaskID     string      `json:"taskId"`
+	WorkflowID string      `json:"workflowId"`
+	Channel    string      `json:"channel"`
+	ChatID     string      `json:"chatId,omitempty"`
+	Reason     string      `json:"reason"`
+	Attempts   int         `json:"attempts"`
+	Retry      entry.Retry `json:"retry"`
+	Since      *time.Time  `json:"since,omitempty"`
 }
 
 // Suspended lists up to limit suspended tasks (in visibility's order, newest started first; SQL

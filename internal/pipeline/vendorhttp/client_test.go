@@ -1,4 +1,4 @@
-package pipeline
+package vendorhttp
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// do classifies vendor answers: 5xx/429 retryable, other 4xx rejected (non-retryable), non-JSON
+// The client classifies vendor answers: 5xx/429 retryable, other 4xx rejected (non-retryable), non-JSON
 // retryable, 2xx JSON decoded; the auth header and Idempotency-Key are sent.
 func TestDoClassifiesVendorAnswers(t *testing.T) {
 	var gotAuth, gotKey string
@@ -38,18 +40,18 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	a := &Activities{Store: domain.NewStore(testenv.Mongo(t)), HTTP: &http.Client{Timeout: 5 * time.Second},
-		Metrics: NewMetrics(prometheus.NewRegistry())}
+	store := pipelinedb.New(testenv.Mongo(t))
+	c := &Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Calls: store, Metrics: pipelineprom.New(prometheus.NewRegistry())}
 	p := &domain.Provider{Ref: "v", BaseURL: srv.URL, AuthHeader: "X-Token", AuthValue: "k"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	doc, err := a.do(ctx, p, http.MethodPost, srv.URL+"/ok", map[string]any{"a": 1}, "t:0:v")
+	doc, err := c.Post(ctx, p, srv.URL+"/ok", map[string]any{"a": 1}, "t:0:v")
 	if err != nil || doc.(map[string]any)["data"] == nil || gotAuth != "k" || gotKey != "t:0:v" {
 		t.Fatalf("ok: %v %v auth=%q key=%q", doc, err, gotAuth, gotKey)
 	}
 	for path, wantRetryable := range map[string]bool{"/503": true, "/429": true, "/400": false, "/html": true} {
-		_, err := a.do(ctx, p, http.MethodGet, srv.URL+path, nil, "")
+		_, err := c.Get(ctx, p, srv.URL+path)
 		var ae *temporal.ApplicationError
 		if !errors.As(err, &ae) || ae.NonRetryable() == wantRetryable {
 			t.Errorf("%s: %v (retryable want %v)", path, err, wantRetryable)
@@ -58,8 +60,29 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 			t.Errorf("400 type %s", ae.Type())
 		}
 	}
-	st, err := a.Store.RecentCalls(ctx, "v", time.Now().Add(-time.Minute), 100)
+	st, err := store.RecentCalls(ctx, "v", time.Now().Add(-time.Minute), 100)
 	if err != nil || st.Calls != 5 || st.Failures != 4 {
 		t.Fatalf("recorded calls %+v %v", st, err)
+	}
+}
+
+// A probe is good only for a 2xx answer in time.
+func TestProbeWantsA2xx(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/down" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	c := &Client{HTTP: &http.Client{Timeout: 5 * time.Second}}
+	ctx := context.Background()
+	if !c.Probe(ctx, srv.URL+"/health") {
+		t.Error("a 200 probe failed")
+	}
+	if c.Probe(ctx, srv.URL+"/down") {
+		t.Error("a 503 probe passed")
+	}
+	if c.Probe(ctx, "http://127.0.0.1:1/health") {
+		t.Error("an unreachable probe passed")
 	}
 }

@@ -1,4 +1,7 @@
-package entry
+// Package intake is the service side of the entry subsystem (seed 001): the submitter every
+// intake (HTTP, Telegram, CLI) shares, the task status and operator views, the suspended-task
+// monitor, the workflow_runs store and the Telegram Bot API client.
+package intake
 
 import (
 	"context"
@@ -13,7 +16,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -44,7 +49,7 @@ func (e *EnqueueError) Unwrap() error { return e.Err }
 // records itself — never a document without a workflow, and nothing to undo.
 type Submitter struct {
 	Runs      *Store
-	Pipelines *pipeline.Store
+	Pipelines *pipelinedb.Store
 	Temporal  client.Client
 	TaskQueue string
 	Config    *config.Entry
@@ -61,10 +66,10 @@ const knownPipelines = 4096
 // Accepted is the intake's answer: the task, its status and retry budget, and whether the key
 // had been seen before.
 type Accepted struct {
-	TaskID    string `json:"taskId"`
-	Status    string `json:"status"`
-	Retry     Retry  `json:"retry"`
-	Duplicate bool   `json:"duplicate"`
+	TaskID    string      `json:"taskId"`
+	Status    string      `json:"status"`
+	Retry     entry.Retry `json:"retry"`
+	Duplicate bool        `json:"duplicate"`
 }
 
 // Submit enqueues env. The same key always yields the same task: a key whose workflow_runs
@@ -73,9 +78,9 @@ type Accepted struct {
 // while one runs or after one closed, and that refusal marks a duplicate. MongoDB cost: one read
 // of workflow_runs, plus the pipeline lookup the first time a pipeline is named. Errors: ErrUnknownWorkflow, *EnqueueError,
 // *FieldError.
-func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, error) {
+func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accepted, error) {
 	if env.Retry.Max > s.Config.RetryMaxLimit {
-		return nil, fieldErr("retryMax", "must be at most %d (ENTRY_RETRY_MAX_LIMIT)", s.Config.RetryMaxLimit)
+		return nil, &entry.FieldError{Field: "retryMax", Message: fmt.Sprintf("must be at most %d (ENTRY_RETRY_MAX_LIMIT)", s.Config.RetryMaxLimit)}
 	}
 	log := s.Log.With("task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel, "workflow_id", env.Payload.WorkflowID,
 		"idempotency_key", env.Context.IdempotencyKey, "trace_id", env.Context.TraceID)
@@ -90,7 +95,7 @@ func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, er
 	case err == nil && !unstarted(run):
 		s.count(env, "duplicate")
 		return &Accepted{TaskID: run.TaskID, Status: run.Status, Retry: run.Retry, Duplicate: true}, nil
-	case err != nil && !errors.Is(err, ErrNotFound):
+	case err != nil && !errors.Is(err, entry.ErrNotFound):
 		return nil, s.failed(log, env, "mongo", err)
 	}
 	created, err := s.start(ctx, env)
@@ -101,11 +106,11 @@ func (s *Submitter) Submit(ctx context.Context, env TaskEnvelope) (*Accepted, er
 		// The key was seen before: another submit started the workflow (which may not have
 		// recorded itself yet), or an older intake recorded the task without starting it.
 		s.count(env, "duplicate")
-		return &Accepted{TaskID: env.TaskID, Status: StatusPending, Retry: env.Retry, Duplicate: true}, nil
+		return &Accepted{TaskID: env.TaskID, Status: entry.StatusPending, Retry: env.Retry, Duplicate: true}, nil
 	}
 	s.count(env, "created")
 	log.Info("entry task accepted")
-	return &Accepted{TaskID: env.TaskID, Status: StatusPending, Retry: env.Retry}, nil
+	return &Accepted{TaskID: env.TaskID, Status: entry.StatusPending, Retry: env.Retry}, nil
 }
 
 // checkPipeline returns ErrUnknownWorkflow unless the pipeline (at version, or any version when
@@ -130,23 +135,16 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 // unstarted reports a document whose workflow may not exist: one that no status change has
 // touched. Its workflow is started again (a running one makes that a no-op); this also starts the
 // tasks an older intake recorded before it failed to start them.
-func unstarted(r *Run) bool { return r.Status == StatusPending && r.Seq == 0 }
-
-// NewRun is the workflow_runs document of an accepted envelope (EntryTaskWorkflow's first write).
-func NewRun(env TaskEnvelope) *Run {
-	return &Run{TaskID: env.TaskID, IdempotencyKey: env.Context.IdempotencyKey, WorkflowID: env.Payload.WorkflowID,
-		WorkflowVersion: env.Payload.WorkflowVersion, Channel: env.Payload.Telemetry.Channel, Source: env.Payload.Source,
-		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
-}
+func unstarted(r *entry.Run) bool { return r.Status == entry.StatusPending && r.Seq == 0 }
 
 // start starts the workflow and reports whether this call created it. The conflict policy FAIL
 // refuses a second start while the task runs and REJECT_DUPLICATE refuses one after it closed;
 // both answer "already started", which means the task exists.
-func (s *Submitter) start(ctx context.Context, env TaskEnvelope) (created bool, err error) {
+func (s *Submitter) start(ctx context.Context, env entry.TaskEnvelope) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Config.EnqueueTimeout)
 	defer cancel()
 	opts, in := s.StartOf(env)
-	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, WorkflowType, in)
+	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, entry.WorkflowType, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return false, nil
@@ -159,32 +157,32 @@ func (s *Submitter) start(ctx context.Context, env TaskEnvelope) (created bool, 
 
 // StartOf is the start of env's EntryTaskWorkflow: its options and input, exactly what Submit
 // passes to client.ExecuteWorkflow (the bench starts the same to measure what the intake adds).
-func (s *Submitter) StartOf(env TaskEnvelope) (client.StartWorkflowOptions, WorkflowInput) {
+func (s *Submitter) StartOf(env entry.TaskEnvelope) (client.StartWorkflowOptions, entry.WorkflowInput) {
 	return client.StartWorkflowOptions{
 		ID:                                       env.TaskID,
 		TaskQueue:                                s.TaskQueue,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(entry.Kind),
+			searchattr.Status.ValueSet(entry.StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
 			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
 	}, s.inputOf(env)
 }
 
-func (s *Submitter) inputOf(env TaskEnvelope) WorkflowInput {
+func (s *Submitter) inputOf(env entry.TaskEnvelope) entry.WorkflowInput {
 	user := s.Config.UserID
-	if id := idText(env.Context.User["id"]); id != "" {
+	if id := env.Context.UserID(); id != "" {
 		user = id
 	}
-	return WorkflowInput{Envelope: env, UserID: user, FeatureID: s.Config.FeatureID,
-		RetryDelays: RetryDelays(s.Config, env.Payload.Telemetry.Channel, env.Retry.Max),
-		Reply:       env.Payload.Telemetry.Channel == ChannelTelegram && s.Config.TelegramBotToken != "",
+	return entry.WorkflowInput{Envelope: env, UserID: user, FeatureID: s.Config.FeatureID,
+		RetryDelays: entry.RetryDelays(s.Config, env.Payload.Telemetry.Channel, env.Retry.Max),
+		Reply:       env.Payload.Telemetry.Channel == entry.ChannelTelegram && s.Config.TelegramBotToken != "",
 		ReplyField:  s.Config.TelegramReplyField}
 }
 
 // failed logs queue.enqueue_failed at error level and returns the error the intake answers 503 to.
-func (s *Submitter) failed(log *slog.Logger, env TaskEnvelope, dep string, err error) error {
+func (s *Submitter) failed(log *slog.Logger, env entry.TaskEnvelope, dep string, err error) error {
 	log.Error("envelope could not be enqueued", "event", EventEnqueueFailed, "dependency", dep, "err", err)
 	if s.Metrics != nil {
 		s.Metrics.EnqueueFailed.WithLabelValues(env.Payload.Telemetry.Channel, dep).Inc()
@@ -192,7 +190,7 @@ func (s *Submitter) failed(log *slog.Logger, env TaskEnvelope, dep string, err e
 	return &EnqueueError{Dependency: dep, Err: err}
 }
 
-func (s *Submitter) count(env TaskEnvelope, outcome string) {
+func (s *Submitter) count(env entry.TaskEnvelope, outcome string) {
 	if s.Metrics != nil {
 		s.Metrics.Submitted.WithLabelValues(env.Payload.Telemetry.Channel, outcome).Inc()
 	}

@@ -1,4 +1,7 @@
-package pipeline
+// Package pipelinedb is the pipelines' MongoDB store: schemas, tasks, steps, providers, functions,
+// provider health and quotas (seed 003). It is the one pipeline package that talks to Mongo; the
+// workflows and activities see it only through the interfaces they declare.
+package pipelinedb
 
 import (
 	"context"
@@ -11,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Collection names of the seed's tables (plus the ones the seed implies: providers, functions,
@@ -26,9 +30,6 @@ const (
 	CollCalls     = "provider_calls"
 )
 
-// ErrNotFound wraps mongo.ErrNoDocuments so the HTTP layer's store-error mapping answers 404.
-var ErrNotFound = fmt.Errorf("not found: %w", mongo.ErrNoDocuments)
-
 // Store is the pipelines' Mongo access. Every state change is one single-document write guarded by
 // the state it expects (MongoDB's atomic single-document updates), or an insert whose unique key
 // decides; there are no multi-document transactions.
@@ -37,8 +38,8 @@ type Store struct {
 	now func() time.Time
 }
 
-// NewStore wraps a database.
-func NewStore(db *mongo.Database) *Store {
+// New wraps a database.
+func New(db *mongo.Database) *Store {
 	return &Store{db: db, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
@@ -79,9 +80,14 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	return nil
 }
 
+// errNotFound is what a lookup that finds no document returns: the domain's ErrNotFound, which
+// callers test for, wrapping the driver's ErrNoDocuments, which the HTTP layer's store-error
+// mapping answers with 404.
+var errNotFound = fmt.Errorf("%w: %w", pipeline.ErrNotFound, mongo.ErrNoDocuments)
+
 func notFound(err error, what string) error {
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, errNotFound)
 	}
 	return fmt.Errorf("load %s: %w", what, err)
 }

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
@@ -7,19 +7,21 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // GetHealth loads the health of the given providers, keyed by ref; unknown refs are absent.
-func (s *Store) GetHealth(ctx context.Context, refs []string) (map[string]Health, error) {
+func (s *Store) GetHealth(ctx context.Context, refs []string) (map[string]pipeline.Health, error) {
 	cur, err := s.c(CollHealth).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: refs}}}})
 	if err != nil {
 		return nil, fmt.Errorf("load provider health: %w", err)
 	}
-	var hs []Health
+	var hs []pipeline.Health
 	if err := cur.All(ctx, &hs); err != nil {
 		return nil, fmt.Errorf("read provider health: %w", err)
 	}
-	out := make(map[string]Health, len(hs))
+	out := make(map[string]pipeline.Health, len(hs))
 	for _, h := range hs {
 		out[h.ProviderRef] = h
 	}
@@ -27,12 +29,12 @@ func (s *Store) GetHealth(ctx context.Context, refs []string) (map[string]Health
 }
 
 // ListHealth lists every provider's health.
-func (s *Store) ListHealth(ctx context.Context) ([]Health, error) {
+func (s *Store) ListHealth(ctx context.Context) ([]pipeline.Health, error) {
 	cur, err := s.c(CollHealth).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("list provider health: %w", err)
 	}
-	var hs []Health
+	var hs []pipeline.Health
 	if err := cur.All(ctx, &hs); err != nil {
 		return nil, fmt.Errorf("read provider health: %w", err)
 	}
@@ -41,7 +43,7 @@ func (s *Store) ListHealth(ctx context.Context) ([]Health, error) {
 
 // SetHealthManual sets a provider's status by hand and pins it; pinned=false hands the status
 // back to the periodic check.
-func (s *Store) SetHealthManual(ctx context.Context, ref, status string, pinned bool) (*Health, error) {
+func (s *Store) SetHealthManual(ctx context.Context, ref, status string, pinned bool) (*pipeline.Health, error) {
 	if _, err := s.GetProvider(ctx, ref); err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ func (s *Store) SetHealthManual(ctx context.Context, ref, status string, pinned 
 
 // SaveHealth writes the result of a periodic check. A pinned status is kept (only the measured
 // numbers change), because an operator's decision outranks the probe.
-func (s *Store) SaveHealth(ctx context.Context, h Health) error {
+func (s *Store) SaveHealth(ctx context.Context, h pipeline.Health) error {
 	set := bson.D{{Key: "last_check_at", Value: h.LastCheckAt}, {Key: "error_rate", Value: h.ErrorRate},
 		{Key: "avg_response_time", Value: h.AvgResponseTime}, {Key: "consecutive_failures", Value: h.ConsecutiveFailures},
 		{Key: "consecutive_successes", Value: h.ConsecutiveSuccesses}, {Key: "updated_at", Value: s.now()}}
@@ -82,43 +84,27 @@ func (s *Store) SaveHealth(ctx context.Context, h Health) error {
 	return nil
 }
 
-// ProviderCall is one recorded vendor call; the health check derives error_rate and
-// avg_response_time from the recent ones.
-type ProviderCall struct {
-	ProviderRef string    `bson:"provider_ref"`
-	At          time.Time `bson:"at"`
-	OK          bool      `bson:"ok"`
-	DurationMS  int64     `bson:"duration_ms"`
-}
-
 // RecordCall appends one call to the log.
-func (s *Store) RecordCall(ctx context.Context, c ProviderCall) error {
+func (s *Store) RecordCall(ctx context.Context, c pipeline.ProviderCall) error {
 	if _, err := s.c(CollCalls).InsertOne(ctx, c); err != nil {
 		return fmt.Errorf("record call to %s: %w", c.ProviderRef, err)
 	}
 	return nil
 }
 
-// CallStats summarises a provider's calls since a time, reading at most limit calls (newest
-// first) so a busy provider cannot make the check slow.
-type CallStats struct {
-	Calls, Failures int
-	AvgMS           int
-}
-
 // RecentCalls aggregates a provider's calls since `since`.
-func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (CallStats, error) {
+func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (pipeline.CallStats, error) {
 	cur, err := s.c(CollCalls).Find(ctx,
 		bson.D{{Key: "provider_ref", Value: ref}, {Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}},
 		options.Find().SetSort(bson.D{{Key: "at", Value: -1}}).SetLimit(limit))
 	if err != nil {
-		return CallStats{}, fmt.Errorf("load calls of %s: %w", ref, err)
+		return pipeline.CallStats{}, fmt.Errorf("load calls of %s: %w", ref, err)
 	}
-	var calls []ProviderCall
+	var calls []pipeline.ProviderCall
 	if err := cur.All(ctx, &calls); err != nil {
-		return CallStats{}, fmt.Errorf("read calls of %s: %w", ref, err)
+		return pipeline.CallStats{}, fmt.Errorf("read calls of %s: %w", ref, err)
 	}
-	var st CallStats
+	var st pipeline.CallStats
 	var total int64
 	for _, c := range calls {
 		st.Calls++

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/mongox"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Read-only queries of the operations console (api/ui). They only read; every write stays with
@@ -34,7 +35,7 @@ func (f TaskFilter) bson() bson.D {
 
 // ListTasks returns one page of tasks matching f, newest first (ids are ObjectIDs, so _id order
 // is creation order), and how many match: two commands whatever the collection's size.
-func (s *Store) ListTasks(ctx context.Context, f TaskFilter, skip, limit int64) ([]Task, int64, error) {
+func (s *Store) ListTasks(ctx context.Context, f TaskFilter, skip, limit int64) ([]pipeline.Task, int64, error) {
 	q := f.bson()
 	total, err := s.c(CollTasks).CountDocuments(ctx, q)
 	if err != nil {
@@ -44,7 +45,7 @@ func (s *Store) ListTasks(ctx context.Context, f TaskFilter, skip, limit int64) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("list pipeline tasks: %w", err)
 	}
-	var out []Task
+	var out []pipeline.Task
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, 0, fmt.Errorf("decode pipeline tasks: %w", err)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -18,20 +19,20 @@ func newTestStore(t *testing.T) (*Store, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	s := NewStore(testenv.Mongo(t))
+	s := New(testenv.Mongo(t))
 	if err := s.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return s, ctx
 }
 
-func loadExample(t *testing.T, name string) *Definition {
+func loadExample(t *testing.T, name string) *pipeline.Definition {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/pipelines/" + name + ".json")
+	data, err := os.ReadFile("../../../testdata/pipelines/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ParseDefinition(data)
+	d, err := pipeline.ParseDefinition(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestSchemaStoreImmutability(t *testing.T) {
 	}
 	changed := loadExample(t, "collection_video_pipeline")
 	changed.Schema.Steps[0], changed.Schema.Steps[2] = changed.Schema.Steps[2], changed.Schema.Steps[0]
-	if _, _, err := s.PublishSchema(ctx, changed); !errors.Is(err, ErrSchemaConflict) {
+	if _, _, err := s.PublishSchema(ctx, changed); !errors.Is(err, pipeline.ErrSchemaConflict) {
 		t.Fatalf("want ErrSchemaConflict, got %v", err)
 	}
 	changed.Version = "1.1.0"
@@ -79,14 +80,14 @@ func TestSchemaStoreImmutability(t *testing.T) {
 
 func TestQuotaConsumeRefundOnce(t *testing.T) {
 	s, ctx := newTestStore(t)
-	task1, task2 := NewTaskID(), NewTaskID()
-	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); !errors.Is(err, ErrQuotaExhausted) {
+	task1, task2 := pipeline.NewTaskID(), pipeline.NewTaskID()
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); !errors.Is(err, pipeline.ErrQuotaExhausted) {
 		t.Fatalf("no quota yet: %v", err)
 	}
 	if _, err := s.SetQuota(ctx, "u1", "f1", 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.InsertTask(ctx, &Task{ID: task1, UserID: "u1", FeatureID: "f1"}); err != nil {
+	if _, err := s.InsertTask(ctx, &pipeline.Task{ID: task1, UserID: "u1", FeatureID: "f1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); err != nil {
@@ -95,7 +96,7 @@ func TestQuotaConsumeRefundOnce(t *testing.T) {
 	if err := s.ConsumeQuota(ctx, "u1", "f1", task1); err != nil {
 		t.Fatalf("consuming again for the same task is a no-op: %v", err)
 	}
-	if err := s.ConsumeQuota(ctx, "u1", "f1", task2); !errors.Is(err, ErrQuotaExhausted) {
+	if err := s.ConsumeQuota(ctx, "u1", "f1", task2); !errors.Is(err, pipeline.ErrQuotaExhausted) {
 		t.Fatalf("want exhausted, got %v", err)
 	}
 	// Concurrent refunds (a retried activity racing itself) return the unit exactly once.
@@ -148,7 +149,7 @@ func TestQuotaCrashPointsMoveTheUnitOnce(t *testing.T) {
 	if _, err := s.SetQuota(ctx, "u3", "f", 5); err != nil {
 		t.Fatal(err)
 	}
-	ok, failed := NewTaskID(), NewTaskID()
+	ok, failed := pipeline.NewTaskID(), pipeline.NewTaskID()
 	for range 3 { // charge, then crash before the activity completes: retried twice
 		if err := s.ConsumeQuota(ctx, "u3", "f", ok); err != nil {
 			t.Fatal(err)
@@ -190,13 +191,13 @@ func TestQuotaConcurrentConsumersNeverOverdraw(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.ConsumeQuota(ctx, "u2", "f", NewTaskID())
+			err := s.ConsumeQuota(ctx, "u2", "f", pipeline.NewTaskID())
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				ok++
-			case !errors.Is(err, ErrQuotaExhausted):
+			case !errors.Is(err, pipeline.ErrQuotaExhausted):
 				t.Error(err)
 			}
 		}()
@@ -217,12 +218,12 @@ func TestQuotaConcurrentConsumersNeverOverdraw(t *testing.T) {
 func TestStepLifecycle(t *testing.T) {
 	s, ctx := newTestStore(t)
 	d := loadExample(t, "collection_video_pipeline")
-	task := &Task{ID: NewTaskID(), UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version,
+	task := &pipeline.Task{ID: pipeline.NewTaskID(), UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version,
 		InputData: map[string]any{"product_images": []any{"a"}}, EligibleForRefund: true, RunID: "r1"}
 	if existing, err := s.InsertTask(ctx, task); existing != nil || err != nil {
 		t.Fatalf("insert: %v %v", existing, err)
 	}
-	if existing, err := s.InsertTask(ctx, &Task{ID: task.ID, RunID: "r2"}); err != nil || existing == nil || existing.RunID != "r1" {
+	if existing, err := s.InsertTask(ctx, &pipeline.Task{ID: task.ID, RunID: "r2"}); err != nil || existing == nil || existing.RunID != "r1" {
 		t.Fatalf("the insert decides: a second one returns the first: %+v %v", existing, err)
 	}
 	if err := s.CreateSteps(ctx, task.ID, d.Schema.Steps); err != nil {
@@ -238,10 +239,10 @@ func TestStepLifecycle(t *testing.T) {
 	if err := s.AwaitCallback(ctx, task.ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishStep(ctx, task.ID, 1, StatusSuccess, "", map[string]any{"video_url": "v"}, ""); err != nil {
+	if err := s.FinishStep(ctx, task.ID, 1, pipeline.StatusSuccess, "", map[string]any{"video_url": "v"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishStep(ctx, task.ID, 1, StatusFailed, "", nil, "late"); err != nil {
+	if err := s.FinishStep(ctx, task.ID, 1, pipeline.StatusFailed, "", nil, "late"); err != nil {
 		t.Fatal(err)
 	}
 	steps, err := s.ListSteps(ctx, task.ID)
@@ -249,47 +250,47 @@ func TestStepLifecycle(t *testing.T) {
 		t.Fatalf("steps: %v %v", steps, err)
 	}
 	st := steps[1]
-	if st.Status != StatusSuccess || st.ErrorMessage != "" || st.Output["video_url"] != "v" || st.StartedAt == nil ||
+	if st.Status != pipeline.StatusSuccess || st.ErrorMessage != "" || st.Output["video_url"] != "v" || st.StartedAt == nil ||
 		st.CompletedAt == nil || !reflect.DeepEqual(st.Input, in) {
 		t.Fatalf("step 1: %+v", st)
 	}
-	if err := s.FinishTask(ctx, task.ID, StatusFailed, "boom"); err != nil {
+	if err := s.FinishTask(ctx, task.ID, pipeline.StatusFailed, "boom"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishTask(ctx, task.ID, StatusSuccess, ""); err != nil {
+	if err := s.FinishTask(ctx, task.ID, pipeline.StatusSuccess, ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetTask(ctx, task.ID)
-	if err != nil || got.Status != StatusFailed || got.ErrorReason != "boom" {
+	if err != nil || got.Status != pipeline.StatusFailed || got.ErrorReason != "boom" {
 		t.Fatalf("task: %+v %v", got, err)
 	}
 }
 
 func TestProvidersHealthAndCalls(t *testing.T) {
 	s, ctx := newTestStore(t)
-	if _, err := s.PutProvider(ctx, &Provider{Ref: "p1", BaseURL: "http://x", AuthHeader: "Authorization", AuthValue: "k"}); err != nil {
+	if _, err := s.PutProvider(ctx, &pipeline.Provider{Ref: "p1", BaseURL: "http://x", AuthHeader: "Authorization", AuthValue: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	hs, err := s.GetHealth(ctx, []string{"p1", "p2"})
-	if err != nil || hs["p1"].Status != HealthUp || len(hs) != 1 {
+	if err != nil || hs["p1"].Status != pipeline.HealthUp || len(hs) != 1 {
 		t.Fatalf("new provider must be up: %+v %v", hs, err)
 	}
-	if _, err := s.SetHealthManual(ctx, "p1", HealthDown, true); err != nil {
+	if _, err := s.SetHealthManual(ctx, "p1", pipeline.HealthDown, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveHealth(ctx, Health{ProviderRef: "p1", Status: HealthUp, LastCheckAt: time.Now(), ErrorRate: 10}); err != nil {
+	if err := s.SaveHealth(ctx, pipeline.Health{ProviderRef: "p1", Status: pipeline.HealthUp, LastCheckAt: time.Now(), ErrorRate: 10}); err != nil {
 		t.Fatal(err)
 	}
 	hs, _ = s.GetHealth(ctx, []string{"p1"})
-	if hs["p1"].Status != HealthDown || hs["p1"].ErrorRate != 10 {
+	if hs["p1"].Status != pipeline.HealthDown || hs["p1"].ErrorRate != 10 {
 		t.Fatalf("a pinned status survives the check: %+v", hs["p1"])
 	}
-	if _, err := s.SetHealthManual(ctx, "nope", HealthDown, true); !errors.Is(err, mongo.ErrNoDocuments) {
+	if _, err := s.SetHealthManual(ctx, "nope", pipeline.HealthDown, true); !errors.Is(err, mongo.ErrNoDocuments) {
 		t.Fatalf("unknown provider: %v", err)
 	}
 	now := time.Now()
 	for i, ok := range []bool{true, false, true, true} {
-		if err := s.RecordCall(ctx, ProviderCall{ProviderRef: "p1", At: now.Add(-time.Duration(i) * time.Second), OK: ok, DurationMS: 100}); err != nil {
+		if err := s.RecordCall(ctx, pipeline.ProviderCall{ProviderRef: "p1", At: now.Add(-time.Duration(i) * time.Second), OK: ok, DurationMS: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -303,7 +304,7 @@ func TestProvidersHealthAndCalls(t *testing.T) {
 	if st, _ := s.RecentCalls(ctx, "p1", now.Add(-time.Minute), 100); st.Calls != 0 {
 		t.Fatalf("prune left %d", st.Calls)
 	}
-	if _, err := s.PutFunction(ctx, &Function{Name: "video-compositor", InvokeURL: "http://f"}); err != nil {
+	if _, err := s.PutFunction(ctx, &pipeline.Function{Name: "video-compositor", InvokeURL: "http://f"}); err != nil {
 		t.Fatal(err)
 	}
 	lk, err := s.Lookup(ctx)

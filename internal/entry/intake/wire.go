@@ -1,9 +1,9 @@
-package entry
+package intake
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -11,7 +11,7 @@ import (
 // share it).
 func NewSubmitter(p *platform.Platform) *Submitter {
 	known, _ := lru.New[string, struct{}](knownPipelines) // errs only for a size ≤ 0
-	return &Submitter{known: known, Runs: NewStore(p.Mongo), Pipelines: pipeline.NewStore(p.Mongo), Temporal: p.Temporal,
+	return &Submitter{known: known, Runs: NewStore(p.Mongo), Pipelines: pipelinedb.New(p.Mongo), Temporal: p.Temporal,
 		TaskQueue: p.Config.Temporal.TaskQueue, Config: &p.Config.Entry, Log: p.Log.With("subsystem", "entry"),
 		Metrics: NewMetrics(p.Metrics)}
 }

@@ -1,4 +1,4 @@
-package entry
+package intake
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // MaxMessageLen is the Bot API's limit on a message's text, in characters.
@@ -27,20 +29,6 @@ type Bot struct {
 func NewBot(baseURL, token string) *Bot {
 	return &Bot{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 15 * time.Second}}
 }
-
-// RetryAfterError is Telegram's 429: the caller must wait After before calling again.
-type RetryAfterError struct {
-	After       time.Duration
-	Description string
-}
-
-func (e *RetryAfterError) Error() string {
-	return fmt.Sprintf("telegram rate limit: retry after %s (%s)", e.After, e.Description)
-}
-
-// ErrRejected marks a request Telegram refuses for good (bad chat id, bot blocked): retrying it
-// cannot help.
-var ErrRejected = errors.New("telegram rejected the request")
 
 type apiResponse struct {
 	OK          bool            `json:"ok"`
@@ -85,11 +73,11 @@ func (b *Bot) SendMessage(ctx context.Context, chatID, text string, replyTo int6
 		if after <= 0 {
 			after = time.Second
 		}
-		return 0, &RetryAfterError{After: after, Description: ar.Description}
+		return 0, &entry.RetryAfterError{After: after, Description: ar.Description}
 	case resp.StatusCode >= 500:
 		return 0, fmt.Errorf("sendMessage to chat %s: HTTP %d: %s", chatID, resp.StatusCode, ar.Description)
 	case !ar.OK || resp.StatusCode >= 400:
-		return 0, fmt.Errorf("sendMessage to chat %s: HTTP %d: %s: %w", chatID, resp.StatusCode, ar.Description, ErrRejected)
+		return 0, fmt.Errorf("sendMessage to chat %s: HTTP %d: %s: %w", chatID, resp.StatusCode, ar.Description, entry.ErrRejected)
 	}
 	var msg struct {
 		MessageID int64 `json:"message_id"`

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinedb
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // A quota is one document per (user, feature) holding counters and open_tasks: the ids of the
@@ -25,31 +27,8 @@ import (
 // finds it gone and gives nothing. open_tasks is bounded by the account's running tasks, not by
 // its history. The per-task ledger the API shows is the account's pipeline_tasks documents.
 
-// ErrQuotaExhausted: the user has no unit left for the feature (HTTP 402 QUOTA_EXHAUSTED).
-var ErrQuotaExhausted = errors.New("quota exhausted")
-
 // ledgerLimit bounds the ledger entries GetQuota returns (newest first); the counters cover all.
 const ledgerLimit = 100
-
-// LedgerEntry records what happened to the unit a task consumed.
-type LedgerEntry struct {
-	TaskID     string     `json:"task_id"`
-	ConsumedAt time.Time  `json:"consumed_at"`
-	Refunded   bool       `json:"refunded"`
-	RefundedAt *time.Time `json:"refunded_at,omitempty"`
-}
-
-// Quota is a user's balance for one feature. Granted is derived: remaining + consumed − refunded.
-type Quota struct {
-	UserID    string        `json:"user_id"`
-	FeatureID string        `json:"feature_id"`
-	Remaining int           `json:"remaining"`
-	Granted   int           `json:"granted"`
-	Consumed  int           `json:"consumed"`
-	Refunded  int           `json:"refunded"`
-	Ledger    []LedgerEntry `json:"ledger"`
-	UpdatedAt time.Time     `json:"updated_at"`
-}
 
 type quotaDoc struct {
 	UserID    string    `bson:"user_id"`
@@ -66,7 +45,7 @@ func quotaFilter(userID, featureID string, extra ...bson.E) bson.D {
 }
 
 // SetQuota sets the remaining units, creating the quota; counters and open tasks are kept.
-func (s *Store) SetQuota(ctx context.Context, userID, featureID string, remaining int) (*Quota, error) {
+func (s *Store) SetQuota(ctx context.Context, userID, featureID string, remaining int) (*pipeline.Quota, error) {
 	_, err := s.c(CollQuotas).UpdateOne(ctx, quotaFilter(userID, featureID),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "remaining", Value: remaining}, {Key: "updated_at", Value: s.now()}}}},
 		options.UpdateOne().SetUpsert(true))
@@ -77,13 +56,13 @@ func (s *Store) SetQuota(ctx context.Context, userID, featureID string, remainin
 }
 
 // GetQuota loads a quota with the ledger of its newest tasks.
-func (s *Store) GetQuota(ctx context.Context, userID, featureID string) (*Quota, error) {
+func (s *Store) GetQuota(ctx context.Context, userID, featureID string) (*pipeline.Quota, error) {
 	return s.QuotaPage(ctx, userID, featureID, ledgerLimit)
 }
 
 // QuotaPage loads a quota with the ledger of its newest limit tasks: two commands, whatever the
 // account's history.
-func (s *Store) QuotaPage(ctx context.Context, userID, featureID string, limit int64) (*Quota, error) {
+func (s *Store) QuotaPage(ctx context.Context, userID, featureID string, limit int64) (*pipeline.Quota, error) {
 	var d quotaDoc
 	if err := s.c(CollQuotas).FindOne(ctx, quotaFilter(userID, featureID)).Decode(&d); err != nil {
 		return nil, notFound(err, fmt.Sprintf("quota %s/%s", userID, featureID))
@@ -92,25 +71,25 @@ func (s *Store) QuotaPage(ctx context.Context, userID, featureID string, limit i
 	if err != nil {
 		return nil, err
 	}
-	return &Quota{UserID: userID, FeatureID: featureID, Remaining: d.Remaining, Consumed: d.Consumed, Refunded: d.Refunded,
+	return &pipeline.Quota{UserID: userID, FeatureID: featureID, Remaining: d.Remaining, Consumed: d.Consumed, Refunded: d.Refunded,
 		Granted: d.Remaining + d.Consumed - d.Refunded, Ledger: ledger, UpdatedAt: d.UpdatedAt}, nil
 }
 
 // ledger lists the account's newest tasks as ledger entries (one indexed find).
-func (s *Store) ledger(ctx context.Context, userID, featureID string, limit int64) ([]LedgerEntry, error) {
+func (s *Store) ledger(ctx context.Context, userID, featureID string, limit int64) ([]pipeline.LedgerEntry, error) {
 	cur, err := s.c(CollTasks).Find(ctx, quotaFilter(userID, featureID), options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: -1}}).SetLimit(limit).
 		SetProjection(bson.D{{Key: "created_at", Value: 1}, {Key: "refunded", Value: 1}, {Key: "refunded_at", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read ledger %s/%s: %w", userID, featureID, err)
 	}
-	var tasks []Task
+	var tasks []pipeline.Task
 	if err := cur.All(ctx, &tasks); err != nil {
 		return nil, fmt.Errorf("read ledger %s/%s: %w", userID, featureID, err)
 	}
-	out := make([]LedgerEntry, len(tasks))
+	out := make([]pipeline.LedgerEntry, len(tasks))
 	for i, t := range tasks {
-		out[i] = LedgerEntry{TaskID: t.ID, ConsumedAt: t.CreatedAt, Refunded: t.Refunded, RefundedAt: t.RefundedAt}
+		out[i] = pipeline.LedgerEntry{TaskID: t.ID, ConsumedAt: t.CreatedAt, Refunded: t.Refunded, RefundedAt: t.RefundedAt}
 	}
 	return out, nil
 }
@@ -137,7 +116,7 @@ func (s *Store) ConsumeQuota(ctx context.Context, userID, featureID, taskID stri
 	case held:
 		return nil // charged before: a retry
 	}
-	return fmt.Errorf("user %s has no %s units left: %w", userID, featureID, ErrQuotaExhausted)
+	return fmt.Errorf("user %s has no %s units left: %w", userID, featureID, pipeline.ErrQuotaExhausted)
 }
 
 // holdsUnit reports whether taskID is among the quota's open tasks.

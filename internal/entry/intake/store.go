@@ -1,4 +1,4 @@
-package entry
+package intake
 
 import (
 	"context"
@@ -10,42 +10,17 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
 // CollRuns is the seed's workflow_runs collection: one document per idempotency key.
 const CollRuns = "workflow_runs"
 
-// ErrNotFound wraps mongo.ErrNoDocuments so the HTTP layer's store mapping answers 404.
-var ErrNotFound = fmt.Errorf("entry task not found: %w", mongo.ErrNoDocuments)
-
-// Run is one workflow_runs document. The workflow writes it when it starts (Accept) and updates it
-// at every status change, so it answers status queries once the workflow has closed (and
-// after Temporal's retention has forgotten it).
-type Run struct {
-	TaskID          string         `bson:"_id" json:"taskId"`
-	IdempotencyKey  string         `bson:"idempotency_key" json:"idempotencyKey"`
-	WorkflowID      string         `bson:"workflow_id" json:"workflowId"`
-	WorkflowVersion string         `bson:"workflow_version,omitempty" json:"workflowVersion,omitempty"`
-	Channel         string         `bson:"channel" json:"channel"`
-	Source          string         `bson:"source" json:"source"`
-	ChatID          string         `bson:"chat_id" json:"chatId"`
-	Status          string         `bson:"status" json:"status"`
-	Retry           Retry          `bson:"retry" json:"retry"`
-	Attempts        int            `bson:"attempts" json:"attempts"`
-	PipelineTaskID  string         `bson:"pipeline_task_id,omitempty" json:"pipelineTaskId,omitempty"`
-	Result          map[string]any `bson:"result,omitempty" json:"result,omitempty"`
-	LastError       string         `bson:"last_error,omitempty" json:"lastError,omitempty"`
-	SuspendedReason string         `bson:"suspended_reason,omitempty" json:"suspendedReason,omitempty"`
-	SuspendedAt     *time.Time     `bson:"suspended_at,omitempty" json:"suspendedAt,omitempty"`
-	ReplyMessageID  int64          `bson:"reply_message_id,omitempty" json:"replyMessageId,omitempty"`
-	// Seq orders the workflow's status writes: a write applies only when it is newer than the
-	// stored one, so a late retry of an old activity cannot roll the status back.
-	Seq         int        `bson:"seq" json:"-"`
-	CreatedAt   time.Time  `bson:"created_at" json:"createdAt"`
-	UpdatedAt   time.Time  `bson:"updated_at" json:"updatedAt"`
-	CompletedAt *time.Time `bson:"completed_at,omitempty" json:"completedAt,omitempty"`
-}
+// errNotFound is what a lookup that finds no document returns: the domain's ErrNotFound, which
+// callers test for, wrapping the driver's ErrNoDocuments, which the HTTP layer's store mapping
+// answers with 404.
+var errNotFound = fmt.Errorf("%w: %w", entry.ErrNotFound, mongo.ErrNoDocuments)
 
 // Store is workflow_runs. Every write is a single-document insert or guarded update.
 type Store struct {
@@ -70,7 +45,7 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 // derived from the idempotency key) exists. EntryTaskWorkflow calls it first, through an activity,
 // so the document exists exactly when the workflow does: one command, and idempotent under
 // activity retries (an existing document, or a duplicate key from a racing retry, is success).
-func (s *Store) Accept(ctx context.Context, run *Run) error {
+func (s *Store) Accept(ctx context.Context, run *entry.Run) error {
 	now := s.now()
 	run.CreatedAt, run.UpdatedAt, run.Seq = now, now, 0
 	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: run.TaskID}}, bson.D{{Key: "$setOnInsert", Value: run}},
@@ -82,11 +57,11 @@ func (s *Store) Accept(ctx context.Context, run *Run) error {
 }
 
 // Get loads one run.
-func (s *Store) Get(ctx context.Context, taskID string) (*Run, error) {
-	var r Run
+func (s *Store) Get(ctx context.Context, taskID string) (*entry.Run, error) {
+	var r entry.Run
 	if err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: taskID}}).Decode(&r); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, fmt.Errorf("task %s: %w", taskID, ErrNotFound)
+			return nil, fmt.Errorf("task %s: %w", taskID, errNotFound)
 		}
 		return nil, fmt.Errorf("load workflow_runs %s: %w", taskID, err)
 	}
@@ -95,8 +70,8 @@ func (s *Store) Get(ctx context.Context, taskID string) (*Run, error) {
 }
 
 // GetMany loads the runs of ids (missing ones are absent from the map).
-func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*Run, error) {
-	out := make(map[string]*Run, len(ids))
+func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*entry.Run, error) {
+	out := make(map[string]*entry.Run, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -104,7 +79,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*Run, err
 	if err != nil {
 		return nil, fmt.Errorf("load workflow_runs: %w", err)
 	}
-	var runs []*Run
+	var runs []*entry.Run
 	if err := cur.All(ctx, &runs); err != nil {
 		return nil, fmt.Errorf("read workflow_runs: %w", err)
 	}
@@ -115,23 +90,9 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*Run, err
 	return out, nil
 }
 
-// StatusUpdate is one status change the workflow records.
-type StatusUpdate struct {
-	TaskID         string
-	Seq            int
-	Status         string
-	Retry          Retry
-	Attempts       int
-	PipelineTaskID string
-	Result         map[string]any
-	LastError      string
-	Reason         string
-	At             time.Time
-}
-
 // Record applies u when it is newer than what is stored (Seq guard), so retries and reordering
 // are harmless.
-func (s *Store) Record(ctx context.Context, u StatusUpdate) error {
+func (s *Store) Record(ctx context.Context, u entry.StatusUpdate) error {
 	set := bson.D{{Key: "status", Value: u.Status}, {Key: "retry", Value: u.Retry}, {Key: "attempts", Value: u.Attempts},
 		{Key: "seq", Value: u.Seq}, {Key: "updated_at", Value: s.now()}, {Key: "last_error", Value: u.LastError}}
 	if u.PipelineTaskID != "" {
@@ -140,11 +101,11 @@ func (s *Store) Record(ctx context.Context, u StatusUpdate) error {
 	if u.Result != nil {
 		set = append(set, bson.E{Key: "result", Value: u.Result})
 	}
-	if u.Status == StatusSuspended {
+	if u.Status == entry.StatusSuspended {
 		at := u.At.UTC()
 		set = append(set, bson.E{Key: "suspended_reason", Value: u.Reason}, bson.E{Key: "suspended_at", Value: at})
 	}
-	if Terminal(u.Status) {
+	if entry.Terminal(u.Status) {
 		at := u.At.UTC()
 		set = append(set, bson.E{Key: "completed_at", Value: at})
 	}

@@ -1,0 +1,59 @@
+package entry
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrNotFound: no such entry task. The store's not-found errors wrap it (and the driver's, so the
+// HTTP layer's store mapping answers 404).
+var ErrNotFound = errors.New("entry task not found")
+
+// Run is one workflow_runs document. The workflow writes it when it starts (EntryAccept) and
+// updates it at every status change, so it answers status queries once the workflow has closed
+// (and after Temporal's retention has forgotten it).
+type Run struct {
+	TaskID          string         `bson:"_id" json:"taskId"`
+	IdempotencyKey  string         `bson:"idempotency_key" json:"idempotencyKey"`
+	WorkflowID      string         `bson:"workflow_id" json:"workflowId"`
+	WorkflowVersion string         `bson:"workflow_version,omitempty" json:"workflowVersion,omitempty"`
+	Channel         string         `bson:"channel" json:"channel"`
+	Source          string         `bson:"source" json:"source"`
+	ChatID          string         `bson:"chat_id" json:"chatId"`
+	Status          string         `bson:"status" json:"status"`
+	Retry           Retry          `bson:"retry" json:"retry"`
+	Attempts        int            `bson:"attempts" json:"attempts"`
+	PipelineTaskID  string         `bson:"pipeline_task_id,omitempty" json:"pipelineTaskId,omitempty"`
+	Result          map[string]any `bson:"result,omitempty" json:"result,omitempty"`
+	LastError       string         `bson:"last_error,omitempty" json:"lastError,omitempty"`
+	SuspendedReason string         `bson:"suspended_reason,omitempty" json:"suspendedReason,omitempty"`
+	SuspendedAt     *time.Time     `bson:"suspended_at,omitempty" json:"suspendedAt,omitempty"`
+	ReplyMessageID  int64          `bson:"reply_message_id,omitempty" json:"replyMessageId,omitempty"`
+	// Seq orders the workflow's status writes: a write applies only when it is newer than the
+	// stored one, so a late retry of an old activity cannot roll the status back.
+	Seq         int        `bson:"seq" json:"-"`
+	CreatedAt   time.Time  `bson:"created_at" json:"createdAt"`
+	UpdatedAt   time.Time  `bson:"updated_at" json:"updatedAt"`
+	CompletedAt *time.Time `bson:"completed_at,omitempty" json:"completedAt,omitempty"`
+}
+
+// NewRun is the workflow_runs document of an accepted envelope (EntryTaskWorkflow's first write).
+func NewRun(env TaskEnvelope) *Run {
+	return &Run{TaskID: env.TaskID, IdempotencyKey: env.Context.IdempotencyKey, WorkflowID: env.Payload.WorkflowID,
+		WorkflowVersion: env.Payload.WorkflowVersion, Channel: env.Payload.Telemetry.Channel, Source: env.Payload.Source,
+		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
+}
+
+// StatusUpdate is one status change the workflow records.
+type StatusUpdate struct {
+	TaskID         string
+	Seq            int
+	Status         string
+	Retry          Retry
+	Attempts       int
+	PipelineTaskID string
+	Result         map[string]any
+	LastError      string
+	Reason         string
+	At             time.Time
+}

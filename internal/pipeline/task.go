@@ -1,0 +1,62 @@
+package pipeline
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+)
+
+// Task and step statuses of the seed.
+const (
+	StatusPending    = "pending"
+	StatusProcessing = "processing"
+	StatusSuccess    = "success"
+	StatusFailed     = "failed"
+)
+
+// Task is one pipeline_tasks document.
+type Task struct {
+	ID                string         `bson:"_id" json:"id"`
+	UserID            string         `bson:"user_id" json:"user_id"`
+	FeatureID         string         `bson:"feature_id" json:"feature_id"`
+	Pipeline          string         `bson:"pipeline" json:"pipeline"`
+	Version           string         `bson:"version" json:"version"`
+	InputData         map[string]any `bson:"input_data" json:"input_data"`
+	Status            string         `bson:"status" json:"status"`
+	ErrorReason       string         `bson:"error_reason,omitempty" json:"error_reason"`
+	EligibleForRefund bool           `bson:"eligible_for_refund" json:"eligible_for_refund"`
+	Refunded          bool           `bson:"refunded" json:"refunded"`
+	RefundedAt        *time.Time     `bson:"refunded_at,omitempty" json:"refunded_at,omitempty"`
+	WorkflowID        string         `bson:"workflow_id" json:"workflow_id"`
+	// RunID is the workflow run that admitted the task; RequestHash fingerprints the request
+	// that created it (the Idempotency-Key check).
+	RunID       string     `bson:"run_id,omitempty" json:"-"`
+	RequestHash string     `bson:"request_hash,omitempty" json:"-"`
+	CreatedAt   time.Time  `bson:"created_at" json:"created_at"`
+	UpdatedAt   time.Time  `bson:"updated_at" json:"updated_at"`
+	StartedAt   *time.Time `bson:"started_at,omitempty" json:"started_at"`
+	CompletedAt *time.Time `bson:"completed_at,omitempty" json:"completed_at"`
+}
+
+// WorkflowID is the deterministic Temporal workflow ID of a task.
+func WorkflowID(taskID string) string { return "pipeline-" + taskID }
+
+// NewTaskID returns a fresh task id with an ObjectID's shape and order: 12 bytes in hex, the
+// first four the creation second (so ids sort by creation time, which the console's newest-first
+// list relies on), the rest random. URL- and field-name-safe.
+func NewTaskID() string {
+	var id [12]byte
+	binary.BigEndian.PutUint32(id[:4], uint32(time.Now().Unix()))
+	_, _ = rand.Read(id[4:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(id[:])
+}
+
+// ValidTaskID reports whether id has the shape NewTaskID and TaskIDForKey produce: 24 hex digits.
+func ValidTaskID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
