@@ -99,8 +99,12 @@ func TestTemporalRestartFinishesEveryAcceptedRequest(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	loadDone := make(chan struct{})
+	// One request per tick, each on its own goroutine: a request that hangs while Temporal is
+	// down must not hold back the ones sent after it, or none would be sent during the outage.
 	go func() {
+		var inflight sync.WaitGroup
 		defer close(loadDone)
+		defer inflight.Wait()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
@@ -114,23 +118,25 @@ func TestTemporalRestartFinishesEveryAcceptedRequest(t *testing.T) {
 				duringOutage++
 			}
 			mu.Unlock()
-			r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
-				"pipeline": "basic_clean_pipeline", "user_id": user, "feature_id": feature,
-				"input_data": map[string]any{"input_image": fmt.Sprintf("https://cos.example/tmp/%d.jpg", i)}})
-			mu.Lock()
-			sent++
-			if r.Status == http.StatusCreated {
-				var created struct {
-					TaskID string `json:"task_id"`
+			inflight.Go(func() {
+				r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
+					"pipeline": "basic_clean_pipeline", "user_id": user, "feature_id": feature,
+					"input_data": map[string]any{"input_image": fmt.Sprintf("https://cos.example/tmp/%d.jpg", i)}})
+				mu.Lock()
+				defer mu.Unlock()
+				sent++
+				if r.Status == http.StatusCreated {
+					var created struct {
+						TaskID string `json:"task_id"`
+					}
+					if err := json.Unmarshal(r.Body, &created); err != nil || created.TaskID == "" {
+						t.Errorf("201 without a task id: %s", r.Body)
+					}
+					accepted = append(accepted, created.TaskID)
+				} else {
+					refused[r.Status]++
 				}
-				if err := json.Unmarshal(r.Body, &created); err != nil || created.TaskID == "" {
-					t.Errorf("201 without a task id: %s", r.Body)
-				}
-				accepted = append(accepted, created.TaskID)
-			} else {
-				refused[r.Status]++
-			}
-			mu.Unlock()
+			})
 		}
 	}()
 	setDown := func(v bool) { mu.Lock(); down = v; mu.Unlock() }
