@@ -60,8 +60,6 @@ type consoleFixture struct {
 	provider string
 }
 
-const consoleUser = "console-user"
-
 func newConsoleFixture(t *testing.T) *consoleFixture {
 	t.Helper()
 	env := e2e.New(t, func(c *config.Config) {

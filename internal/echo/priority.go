@@ -59,17 +59,3 @@ func ParsePriorityFilter(q string) (value any, ok bool) {
 	}
 	return n, true
 }
-
-// priorityOut normalises a stored priority for JSON output (BSON ints decode as int32/int64).
-func priorityOut(v any) any {
-	switch x := v.(type) {
-	case int32:
-		return int(x)
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	default:
-		return v
-	}
-}

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 )
-
-var appSeq atomic.Int64
 
 // setup starts an emulator with the demo base and a client on it. Every client gets a unique
 // app id, as production code would not, to prove nothing depends on the SDK's global cache.

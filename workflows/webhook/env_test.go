@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -239,11 +238,3 @@ func (e *env) state(recordID string) wf.DeliveryState {
 }
 
 func num(v any) int64 { f, _ := v.(float64); return int64(f) }
-
-func seq(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s%d", prefix, i)
-	}
-	return out
-}
