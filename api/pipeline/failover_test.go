@@ -107,11 +107,11 @@ func TestFailedStepStopsPipeline(t *testing.T) {
 	h.vendors.SetMode("scf", vendors.ModeFail)
 	id, user := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg"},
 		"background_music": "https://cos.example/m.mp3"})
-	task := h.waitTask(id, time.Minute)
+	h.waitTask(id, time.Minute)
 	if err := h.waitWorkflow(id); err == nil {
 		t.Fatal("workflow must end failed")
 	}
-	task = h.do("GET", "/api/v1/pipeline-tasks/"+id, nil, 200)
+	task := h.do("GET", "/api/v1/pipeline-tasks/"+id, nil, 200)
 	mustContain(t, task["error_reason"], `Step "step2_video_composite" failed: video render failed (fake)`)
 	steps := stepsOf(task)
 	if steps[0]["status"] != "success" || steps[1]["status"] != "failed" || steps[2]["status"] != "pending" {

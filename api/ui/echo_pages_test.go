@@ -107,8 +107,7 @@ func TestServerTasksPullStateAndQueueOperations(t *testing.T) {
 	if got := b.text("#flash"); !strings.Contains(got, "已删除 2 个任务") {
 		t.Fatalf("batch delete says %q", got)
 	}
-	var html string
-	html = get(b, "read queue page", chromedp.OuterHTML(chromedp.CSS("#tasks")))
+	html := get(b, "read queue page", chromedp.OuterHTML(chromedp.CSS("#tasks")))
 	if strings.Contains(html, `data-task="pt-1"`) || strings.Contains(html, `data-task="c-ok"`) {
 		t.Fatal("deleted tasks still listed")
 	}
