@@ -39,6 +39,11 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 	switch cmd.name {
 	case "update", "delete":
 		seqID := map[string]string{"update": "updates", "delete": "deletes"}[cmd.name]
+		if repeatsID(p.seqs, seqID) {
+			// Deciding a document's guard twice from one lookup would let every statement on it
+			// match; FerretDB runs the statements in order, as MongoDB does.
+			return req
+		}
 		for i, s := range p.seqs {
 			if s.id != seqID {
 				continue
@@ -61,6 +66,34 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 		return req
 	}
 	return p.encode(int32(binary.LittleEndian.Uint32(req[8:12])))
+}
+
+// repeatsID reports whether two statements of the command's seqID sequence filter on the same
+// _id: the proxy looks each document up once before any statement runs, so it can decide a guard
+// only for a document that no earlier statement of the same command changes.
+func repeatsID(seqs []docSequence, seqID string) bool {
+	seen := map[string]bool{}
+	for _, s := range seqs {
+		if s.id != seqID {
+			continue
+		}
+		for _, st := range s.docs {
+			q, ok := st.Lookup("q").DocumentOK()
+			if !ok {
+				continue
+			}
+			id, err := q.LookupErr("_id")
+			if err != nil {
+				continue
+			}
+			k := string(rune(id.Type)) + string(id.Value)
+			if seen[k] {
+				return true
+			}
+			seen[k] = true
+		}
+	}
+	return false
 }
 
 // rewriteStatement replaces the filter under key with a lone _id when the proxy can decide it.

@@ -76,3 +76,35 @@ func TestGuardedWritesMatchAsMongoDB(t *testing.T) {
 		})
 	}
 }
+
+// MongoDB runs a command's statements in order, each against the document as the earlier ones
+// left it ("The update command ... performs the updates in the order specified", and each
+// single-document update is atomic): of two statements with the same guard on one document,
+// only the first matches. The proxy decides guards before sending the command, so it must not
+// decide a document twice from one lookup.
+// https://www.mongodb.com/docs/manual/reference/command/update/#behavior
+func TestRepeatedGuardInOneCommandMatchesOnce(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.Mongo(t).Collection("repeated_guards")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	claim := mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: 0}}).
+		SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+	for _, ordered := range []bool{true, false} {
+		if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: "d"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "rev", Value: 0}}}}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.BulkWrite(ctx, []mongo.WriteModel{claim, claim}, options.BulkWrite().SetOrdered(ordered))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Rev int }
+		if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "d"}}).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if r.MatchedCount != 1 || got.Rev != 1 {
+			t.Errorf("ordered=%v: two statements with one guard matched %d, rev %d; want 1 and 1", ordered, r.MatchedCount, got.Rev)
+		}
+	}
+}

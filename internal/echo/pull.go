@@ -172,8 +172,22 @@ func nextBatch(window []*Task, need int, contended bool) (batch, rest []*Task) {
 	return batch, rest
 }
 
+// pullCandidates reads up to window pullable tasks in pull order. A read of more than one batch
+// is not isolated from the pulls claiming tasks meanwhile, and MongoDB documents that such a
+// cursor "may return a document more than once if that document has changed"
+// (https://www.mongodb.com/docs/manual/core/read-isolation-consistency-recency/#cursor-snapshot).
+// A task listed twice would get two statements in one claim, so only its first listing is kept.
 func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
-	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
+	tasks, err := s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[bson.ObjectID]bool, len(tasks))
+	return slices.DeleteFunc(tasks, func(t *Task) bool {
+		dup := seen[t.ID]
+		seen[t.ID] = true
+		return dup
+	}), nil
 }
 
 // claimForPull gives batch to the lease in res with one guarded bulk write (each statement
