@@ -173,6 +173,10 @@ func TestCopiesAfterCompletion(t *testing.T) {
 		copies[i] = copyOn(r, (r.Partition+1)%testPartitions)
 	}
 	produce(copies...)
+	// The copies are consumed after produce returns: wait until all have been seen.
+	waitFor(t, "the copies counted as duplicates", func() bool {
+		return h.recorded(testTopics.Data, string(ResultDuplicate)) >= copyTweets
+	})
 	wantCompletedOnce(t, h, task, copyTweets)
 	if d := h.recorded(testTopics.Data, string(ResultDuplicate)); d != copyTweets {
 		t.Fatalf("duplicate metric = %d, want %d", d, copyTweets)
