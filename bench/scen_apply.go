@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
@@ -125,22 +126,29 @@ func (a *applier) apply(ctx context.Context, i int) (string, error) {
 	return acc.TaskID, err
 }
 
-// bareStart starts the EntryTaskWorkflow the intake would start for the i-th bare request.
-func (a *applier) bareStart(ctx context.Context, i int) (string, error) {
+// bareStart is a start prepared outside the timed call, so the baseline times ExecuteWorkflow alone.
+type bareStart struct {
+	id   string
+	opts client.StartWorkflowOptions
+	in   entry.WorkflowInput
+}
+
+// bareStartOf is the start the intake would make for the i-th bare request: the same envelope,
+// options and input.
+func (a *applier) bareStartOf(i int) (bareStart, error) {
 	body, err := json.Marshal(applyBody(a.prefix+"bare-", i))
 	if err != nil {
-		return "", err
+		return bareStart{}, err
 	}
 	req, err := entry.ParseApplyRequest(body)
 	if err != nil {
-		return "", fmt.Errorf("bench apply request: %w", err)
+		return bareStart{}, fmt.Errorf("bench apply request: %w", err)
 	}
 	e := a.r.stack.cfg.Entry
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelHTTP, Source: "http-api", RetryMax: e.RetryMax,
 		Now: time.Now(), Window: e.IdempotencyWindow})
 	opts, in := a.sub.StartOf(env)
-	_, err = a.r.p.Temporal.ExecuteWorkflow(ctx, opts, entry.WorkflowType, in)
-	return env.TaskID, err
+	return bareStart{id: env.TaskID, opts: opts, in: in}, nil
 }
 
 // mixedRun is the interleaved phase: each kind's latencies and how its tasks ended.
@@ -153,6 +161,14 @@ type mixedRun struct {
 // 2j+1 bare start j), waits for all their tasks, and returns the bare starts as the baseline.
 func (a *applier) interleaved(ctx context.Context, n int) (baseline, mixedRun) {
 	b := baseline{name: "client.ExecuteWorkflow (same workflow, interleaved)"}
+	starts := make([]bareStart, n)
+	for j := range starts {
+		var err error
+		if starts[j], err = a.bareStartOf(j); err != nil {
+			b.err = err
+			return b, mixedRun{}
+		}
+	}
 	ids := make([]string, 2*n)
 	// Apply ids continue after the first phase's.
 	lat, _, failed, err := runLoad(ctx, 2*n, applyConc, func(ctx context.Context, i int) error {
@@ -160,7 +176,9 @@ func (a *applier) interleaved(ctx context.Context, n int) (baseline, mixedRun) {
 		if i%2 == 0 {
 			ids[i], err = a.apply(ctx, n+i/2)
 		} else {
-			ids[i], err = a.bareStart(ctx, i/2)
+			st := starts[i/2]
+			ids[i] = st.id
+			_, err = a.r.p.Temporal.ExecuteWorkflow(ctx, st.opts, entry.WorkflowType, st.in)
 		}
 		return err
 	})
