@@ -26,7 +26,7 @@ type Activities struct {
 
 // Runs is the workflow_runs store (intake.Store).
 type Runs interface {
-	Accept(ctx context.Context, run *domain.Run) error
+	Accept(ctx context.Context, run *domain.Run) (*domain.Run, error)
 	Get(ctx context.Context, taskID string) (*domain.Run, error)
 	Record(ctx context.Context, u domain.StatusUpdate) error
 	MarkReplied(ctx context.Context, taskID string, messageID int64) (bool, error)
@@ -46,8 +46,20 @@ type Bot interface {
 // EntryAccept records the task the workflow runs in workflow_runs: the intake starts the workflow
 // and writes nothing, so the document exists exactly when the workflow does. Idempotent: an
 // insert keyed by the task id that leaves an existing document as it is.
-func (a *Activities) EntryAccept(ctx context.Context, env domain.TaskEnvelope) error {
-	return a.Runs.Accept(ctx, domain.NewRun(env))
+//
+// It returns the recorded status when the document belongs to a task that has already run: an
+// earlier execution of the same task id that Temporal's retention has forgotten, so the start was
+// not refused as a duplicate. The workflow then ends with that status instead of running the task
+// a second time. A nil status (also what histories recorded before this result existed decode
+// to) means the workflow runs the task.
+func (a *Activities) EntryAccept(ctx context.Context, env domain.TaskEnvelope) (*domain.TaskStatus, error) {
+	prev, err := a.Runs.Accept(ctx, domain.NewRun(env))
+	if err != nil || prev == nil || prev.Unstarted() {
+		return nil, err
+	}
+	a.Log.Warn("entry task already ran under this id; the new execution ends without running it",
+		"task_id", env.TaskID, "status", prev.Status, "idempotency_key", env.Context.IdempotencyKey)
+	return domain.StatusOf(prev), nil
 }
 
 // EntryPrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow

@@ -35,10 +35,12 @@ func (h *handlers) apply(c echo.Context) error {
 	if err != nil {
 		return toHTTP(err)
 	}
-	if !req.WaitForResult || domain.Terminal(acc.Status) {
-		if domain.Terminal(acc.Status) {
-			return h.answerStatus(c, ctx, acc.TaskID, http.StatusOK)
-		}
+	if acc.Recorded != nil && domain.Terminal(acc.Recorded.Status) {
+		// The task has run: its recorded status is final. (A live query could instead reach an
+		// execution started after Temporal's retention forgot the run, before it ends.)
+		return c.JSON(http.StatusOK, acc.Recorded)
+	}
+	if !req.WaitForResult {
 		return c.JSON(http.StatusAccepted, acc)
 	}
 	wctx, cancel := context.WithTimeout(ctx, h.waitTimeout(req.WaitTimeoutSeconds))

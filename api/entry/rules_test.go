@@ -94,6 +94,50 @@ func TestRule2SameKeyIsOneTask(t *testing.T) {
 	}
 }
 
+// A key whose task ran so long ago that Temporal's retention has deleted the execution: the start
+// is no longer refused, so the answer comes from workflow_runs, and the new execution finds the
+// document and ends with the recorded status instead of running the pipeline again.
+func TestSameKeyAfterRetentionIsNotRunAgain(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.env.Context()
+	key := testenv.Unique("old-")
+	body := f.applyBody("chat-retention", "hello", map[string]any{"idempotencyKey": key})
+
+	// What is left of a task once retention has deleted its execution: the workflow_runs document
+	// its workflow wrote (accepted, then two status changes), and nothing in Temporal.
+	id := domain.TaskID(key)
+	runs := intake.NewStore(f.env.Platform.Mongo)
+	if _, err := runs.Accept(ctx, &domain.Run{TaskID: id, IdempotencyKey: key, WorkflowID: f.pipeline, Status: domain.StatusPending}); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []string{domain.StatusProcessing, domain.StatusCompleted} {
+		u := domain.StatusUpdate{TaskID: id, Seq: i + 1, Status: st, Attempts: 1, Result: map[string]any{"text": "first"}, At: time.Now()}
+		if err := runs.Record(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	again := f.apply(body, http.StatusOK)
+	if again["taskId"] != id || again["status"] != domain.StatusCompleted || again["from"] != intake.CollRuns || again["duplicate"] != nil {
+		t.Fatalf("apply after retention: %v", again)
+	}
+	// The start was not refused: an execution exists, and it ended with the recorded status.
+	var st domain.TaskStatus
+	if err := f.env.Platform.Temporal.GetWorkflow(ctx, id, "").Get(ctx, &st); err != nil {
+		t.Fatalf("the new execution: %v", err)
+	}
+	if st.Status != domain.StatusCompleted || st.Result["text"] != "first" {
+		t.Fatalf("the new execution ended %+v", st)
+	}
+	after, err := runs.Get(ctx, id)
+	if err != nil || after.Seq != 2 || after.Status != domain.StatusCompleted {
+		t.Fatalf("workflow_runs changed: %+v (%v)", after, err)
+	}
+	if n := f.vendor.calls.Load(); n != 0 {
+		t.Fatalf("the pipeline ran %d times", n)
+	}
+}
+
 // Rule 3 (超时降级): waitForResult past waitTimeoutSeconds answers 202 with the taskId, and GET
 // shows the completion later; a fast task answers 200 with its result.
 func TestRule3WaitTimeoutAnswers202ThenCompletes(t *testing.T) {

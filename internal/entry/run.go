@@ -44,6 +44,18 @@ func NewRun(env TaskEnvelope) *Run {
 		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
 }
 
+// Unstarted reports a document no status change has touched: the one a workflow's own Accept
+// wrote (possibly in an earlier attempt of the same activity), or an older intake's record of a
+// task it may never have started. Any other document records a task that has run.
+func (r *Run) Unstarted() bool { return r.Status == StatusPending && r.Seq == 0 }
+
+// StatusOf is the status a workflow_runs document records.
+func StatusOf(r *Run) *TaskStatus {
+	return &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
+		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
+		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt}
+}
+
 // StatusUpdate is one status change the workflow records.
 type StatusUpdate struct {
 	TaskID         string

@@ -66,8 +66,11 @@ func EntryTaskWorkflow(ctx workflow.Context, in domain.WorkflowInput) (*domain.T
 	if err != nil {
 		return nil, err
 	}
-	if err := r.accept(ctx); err != nil {
+	switch ran, err := r.accept(ctx); {
+	case err != nil:
 		return nil, err
+	case ran:
+		return r.st, nil
 	}
 	return r.execute(ctx)
 }
@@ -77,15 +80,26 @@ func EntryTaskWorkflow(ctx workflow.Context, in domain.WorkflowInput) (*domain.T
 const acceptChange = "entry-accept-in-workflow"
 
 // accept records the task in workflow_runs before anything else, so every later status write
-// finds its document. A continued run's record exists already.
-func (r *run) accept(ctx workflow.Context) error {
+// finds its document. A continued run's record exists already. ran reports a task id whose
+// document says the task has already run (an earlier execution Temporal's retention has
+// forgotten): r.st is then that run's status, and this execution must not run the task again.
+func (r *run) accept(ctx workflow.Context) (ran bool, err error) {
 	if r.in.Carry != nil || workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
+		return false, nil
 	}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, nil); err != nil {
-		return fmt.Errorf("record accepted task: %w", err)
+	var earlier *domain.TaskStatus
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, &earlier); err != nil {
+		return false, fmt.Errorf("record accepted task: %w", err)
 	}
-	return nil
+	if earlier == nil {
+		return false, nil
+	}
+	r.st = earlier
+	r.log.Warn("entry task already ran under this id; ending without running it again", "status", earlier.Status)
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(earlier.Status)); err != nil {
+		r.log.Warn("upsert TaskloomStatus failed", "status", earlier.Status, "err", err)
+	}
+	return true, nil
 }
 
 func setup(ctx workflow.Context, in domain.WorkflowInput) (*run, error) {

@@ -20,6 +20,8 @@ import (
 // fakeActs are the entry activities with the workflow_runs writes kept in memory.
 type fakeActs struct {
 	accepted []domain.TaskEnvelope
+	// earlier is what the store holds for the task id before this execution (nil: nothing).
+	earlier  *domain.TaskStatus
 	records  []domain.StatusUpdate
 	prepErr  error
 	replies  []domain.ReplyRequest
@@ -34,9 +36,9 @@ func (f *fakeActs) prepare(_ context.Context, req domain.PrepareRequest) (*domai
 		Schema: pipeline.Schema{Steps: []pipeline.Step{{Name: "reply", Type: pipeline.StepSyncAPI}}}}, nil
 }
 
-func (f *fakeActs) accept(_ context.Context, env domain.TaskEnvelope) error {
+func (f *fakeActs) accept(_ context.Context, env domain.TaskEnvelope) (*domain.TaskStatus, error) {
 	f.accepted = append(f.accepted, env)
-	return nil
+	return f.earlier, nil
 }
 
 // record refuses a status write before the task was accepted: in workflow_runs it would update
@@ -124,6 +126,31 @@ func TestAcceptsItsOwnTaskFirst(t *testing.T) {
 	}
 	if len(f.accepted) != 1 || f.accepted[0].TaskID != in.Envelope.TaskID || f.accepted[0].Context.IdempotencyKey != in.Envelope.Context.IdempotencyKey {
 		t.Fatalf("accepted: %+v", f.accepted)
+	}
+}
+
+// A task id whose workflow_runs document records a finished run (an earlier execution that
+// Temporal's retention has forgotten, so the start was not refused) is not run again: the
+// execution ends with the recorded status, writes no status and starts no pipeline.
+func TestATaskThatAlreadyRanIsNotRunAgain(t *testing.T) {
+	f := &fakeActs{earlier: &domain.TaskStatus{Status: domain.StatusCompleted, Result: map[string]any{"text": "first"}, Attempts: 1}}
+	env := newEnv(t, f)
+	pipelines := 0
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(workflow.Context, pipelinewf.Input) (*pipelinewf.Result, error) {
+			pipelines++
+			return &pipelinewf.Result{Status: "success"}, nil
+		})
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 1))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != domain.StatusCompleted || st.Result["text"] != "first" {
+		t.Fatalf("status: %+v", st)
+	}
+	if pipelines != 0 || len(f.records) != 0 || len(f.replies) != 0 {
+		t.Fatalf("ran again: %d pipelines, records %v, replies %d", pipelines, f.statuses(), len(f.replies))
 	}
 }
 

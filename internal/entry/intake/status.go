@@ -85,9 +85,9 @@ func (t *Tasks) query(ctx context.Context, taskID string) (*entry.TaskStatus, er
 }
 
 func statusOfRun(r *entry.Run) *entry.TaskStatus {
-	return &entry.TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
-		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
-		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, From: CollRuns}
+	st := entry.StatusOf(r)
+	st.From = CollRuns
+	return st
 }
 
 // Wait blocks until the task's workflow completes or ctx ends; done is false when ctx ended first.

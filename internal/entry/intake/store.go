@@ -42,18 +42,27 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 }
 
 // Accept records an accepted task: it inserts run unless a document with its _id (the task id,
-// derived from the idempotency key) exists. EntryTaskWorkflow calls it first, through an activity,
-// so the document exists exactly when the workflow does: one command, and idempotent under
-// activity retries (an existing document, or a duplicate key from a racing retry, is success).
-func (s *Store) Accept(ctx context.Context, run *entry.Run) error {
+// derived from the idempotency key) exists, and returns that existing document (nil when it
+// inserted). EntryTaskWorkflow calls it first, through an activity, so the document exists
+// exactly when the workflow does. One command, and idempotent under activity retries: a retry
+// finds the document its earlier attempt wrote, and a duplicate key from a racing upsert (which
+// MongoDB may report for two concurrent upserts on one key) is answered by reading the winner's.
+func (s *Store) Accept(ctx context.Context, run *entry.Run) (*entry.Run, error) {
 	now := s.now()
 	run.CreatedAt, run.UpdatedAt, run.Seq = now, now, 0
-	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: run.TaskID}}, bson.D{{Key: "$setOnInsert", Value: run}},
-		options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongo.IsDuplicateKeyError(err) {
-		return fmt.Errorf("record accepted task %s: %w", run.TaskID, err)
+	var prev entry.Run
+	err := s.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: run.TaskID}}, bson.D{{Key: "$setOnInsert", Value: run}},
+		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return nil, nil
+	case mongo.IsDuplicateKeyError(err):
+		return s.Get(ctx, run.TaskID)
+	case err != nil:
+		return nil, fmt.Errorf("record accepted task %s: %w", run.TaskID, err)
 	}
-	return nil
+	prev.Result = mongox.JSONMap(prev.Result)
+	return &prev, nil
 }
 
 // Get loads one run.

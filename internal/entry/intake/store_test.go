@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // Accept is what the workflow's first activity runs, retried by Temporal and possibly racing a
-// timed-out attempt of itself: any number of concurrent calls leave one document.
+// timed-out attempt of itself: any number of concurrent calls leave one document, exactly one of
+// them inserts it, and the others get it back untouched.
 func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	db := testenv.Mongo(t)
 	s := intake.NewStore(db)
@@ -26,17 +28,27 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	newRun := func() *entry.Run {
 		return &entry.Run{TaskID: entry.TaskID(key), IdempotencyKey: key, Status: entry.StatusPending, Retry: entry.Retry{Max: 2}}
 	}
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		inserted atomic.Int32
+	)
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.Accept(ctx, newRun()); err != nil {
+		wg.Go(func() {
+			prev, err := s.Accept(ctx, newRun())
+			switch {
+			case err != nil:
 				t.Errorf("accept: %v", err)
+			case prev == nil:
+				inserted.Add(1)
+			case !prev.Unstarted():
+				t.Errorf("a concurrent accept sees a started task: %+v", prev)
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	if n := inserted.Load(); n != 1 {
+		t.Errorf("%d accepts inserted, want 1", n)
+	}
 	n, err := db.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil || n != 1 {
 		t.Fatalf("documents for the key: %d %v", n, err)
@@ -56,8 +68,10 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	if err != nil || run.Status != entry.StatusSuspended || run.SuspendedReason == "" || run.Attempts != 2 {
 		t.Fatalf("after records: %+v %v", run, err)
 	}
-	if err := s.Accept(ctx, newRun()); err != nil { // a late retry of the first activity
-		t.Fatal(err)
+	// A late retry of the first activity, or the first activity of a later execution of the same
+	// task id: the document is left as it is and returned, so the caller can tell it has run.
+	if prev, err := s.Accept(ctx, newRun()); err != nil || prev == nil || prev.Unstarted() || prev.Status != entry.StatusSuspended {
+		t.Fatalf("a late accept: %+v %v", prev, err)
 	}
 	if run, err := s.Get(ctx, id); err != nil || run.Status != entry.StatusSuspended || run.Seq != 2 {
 		t.Fatalf("a late accept changed the task: %+v %v", run, err)

@@ -70,14 +70,20 @@ type Accepted struct {
 	Status    string      `json:"status"`
 	Retry     entry.Retry `json:"retry"`
 	Duplicate bool        `json:"duplicate"`
+	// Recorded is the task's workflow_runs status when the answer came from that document (a key
+	// whose task has already run); nil otherwise.
+	Recorded *entry.TaskStatus `json:"-"`
 }
 
-// Submit enqueues env. The same key always yields the same task: a key whose workflow_runs
-// document exists is answered from it (that holds after Temporal's retention has forgotten the
-// run); otherwise the workflow is started with policies that refuse a second execution of the ID
-// while one runs or after one closed, and that refusal marks a duplicate. MongoDB cost: one read
-// of workflow_runs, plus the pipeline lookup the first time a pipeline is named. Errors: ErrUnknownWorkflow, *EnqueueError,
-// *FieldError.
+// Submit enqueues env. The same key always yields the same task. The workflow is started with
+// policies that refuse a second execution of the ID while one runs or after one closed, and that
+// refusal marks a duplicate. Beside the start, Submit reads the key's workflow_runs document: it
+// answers a key whose task has already run with the recorded status, which holds after
+// Temporal's retention has forgotten the run (the start is then not refused; the new execution
+// finds the document and ends without running the task again, see EntryAccept). The read runs
+// concurrently with the start, so an apply costs about one start. MongoDB cost: that read, plus
+// the pipeline lookup the first time a pipeline is named. Errors: ErrUnknownWorkflow,
+// *EnqueueError, *FieldError.
 func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accepted, error) {
 	if env.Retry.Max > s.Config.RetryMaxLimit {
 		return nil, &entry.FieldError{Field: "retryMax", Message: fmt.Sprintf("must be at most %d (ENTRY_RETRY_MAX_LIMIT)", s.Config.RetryMaxLimit)}
@@ -90,19 +96,22 @@ func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accept
 		}
 		return nil, s.failed(log, env, "mongo", err)
 	}
-	run, err := s.Runs.Get(ctx, env.TaskID)
-	switch {
-	case err == nil && !unstarted(run):
-		s.count(env, "duplicate")
-		return &Accepted{TaskID: run.TaskID, Status: run.Status, Retry: run.Retry, Duplicate: true}, nil
-	case err != nil && !errors.Is(err, entry.ErrNotFound):
-		return nil, s.failed(log, env, "mongo", err)
-	}
+	recorded := s.lookup(ctx, env.TaskID)
 	created, err := s.start(ctx, env)
-	if err != nil {
+	prev := <-recorded
+	switch {
+	case prev.run != nil && !prev.run.Unstarted():
+		s.count(env, "duplicate")
+		return &Accepted{TaskID: prev.run.TaskID, Status: prev.run.Status, Retry: prev.run.Retry, Duplicate: true,
+			Recorded: statusOfRun(prev.run)}, nil
+	case err != nil:
 		return nil, s.failed(log, env, "temporal", err)
+	case prev.err != nil:
+		// Temporal holds the task (started now or before), and its workflow records itself once
+		// MongoDB answers; only a run older than Temporal's retention could have been missed.
+		log.Warn("workflow_runs not read; answering from the start", "err", prev.err)
 	}
-	if !created || run != nil {
+	if !created || prev.run != nil {
 		// The key was seen before: another submit started the workflow (which may not have
 		// recorded itself yet), or an older intake recorded the task without starting it.
 		s.count(env, "duplicate")
@@ -111,6 +120,26 @@ func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accept
 	s.count(env, "created")
 	log.Info("entry task accepted")
 	return &Accepted{TaskID: env.TaskID, Status: entry.StatusPending, Retry: env.Retry}, nil
+}
+
+// recorded is the key's workflow_runs document, or why it could not be read (not found is no
+// error: run is nil).
+type recorded struct {
+	run *entry.Run
+	err error
+}
+
+// lookup reads taskID's document on its own goroutine; the channel delivers the one answer.
+func (s *Submitter) lookup(ctx context.Context, taskID string) <-chan recorded {
+	out := make(chan recorded, 1)
+	go func() {
+		run, err := s.Runs.Get(ctx, taskID)
+		if errors.Is(err, entry.ErrNotFound) {
+			run, err = nil, nil
+		}
+		out <- recorded{run: run, err: err}
+	}()
+	return out
 }
 
 // checkPipeline returns ErrUnknownWorkflow unless the pipeline (at version, or any version when
@@ -131,11 +160,6 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 	}
 	return nil
 }
-
-// unstarted reports a document whose workflow may not exist: one that no status change has
-// touched. Its workflow is started again (a running one makes that a no-op); this also starts the
-// tasks an older intake recorded before it failed to start them.
-func unstarted(r *entry.Run) bool { return r.Status == entry.StatusPending && r.Seq == 0 }
 
 // start starts the workflow and reports whether this call created it. The conflict policy FAIL
 // refuses a second start while the task runs and REJECT_DUPLICATE refuses one after it closed;
