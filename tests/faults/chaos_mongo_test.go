@@ -4,6 +4,8 @@ package faults_test
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,7 +16,12 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -127,4 +134,61 @@ func TestMongoDownAnswers503AndResumesWithoutRestart(t *testing.T) {
 		t.Errorf("crawl task posted during the outage: %d %s", r.Status, r.Body)
 	}
 	t.Logf("%d requests during the outage: all 503 + Retry-After; resumed without restart", requests)
+}
+
+// Fault: the database dies while an entry client applies. An apply names a pipeline this API
+// process has seen and is started by Temporal, which does not need the database. Must hold: the
+// apply is accepted (202) during the outage, and once the database is back the task's workflow
+// records itself (one workflow_runs document) and completes.
+func TestMongoDownApplyIsAcceptedAndCompletesWhenBack(t *testing.T) {
+	m := startOwnMongo(t)
+	env, _, store := pipelineFaultEnv(t, vendors.Options{}, func(c *config.Config) {
+		c.Mongo.URI = m.uri
+		c.API.KeyCacheTTL = time.Hour
+		c.Entry.IdempotencyWindow = time.Hour
+	})
+	ctx := env.Context()
+	if _, err := store.SetQuota(ctx, env.Config.Entry.UserID, env.Config.Entry.FeatureID, 10); err != nil {
+		t.Fatal(err)
+	}
+	publishEntryPipeline(t, env, store)
+	key := env.NewKey(auth.PermWrite, "")
+	apply := func(n int) *e2e.Response {
+		return env.Do(http.MethodPost, "/api/workflows/apply", key, map[string]any{
+			"workflowId": scaleEntryPipeline, "userText": fmt.Sprintf("https://cos.example/mongo-down/%d.jpg", n),
+			"historyChunks": []string{}, "coreEnvelope": map[string]any{"metadata": map[string]any{"chat_id": "mongo-down"}},
+			"context": map[string]any{"idempotencyKey": testenv.Unique("mongo-down-")}})
+	}
+	status := func(id string) string {
+		var st struct {
+			Status string `json:"status"`
+		}
+		if r := env.Do(http.MethodGet, "/api/workflows/tasks/"+id, key, nil); r.Status == http.StatusOK {
+			_ = json.Unmarshal(r.Body, &st)
+		}
+		return st.Status
+	}
+	// Before the outage: the API verifies the key and learns the pipeline exists.
+	before := apply(0)
+	if before.Status != http.StatusAccepted {
+		t.Fatalf("apply before the outage: %d %s", before.Status, before.Body)
+	}
+	e2e.Eventually(t, time.Minute, "the first task to complete", func() bool {
+		return status(before.Map(t)["taskId"].(string)) == entry.StatusCompleted
+	})
+
+	m.stop()
+	during := apply(1)
+	if during.Status != http.StatusAccepted {
+		t.Fatalf("apply with the database down: %d %s, want 202 (Temporal holds the task)", during.Status, during.Body)
+	}
+	id := during.Map(t)["taskId"].(string)
+	m.start()
+	e2e.Eventually(t, 3*time.Minute, "the task applied during the outage to complete", func() bool {
+		return status(id) == entry.StatusCompleted
+	})
+	n, err := env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil || n != 1 {
+		t.Fatalf("workflow_runs documents for the task: %d %v", n, err)
+	}
 }
