@@ -54,7 +54,8 @@ func (x *idIndexer) after(cmd command) {
 		}
 	case "insert", "update", "delete", "findAndModify", "findandmodify", "create", "createIndexes":
 		key := cmd.db + "." + cmd.collection
-		if cmd.collection == "" || x.done[key] {
+		// createIndexes may have added indexes that empty() has to empty.
+		if cmd.collection == "" || (x.done[key] && cmd.name != "createIndexes") {
 			return
 		}
 		ok, err := x.ensure(cmd.db, cmd.collection)
@@ -65,7 +66,8 @@ func (x *idIndexer) after(cmd command) {
 	}
 }
 
-// ensure creates the index on collection's table. It reports false, without error, when the
+// ensure creates the index on collection's table and empties its secondary indexes (see
+// emptySecondaryIndexes). It reports false, without error, when the
 // collection does not exist (the command that named it failed).
 func (x *idIndexer) ensure(database, collection string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -91,6 +93,9 @@ func (x *idIndexer) ensure(database, collection string) (bool, error) {
 	q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (_ferretdb_sjson->'$._id')`, table+idIndexSuffix, table)
 	if _, err := db.ExecContext(ctx, q); err != nil {
 		return false, fmt.Errorf("index %s: %w", table, err)
+	}
+	if err := emptySecondaryIndexes(ctx, db, table); err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -34,8 +34,7 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 	if err != nil || p.flags&^flagMoreToCome != 0 {
 		return req
 	}
-	look := func(id bson.RawValue) (bson.Raw, bool) { return findByID(backend, cmd, id) }
-	changed := false
+	var found []guardedStatement
 	switch cmd.name {
 	case "update", "delete":
 		seqID := map[string]string{"update": "updates", "delete": "deletes"}[cmd.name]
@@ -48,24 +47,49 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 			if s.id != seqID {
 				continue
 			}
-			docs := make([]bson.Raw, len(s.docs))
-			for j, st := range s.docs {
-				docs[j] = st
-				if nst, ok := rewriteStatement(st, "q", look); ok {
-					docs[j], changed = nst, true
+			for j := range s.docs {
+				if g, ok := guardOf(s.docs[j], "q"); ok {
+					g.at = &p.seqs[i].docs[j]
+					found = append(found, g)
 				}
 			}
-			p.seqs[i].docs = docs
 		}
 	case "findAndModify", "findandmodify":
-		if nb, ok := rewriteStatement(p.body, "query", look); ok {
-			p.body, changed = nb, true
+		if g, ok := guardOf(p.body, "query"); ok {
+			g.at = &p.body
+			found = append(found, g)
+		}
+	}
+	if len(found) == 0 {
+		return req
+	}
+	ids := make([]bson.RawValue, len(found))
+	for i, g := range found {
+		ids[i] = g.id
+	}
+	docs, ok := findByIDs(backend, cmd, ids)
+	if !ok {
+		return req
+	}
+	changed := false
+	for i, g := range found {
+		if nst, ok := g.decide(docs[i]); ok {
+			*g.at, changed = nst, true
 		}
 	}
 	if !changed {
 		return req
 	}
 	return p.encode(int32(binary.LittleEndian.Uint32(req[8:12])))
+}
+
+// guardedStatement is a statement whose filter the proxy can decide from its document: at is
+// where the statement sits in the parsed request, key names its filter, id and rest split it.
+type guardedStatement struct {
+	at   *bson.Raw
+	key  string
+	id   bson.RawValue
+	rest []bson.RawElement
 }
 
 // repeatsID reports whether two statements of the command's seqID sequence filter on the same
@@ -96,38 +120,43 @@ func repeatsID(seqs []docSequence, seqID string) bool {
 	return false
 }
 
-// rewriteStatement replaces the filter under key with a lone _id when the proxy can decide it.
-func rewriteStatement(st bson.Raw, key string, look func(bson.RawValue) (bson.Raw, bool)) (bson.Raw, bool) {
+// guardOf returns st as a guardedStatement when its filter under key has the shape the proxy
+// decides: an _id and at least one other plain equality, on a statement that is no upsert and
+// has no collation.
+func guardOf(st bson.Raw, key string) (guardedStatement, bool) {
 	if up, ok := st.Lookup("upsert").BooleanOK(); ok && up {
-		return nil, false // an upsert's filter also shapes the inserted document
+		return guardedStatement{}, false // an upsert's filter also shapes the inserted document
 	}
 	if _, err := st.LookupErr("collation"); err == nil {
-		return nil, false // string equality under a collation is not byte equality
+		return guardedStatement{}, false // string equality under a collation is not byte equality
 	}
 	q, ok := st.Lookup(key).DocumentOK()
 	if !ok {
-		return nil, false
+		return guardedStatement{}, false
 	}
 	id, rest, ok := guardShape(q)
 	if !ok || len(rest) == 0 {
-		return nil, false
+		return guardedStatement{}, false
 	}
-	doc, ok := look(id)
-	if !ok {
-		return nil, false
-	}
+	return guardedStatement{key: key, id: id, rest: rest}, true
+}
+
+// decide returns the statement with its filter replaced by a lone _id, given its document as
+// looked up (nil when there is none): the document's own _id when the filter matches it,
+// noMatchID when not. ok is false when the proxy cannot decide the filter.
+func (g guardedStatement) decide(doc bson.Raw) (bson.Raw, bool) {
 	match := false
 	if doc != nil {
 		var decided bool
-		if match, decided = matchesAll(doc, rest); !decided {
+		if match, decided = matchesAll(doc, g.rest); !decided {
 			return nil, false
 		}
 	}
-	newID := id
+	newID := g.id
 	if !match {
 		newID = bson.RawValue{Type: bson.TypeString, Value: bsoncoreString(noMatchID)}
 	}
-	return replaceField(st, key, bson.D{{Key: "_id", Value: newID}})
+	return replaceField(*g.at, g.key, bson.D{{Key: "_id", Value: newID}})
 }
 
 // guardShape splits a filter into its _id and the other fields when every field is a plain
@@ -222,21 +251,55 @@ func bsoncoreString(s string) []byte {
 	return append(b, 0)
 }
 
-// findByID reads one document by its lone _id over the client's own backend connection: nil
-// when there is none; ok false when the lookup failed.
-func findByID(backend io.ReadWriter, cmd command, id bson.RawValue) (doc bson.Raw, ok bool) {
-	body, err := bson.Marshal(bson.D{{Key: "find", Value: cmd.collection},
-		{Key: "filter", Value: bson.D{{Key: "_id", Value: id}}}, {Key: "limit", Value: int32(1)},
-		{Key: "singleBatch", Value: true}, {Key: "$db", Value: cmd.db}})
-	if err != nil || cmd.collection == "" || cmd.db == "" {
+// findByIDs reads the documents with the given _ids, each by its lone _id (the one filter
+// FerretDB answers from an index), over the client's own backend connection. It sends every
+// find before it reads the first reply, so n lookups cost one round trip rather than n; the
+// writes run beside the reads so that neither side can fill its socket buffer and wait for the
+// other. docs[i] is nil when ids[i] names no document; ok is false when any lookup failed.
+func findByIDs(backend io.ReadWriter, cmd command, ids []bson.RawValue) (docs []bson.Raw, ok bool) {
+	if cmd.collection == "" || cmd.db == "" {
 		return nil, false
 	}
-	req := opMsgParts{requestID: lookupRequestID.Add(1) | 1<<30, body: body}
-	if _, err := backend.Write(req.encode(0)); err != nil {
+	reqs := make([]byte, 0, 128*len(ids))
+	first := lookupRequestID.Add(int32(len(ids))) - int32(len(ids)) + 1
+	for i, id := range ids {
+		body, err := bson.Marshal(bson.D{{Key: "find", Value: cmd.collection},
+			{Key: "filter", Value: bson.D{{Key: "_id", Value: id}}}, {Key: "limit", Value: int32(1)},
+			{Key: "singleBatch", Value: true}, {Key: "$db", Value: cmd.db}})
+		if err != nil {
+			return nil, false
+		}
+		reqs = append(reqs, opMsgParts{requestID: lookupID(first + int32(i)), body: body}.encode(0)...)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := backend.Write(reqs)
+		wrote <- err
+	}()
+	docs, ok = make([]bson.Raw, len(ids)), true
+	for i := range ids {
+		resp, err := readMessage(backend)
+		if err != nil {
+			<-wrote
+			return nil, false
+		}
+		var found bool
+		docs[i], found = lookupReply(resp, lookupID(first+int32(i)))
+		ok = ok && found
+	}
+	if err := <-wrote; err != nil {
 		return nil, false
 	}
-	resp, err := readMessage(backend)
-	if err != nil {
+	return docs, ok
+}
+
+// lookupID keeps the proxy's own request IDs apart from the driver's.
+func lookupID(n int32) int32 { return n&(1<<30-1) | 1<<30 }
+
+// lookupReply takes the document out of the reply to the find with request ID id: nil when
+// there is none; ok false when the find failed.
+func lookupReply(resp []byte, id int32) (doc bson.Raw, ok bool) {
+	if int32(binary.LittleEndian.Uint32(resp[8:12])) != id {
 		return nil, false
 	}
 	rp, err := parseOpMsg(resp)
@@ -257,6 +320,5 @@ func findByID(backend io.ReadWriter, cmd command, id bson.RawValue) (doc bson.Ra
 	if len(vals) == 0 {
 		return nil, true
 	}
-	d, ok := vals[0].DocumentOK()
-	return d, ok
+	return vals[0].DocumentOK()
 }

@@ -2,6 +2,8 @@ package devstack_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -106,5 +108,57 @@ func TestRepeatedGuardInOneCommandMatchesOnce(t *testing.T) {
 		if r.MatchedCount != 1 || got.Rev != 1 {
 			t.Errorf("ordered=%v: two statements with one guard matched %d, rev %d; want 1 and 1", ordered, r.MatchedCount, got.Rev)
 		}
+	}
+}
+
+// The proxy looks up every document of a command before it decides any guard; each guard must
+// be decided against its own document. In one bulk write over 40 documents, statements with a
+// current guard, a stale one and no document at all alternate, across the proxy's chunks.
+func TestGuardsOfOneCommandAreDecidedEachAgainstItsDocument(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.Mongo(t).Collection("many_guards")
+	const docs = 40
+	var want []string
+	var models []mongo.WriteModel
+	for i := range docs {
+		id := fmt.Sprintf("d%02d", i)
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+		guard := i // current
+		switch i % 3 {
+		case 1:
+			guard = i + 1 // stale
+		case 2:
+			id = "none-" + id // no such document
+		default:
+			want = append(want, id)
+		}
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: guard}}).
+			SetUpdate(bson.D{{Key: "$set", Value: bson.D{{Key: "won", Value: true}}}}))
+	}
+	r, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MatchedCount != int64(len(want)) || r.ModifiedCount != int64(len(want)) {
+		t.Errorf("matched %d, modified %d; want %d", r.MatchedCount, r.ModifiedCount, len(want))
+	}
+	cur, err := c.Find(ctx, bson.D{{Key: "won", Value: true}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var won []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &won); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range won {
+		got = append(got, w.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changed %v; want %v", got, want)
 	}
 }
