@@ -63,7 +63,12 @@ func (f *fixture) drain(project string, pullers, limit int, onBatch func(*PullRe
 				}
 				empty = 0
 				mu.Lock()
+				inBatch := make(map[string]bool, len(r.Tasks))
 				for _, t := range r.Tasks {
+					if inBatch[t.TaskID] {
+						f.t.Errorf("lease %s pulled at %s lists task %s twice (rev %d)", r.LeaseID, r.PulledAt, t.TaskID, t.Rev)
+					}
+					inBatch[t.TaskID] = true
 					seen[t.TaskID]++
 				}
 				mu.Unlock()
@@ -114,7 +119,7 @@ func TestLeaseExpiringMidRunIsRedeliveredOnceWithTimeout(t *testing.T) {
 	var lost *PullResult
 	var jumped time.Time
 	batches := 0
-	staleConfirms := map[string]bool{} // confirmed too late: legitimately redelivered
+	staleConfirms := map[string]bool{} // not settled by their confirm: legitimately redelivered
 	seen := f.drain("exp", pullers, limit, func(r *PullResult) {
 		mu.Lock()
 		batches++
@@ -138,19 +143,22 @@ func TestLeaseExpiringMidRunIsRedeliveredOnceWithTimeout(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		confirmed := 0
+		// A task the confirm did not settle was re-pulled after its lease expired, before the
+		// confirm: its second delivery is the lease timeout working. A settled task is never
+		// pullable again, so it must have been delivered once.
+		confirmed := map[string]bool{}
 		for _, it := range items {
 			if it.Err == nil {
-				confirmed++
+				confirmed[it.TaskID] = true
 			}
 		}
-		if confirmed < len(r.Tasks) { // part of the batch was re-pulled before the confirm
-			mu.Lock()
-			for _, task := range r.Tasks {
+		mu.Lock()
+		for _, task := range r.Tasks {
+			if !confirmed[task.TaskID] {
 				staleConfirms[task.TaskID] = true
 			}
-			mu.Unlock()
 		}
+		mu.Unlock()
 	})
 	if len(seen) != total {
 		t.Fatalf("delivered %d distinct tasks, want %d", len(seen), total)

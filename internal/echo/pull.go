@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
@@ -103,10 +102,10 @@ var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Va
 
 // Pull claims up to f.Limit tasks for actor under one new lease. A round is one indexed find of
 // candidates (or a part of one read shared with concurrent pulls of the same filter), one
-// guarded bulk write setting the lease, and, only when some were lost, one find by lease_id; it
-// runs at most ClaimRounds rounds, so an uncontended pull of N costs three commands with the
-// audit insert. Concurrent pullers never receive the same task: a task is handed out only by the
-// statement whose revision guard matched.
+// guarded bulk write setting the lease, and, only when some were lost, one find by the write's
+// marker; it runs at most ClaimRounds rounds, so an uncontended pull of N costs three commands
+// with the audit insert. Concurrent pullers never receive the same task, nor one pull a task
+// twice: a task is handed out only by the statement whose revision guard matched.
 func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
 	if f.Limit <= 0 || f.Limit > s.set.PullBatchSize {
 		f.Limit = s.set.PullBatchSize
@@ -192,59 +191,36 @@ func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Tim
 
 // claimForPull gives batch to the lease in res with one guarded bulk write (each statement
 // filters on the revision the task was read at, so a task another puller took, or that changed,
-// matches nothing) and returns the tasks now holding the lease, updated to what was written. When
-// some statements lost, one find by lease_id says which tasks this lease holds.
+// matches nothing) and returns the tasks whose statement applied, updated to what was written.
+// Which applied is asked by the write's own marker (bulkGuarded), not by the lease: a later round
+// of the same pull can list a task an earlier round already won, from a read made before that
+// claim, and that task holds the lease although this round's statement for it matched nothing.
 func (s *Service) claimForPull(ctx context.Context, actor Actor, batch []*Task, res *PullResult) ([]*Task, error) {
 	if len(batch) == 0 {
 		return nil, nil
 	}
 	entry := PullEntry{LeaseID: res.LeaseID, PulledAt: res.PulledAt, PulledBy: actor.Name}
-	models := make([]mongo.WriteModel, len(batch))
+	ups := make([]taskUpdate, len(batch))
 	for i, t := range batch {
 		set := bson.M{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
-		upd := bson.M{"$set": set, "$inc": bson.M{"rev": 1}}
+		upd := bson.M{"$set": set}
 		if t.LeaseID == nil {
 			upd["$push"] = bson.M{"pull_history": entry}
 		} else {
 			// An expired lease: its history entry closes with reason timeout in the same write.
 			set["pull_history"] = append(closedHistory(t, res.PulledAt, ReleasedByTimeout, ReleaseTimeout, false), entry)
 		}
-		models[i] = mongo.NewUpdateOneModel().SetFilter(revGuard(t)).SetUpdate(upd)
+		ups[i] = taskUpdate{task: t, update: upd}
 	}
-	w, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	won, err := s.bulkGuarded(ctx, "lease pulled tasks", ups)
 	if err != nil {
-		return nil, wrap("lease pulled tasks", err)
-	}
-	won := batch
-	if int(w.MatchedCount) < len(batch) {
-		if won, err = s.wonByLease(ctx, batch, res.LeaseID); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	for _, t := range won {
 		if t.LeaseID != nil {
 			s.observeClose(t, res.PulledAt, ReleaseTimeout, false)
 		}
 		s.applyPull(t, entry, res)
-	}
-	return won, nil
-}
-
-// wonByLease returns the tasks of batch that now hold lease leaseID, as they were read.
-func (s *Service) wonByLease(ctx context.Context, batch []*Task, leaseID string) ([]*Task, error) {
-	held, err := s.findTasks(ctx, "tasks of lease", bson.M{"lease_id": leaseID}, options.Find().SetProjection(bson.M{"_id": 1}))
-	if err != nil {
-		return nil, err
-	}
-	mine := make(map[bson.ObjectID]bool, len(held))
-	for _, t := range held {
-		mine[t.ID] = true
-	}
-	var won []*Task
-	for _, t := range batch {
-		if mine[t.ID] {
-			won = append(won, t)
-		}
 	}
 	return won, nil
 }
