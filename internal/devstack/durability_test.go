@@ -91,6 +91,21 @@ func serveUntilKilled(dir string) {
 	os.Exit(1)
 }
 
+// startEmbedded runs the embedded database in a fresh directory for the test and returns its
+// URI and directory.
+func startEmbedded(t *testing.T) (uri, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dir = t.TempDir()
+	uri, done, err := devstack.StartFerretDB(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
+	return uri, dir
+}
+
 func connect(t *testing.T, uri string) *mongo.Client {
 	t.Helper()
 	c, err := mongo.Connect(options.Client().ApplyURI(uri))

@@ -3,34 +3,20 @@ package devstack_test
 import (
 	"context"
 	"database/sql"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/taskloom/taskloom/internal/devstack"
 )
 
 // FerretDB's own _id lookups must be index searches, not table scans, in every collection —
 // also one dropped and created again.
 func TestEmbeddedMongoLooksUpIDsThroughAnIndex(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	dir := t.TempDir()
-	uri, done, err := devstack.StartFerretDB(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); <-done })
-	c, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
-	coll := c.Database("idx").Collection("things")
+	ctx := context.Background()
+	uri, dir := startEmbedded(t)
+	coll := connect(t, uri).Database("idx").Collection("things")
 	insert := func() {
 		if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "n": 1}); err != nil {
 			t.Fatal(err)

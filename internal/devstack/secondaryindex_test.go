@@ -3,7 +3,6 @@ package devstack_test
 import (
 	"context"
 	"database/sql"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/taskloom/taskloom/internal/devstack"
 )
 
 // The embedded database keeps no rows in the SQLite indexes behind non-unique MongoDB indexes
@@ -21,13 +18,8 @@ import (
 // names every index, dropIndexes and createIndexes work, a unique index still rejects a
 // duplicate key, and queries on the indexed fields answer as before.
 func TestSecondaryIndexesAreKeptEmpty(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	dir := t.TempDir()
-	uri, done, err := devstack.StartFerretDB(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); <-done })
+	ctx := context.Background()
+	uri, dir := startEmbedded(t)
 	coll := connect(t, uri).Database("sec").Collection("things")
 	models := []mongo.IndexModel{
 		{Keys: bson.D{{Key: "a", Value: 1}}, Options: options.Index().SetName("by_a")},
