@@ -57,9 +57,7 @@ func (a *Activities) EntryAccept(ctx context.Context, env domain.TaskEnvelope) (
 	if err != nil || prev == nil || prev.Unstarted() {
 		return nil, err
 	}
-	a.Log.Warn("entry task already ran under this id; the new execution ends without running it",
-		"task_id", env.TaskID, "status", prev.Status, "idempotency_key", env.Context.IdempotencyKey)
-	return domain.StatusOf(prev), nil
+	return domain.StatusOf(prev), nil // the workflow logs that it ends without running the task
 }
 
 // EntryPrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow

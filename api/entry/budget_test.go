@@ -41,7 +41,7 @@ func TestApplyCommandBudget(t *testing.T) {
 
 	// The workflow's Accept activity, the same call the worker made, on a tallied context.
 	ctx, acts := mongox.WithTally(f.env.Context())
-	a := &entryacts.Activities{Runs: intake.NewStore(f.env.Platform.Mongo), Log: f.env.Platform.Log}
+	a := &entryacts.Activities{Runs: intake.NewStore(f.env.Platform.Mongo)}
 	text, history := "count me", []string{}
 	req := &domain.ApplyRequest{WorkflowID: f.pipeline, UserText: &text, HistoryChunks: &history, IdempotencyKey: key,
 		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "chat-budget"}}}
