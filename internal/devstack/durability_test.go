@@ -66,14 +66,7 @@ func TestCommittedWritesSurviveAKilledProcess(t *testing.T) {
 	}
 	_ = cmd.Wait()
 
-	rctx, cancel := context.WithCancel(ctx)
-	again, done, err := devstack.StartFerretDB(rctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); <-done })
-	n, err := connect(t, again).Database("durable").Collection("docs").CountDocuments(ctx, bson.D{{Key: "rev", Value: 1}})
+	n, err := connect(t, startEmbedded(t, dir)).Database("durable").Collection("docs").CountDocuments(ctx, bson.D{{Key: "rev", Value: 1}})
 	if err != nil || n != docs {
 		t.Fatalf("after the kill %d documents (%v) hold the acknowledged update; want %d", n, err, docs)
 	}
@@ -91,19 +84,18 @@ func serveUntilKilled(dir string) {
 	os.Exit(1)
 }
 
-// startEmbedded runs the embedded database in a fresh directory for the test and returns its
-// URI and directory.
-func startEmbedded(t *testing.T) (uri, dir string) {
+// startEmbedded runs the embedded database on dir (a fresh t.TempDir(), or one an earlier
+// instance left) until the test ends, and returns its URI.
+func startEmbedded(t *testing.T, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	dir = t.TempDir()
 	uri, done, err := devstack.StartFerretDB(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); <-done })
-	return uri, dir
+	return uri
 }
 
 func connect(t *testing.T, uri string) *mongo.Client {

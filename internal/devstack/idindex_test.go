@@ -15,7 +15,8 @@ import (
 // also one dropped and created again.
 func TestEmbeddedMongoLooksUpIDsThroughAnIndex(t *testing.T) {
 	ctx := context.Background()
-	uri, dir := startEmbedded(t)
+	dir := t.TempDir()
+	uri := startEmbedded(t, dir)
 	coll := connect(t, uri).Database("idx").Collection("things")
 	insert := func() {
 		if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "n": 1}); err != nil {

@@ -19,7 +19,8 @@ import (
 // duplicate key, and queries on the indexed fields answer as before.
 func TestSecondaryIndexesAreKeptEmpty(t *testing.T) {
 	ctx := context.Background()
-	uri, dir := startEmbedded(t)
+	dir := t.TempDir()
+	uri := startEmbedded(t, dir)
 	coll := connect(t, uri).Database("sec").Collection("things")
 	models := []mongo.IndexModel{
 		{Keys: bson.D{{Key: "a", Value: 1}}, Options: options.Index().SetName("by_a")},
