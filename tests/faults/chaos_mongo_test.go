@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/auth"
-	"github.com/taskloom/taskloom/internal/config"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
