@@ -21,6 +21,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -205,10 +206,10 @@ type configCrawl = config.Crawl
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// recordHistory records a finished task's workflow history when the tests run with -record.
+// recordHistory records a finished task's workflow history when RECORD_HISTORIES is set.
 func (e *crawlEnv) recordHistory(t *testing.T, id int64, name string) {
 	t.Helper()
-	testenv.RecordHistory(t, e.Platform.Temporal, "crawl", crawlwf.WorkflowID(id), "", name)
+	histories.Record(t, e.Platform.Temporal, "crawl", crawlwf.WorkflowID(id), "", name)
 }
 
 // recordsWithResult sums taskloom_crawl_records_total{result} over topics.

@@ -12,14 +12,15 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 
-// recordHistory records a finished workflow's history when the tests run with -record.
+// recordHistory records a finished workflow's history when RECORD_HISTORIES is set.
 func recordHistory(t *testing.T, e *e2e.Env, workflowID, runID, name string) {
 	t.Helper()
-	testenv.RecordHistory(t, e.Platform.Temporal, "echo", workflowID, runID, name)
+	histories.Record(t, e.Platform.Temporal, "echo", workflowID, runID, name)
 }
 
 // TestPullLeaseSweeperReleasesAndExpires runs the sweeper workflow: a lease past pull_timeout is

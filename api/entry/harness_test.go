@@ -16,6 +16,7 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
@@ -187,8 +188,8 @@ func (f *fixture) runsWithKey(key string) int64 {
 	return n
 }
 
-// saveHistory records a workflow's history when the tests run with -record.
+// saveHistory records a workflow's history when RECORD_HISTORIES is set.
 func (f *fixture) saveHistory(workflowID, name string) {
 	f.t.Helper()
-	testenv.RecordHistory(f.t, f.env.Platform.Temporal, "entry", workflowID, "", name)
+	histories.Record(f.t, f.env.Platform.Temporal, "entry", workflowID, "", name)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/worker"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -241,10 +242,10 @@ func (h *harness) waitWorkflow(taskID string) error {
 	return h.temporal.GetWorkflow(ctx, domain.WorkflowID(taskID), "").Get(ctx, nil)
 }
 
-// saveHistory records the task's workflow history when the tests run with -record.
+// saveHistory records the task's workflow history when RECORD_HISTORIES is set.
 func (h *harness) saveHistory(taskID, name string) {
 	h.t.Helper()
-	testenv.RecordHistory(h.t, h.temporal, "pipeline", domain.WorkflowID(taskID), "", name)
+	histories.Record(h.t, h.temporal, "pipeline", domain.WorkflowID(taskID), "", name)
 }
 
 func stepsOf(task map[string]any) []map[string]any {

@@ -9,30 +9,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 )
 
-// TestReplayRecordedHistories replays every recorded EntryTaskWorkflow history (recorded on the
-// dev server by `go test ./api/entry -run 'TestRule1|TestRule2|TestRule4' -args -record`) against
-// the current code, so a change that breaks determinism for running tasks fails here.
+// TestReplayRecordedHistories replays every recorded EntryTaskWorkflow history against the current
+// code, so a change that breaks determinism for running tasks fails here.
 func TestReplayRecordedHistories(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/histories/entry/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 3 {
-		t.Fatalf("want the recorded histories under testdata/histories/entry, found %d", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
-			// The activities need no registration to replay: their method names are the type
-			// names the histories record (the replayer takes no activities anyway).
-			r.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: domain.WorkflowType})
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
-				t.Fatalf("replay %s: %v", f, err)
-			}
-		})
-	}
+	histories.Replay(t, "entry", func(r worker.Registry) { Register(r, nil) })
 }
 
 // TestReplayDetectsChangedCode proves the replay is not vacuous: a workflow that skips the
@@ -43,7 +26,7 @@ func TestReplayDetectsChangedCode(t *testing.T) {
 	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: domain.WorkflowType})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "../../testdata/histories/entry/http_completed.json"); err == nil {
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join(histories.Dir("entry"), "http_completed.json")); err == nil {
 		t.Fatal("a changed workflow replayed without error")
 	}
 }
