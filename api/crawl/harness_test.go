@@ -21,8 +21,8 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
-	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/testenv"
-	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	echowf "github.com/taskloom/taskloom/workflows/echo"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
-	"github.com/taskloom/taskloom/internal/testenv/histories"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
