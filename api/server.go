@@ -17,26 +17,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	crawlapi "github.com/taskloom/taskloom/api/crawl"
-	echoapi "github.com/taskloom/taskloom/api/echo"
 	entryapi "github.com/taskloom/taskloom/api/entry"
 	"github.com/taskloom/taskloom/api/httpx"
 	pipelineapi "github.com/taskloom/taskloom/api/pipeline"
+	taskechoapi "github.com/taskloom/taskloom/api/taskecho"
 	uiapi "github.com/taskloom/taskloom/api/ui"
 	webhookapi "github.com/taskloom/taskloom/api/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 //go:embed openapi.yaml
 var openapiSpec []byte
 
 // mounters attach each subsystem's routes.
-var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, uiapi.Mount, entryapi.Mount, echoapi.Mount}
+var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, uiapi.Mount, entryapi.Mount, taskechoapi.Mount}
 
-// New builds the router over p and the process's echo service (echosvc.FromPlatform).
-func New(ctx context.Context, p *platform.Platform, echoSvc *echosvc.Service) (*echo.Echo, error) {
+// New builds the router over p and the process's echo service (taskecho.FromPlatform).
+func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
@@ -99,7 +99,7 @@ func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
 
 // Run is the API process: build the router over p and the process's echo service, serve until
 // ctx ends.
-func Run(ctx context.Context, p *platform.Platform, echoSvc *echosvc.Service) error {
+func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) error {
 	e, err := New(ctx, p, echoSvc)
 	if err != nil {
 		return err

@@ -24,9 +24,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // run is what every scenario gets: the servers, the app processes, a platform over the same
@@ -36,7 +36,7 @@ type run struct {
 	stack     *stack
 	app       *app
 	p         *platform.Platform
-	echo      *echosvc.Service // the run's one echo service, over p
+	echo      *taskecho.Service // the run's one echo service, over p
 	adminKey  string
 	scale     float64
 	noopQueue string
@@ -150,7 +150,7 @@ func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (
 		p.Close()
 		return nil, nil, fmt.Errorf("create bench admin key: %w", err)
 	}
-	svc, err := echosvc.FromPlatform(p)
+	svc, err := taskecho.FromPlatform(p)
 	if err != nil {
 		p.Close()
 		return nil, nil, fmt.Errorf("echo service: %w", err)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // appendConc is the burst: a TaskEcho client streams an agent's messages into a task without
@@ -54,7 +54,7 @@ func benchAppend(ctx context.Context, r *run) []Result {
 func taskName(i int) string { return fmt.Sprintf("t-%04d", i) }
 
 // seedClientTasks pushes one queue of n client tasks, as a TaskEcho client's first submit would.
-func seedClientTasks(ctx context.Context, svc *echosvc.Service, project string, n int) error {
+func seedClientTasks(ctx context.Context, svc *taskecho.Service, project string, n int) error {
 	tasks := make([]map[string]any, n)
 	for i := range tasks {
 		tasks[i] = map[string]any{"id": taskName(i), "name": taskName(i), "prompt": "bench", "status": "pending"}
@@ -64,11 +64,11 @@ func seedClientTasks(ctx context.Context, svc *echosvc.Service, project string, 
 	if err != nil {
 		return err
 	}
-	in, err := echosvc.ParseSubmit(body, time.Now())
+	in, err := taskecho.ParseSubmit(body, time.Now())
 	if err != nil {
 		return err
 	}
-	_, err = svc.Submit(ctx, echosvc.Actor{Name: "bench-seed"}, in, echosvc.ConflictOverwrite)
+	_, err = svc.Submit(ctx, taskecho.Actor{Name: "bench-seed"}, in, taskecho.ConflictOverwrite)
 	return err
 }
 

@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 const (
@@ -57,7 +57,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 		}
 		keys[i] = k
 	}
-	tasks := r.p.Mongo.Collection(echosvc.CollTasks)
+	tasks := r.p.Mongo.Collection(taskecho.CollTasks)
 	m := r.meter(ctx)
 	api, err := drain(ctx, apiBudget, unpulled(tasks, apiProject), func(ctx context.Context, client int) ([]string, error) {
 		return apiPull(ctx, r, keys[client], apiProject)
@@ -96,19 +96,19 @@ func benchPull(ctx context.Context, r *run) []Result {
 
 // seedServerTasks creates the project (one client push, as a TaskEcho client would) and n
 // pullable server tasks in it, through the service's CreateTask on seedConc goroutines.
-func seedServerTasks(ctx context.Context, svc *echosvc.Service, projectID string, n int) error {
+func seedServerTasks(ctx context.Context, svc *taskecho.Service, projectID string, n int) error {
 	body := fmt.Sprintf(`{"project_id":%q,"project_name":"bench","queue_id":"bench.json","queue_name":"bench.json",`+
 		`"tasks":[{"id":"client-1","name":"client task","prompt":"not pullable","status":"done"}]}`, projectID)
-	in, err := echosvc.ParseSubmit([]byte(body), time.Now())
+	in, err := taskecho.ParseSubmit([]byte(body), time.Now())
 	if err != nil {
 		return err
 	}
-	actor := echosvc.Actor{Name: "bench-seed"}
-	if _, err := svc.Submit(ctx, actor, in, echosvc.ConflictOverwrite); err != nil {
+	actor := taskecho.Actor{Name: "bench-seed"}
+	if _, err := svc.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
 		return fmt.Errorf("create project %s: %w", projectID, err)
 	}
 	_, _, failed, err := runLoad(ctx, n, seedConc, func(ctx context.Context, i int) error {
-		f, err := echosvc.ParseTaskCreate(fmt.Appendf(nil, `{"taskId":"t-%06d","name":"bench task %d","prompt":"do task %d"}`, i, i, i))
+		f, err := taskecho.ParseTaskCreate(fmt.Appendf(nil, `{"taskId":"t-%06d","name":"bench task %d","prompt":"do task %d"}`, i, i, i))
 		if err != nil {
 			return err
 		}
@@ -249,7 +249,7 @@ func drain(ctx context.Context, budget time.Duration, remaining func(context.Con
 // every task marked pulled but not delivered accounted for by a retried 503 (a call that leased
 // tasks and then failed).
 func (d drained) check(ctx context.Context, tasks *mongo.Collection, projectID string, n int) error {
-	pulled, err := tasks.CountDocuments(ctx, bson.M{"project_id": projectID, "source": echosvc.SourceServer, "pulled_at": bson.M{"$ne": nil}})
+	pulled, err := tasks.CountDocuments(ctx, bson.M{"project_id": projectID, "source": taskecho.SourceServer, "pulled_at": bson.M{"$ne": nil}})
 	if err != nil {
 		return fmt.Errorf("count pulled tasks: %w", err)
 	}
@@ -304,7 +304,7 @@ func apiPull(ctx context.Context, r *run, key, projectID string) ([]string, erro
 // server task (same order as the real pull) as pulled by this client.
 func naivePull(ctx context.Context, tasks *mongo.Collection, projectID, by string) ([]string, error) {
 	now := time.Now().UTC()
-	filter := bson.M{"project_id": projectID, "source": echosvc.SourceServer, "deleted_at": nil, "pulled_at": nil}
+	filter := bson.M{"project_id": projectID, "source": taskecho.SourceServer, "deleted_at": nil, "pulled_at": nil}
 	update := bson.M{"$set": bson.M{"pulled_at": now, "pulled_by": by, "lease_id": suffix(), "lease_expires_at": now.Add(time.Hour)}}
 	opts := options.FindOneAndUpdate().
 		SetSort(bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).
@@ -325,7 +325,7 @@ func naivePull(ctx context.Context, tasks *mongo.Collection, projectID, by strin
 // unpulled counts a project's server tasks that no client has pulled yet.
 func unpulled(tasks *mongo.Collection, projectID string) func(context.Context) (int64, error) {
 	return func(ctx context.Context) (int64, error) {
-		n, err := tasks.CountDocuments(ctx, bson.M{"project_id": projectID, "source": echosvc.SourceServer, "pulled_at": nil})
+		n, err := tasks.CountDocuments(ctx, bson.M{"project_id": projectID, "source": taskecho.SourceServer, "pulled_at": nil})
 		if err != nil {
 			return 0, fmt.Errorf("count unpulled tasks: %w", err)
 		}

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	crawlacts "github.com/taskloom/taskloom/activities/crawl"
-	echoacts "github.com/taskloom/taskloom/activities/echo"
 	entryacts "github.com/taskloom/taskloom/activities/entry"
 	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
+	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 	webhookacts "github.com/taskloom/taskloom/activities/webhook"
 )
 
@@ -18,7 +18,7 @@ import (
 // therefore be unique across subsystems (issue 15: "no bare Finish").
 func TestActivityMethodNamesAreUniqueAcrossSubsystems(t *testing.T) {
 	owner := map[string]string{}
-	for _, s := range []any{&crawlacts.Activities{}, &echoacts.Activities{}, &entryacts.Activities{},
+	for _, s := range []any{&crawlacts.Activities{}, &taskechoact.Activities{}, &entryacts.Activities{},
 		&pipelineacts.Activities{}, &webhookacts.Activities{}} {
 		typ := reflect.TypeOf(s)
 		for i := range typ.NumMethod() {

@@ -16,9 +16,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // registrar registers one subsystem's workflows and activities.
@@ -35,8 +35,8 @@ type service func(ctx context.Context, p *platform.Platform) error
 var services = []service{runCrawlConsumers, runEntryMonitor}
 
 // New builds a worker on the configured task queue with every subsystem registered, echo's
-// activities over the process's echo service (echo.FromPlatform).
-func New(p *platform.Platform, echoSvc *echo.Service) (sdkworker.Worker, error) {
+// activities over the process's echo service (taskecho.FromPlatform).
+func New(p *platform.Platform, echoSvc *taskecho.Service) (sdkworker.Worker, error) {
 	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
@@ -53,7 +53,7 @@ func New(p *platform.Platform, echoSvc *echo.Service) (sdkworker.Worker, error) 
 
 // Run starts the worker, its background services and its metrics endpoint, and stops them all
 // when ctx ends.
-func Run(ctx context.Context, p *platform.Platform, echoSvc *echo.Service) error {
+func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) error {
 	schema.AtStart(ctx, p)
 	w, err := New(p, echoSvc)
 	if err != nil {

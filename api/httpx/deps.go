@@ -4,8 +4,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // Deps is what a subsystem's Mount receives: the shared clients, the process's echo service and
@@ -14,7 +14,7 @@ type Deps struct {
 	Platform *platform.Platform
 	// Echo is the process's one echo service (see echo.FromPlatform); the JSON API and the
 	// console share it.
-	Echo *echosvc.Service
+	Echo *taskecho.Service
 	// Authn authenticates X-API-Key / Bearer and stores the caller identity.
 	Authn echo.MiddlewareFunc
 	// Keys is the API-key store Authn verifies against; nil in tests that mount without it.

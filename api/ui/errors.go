@@ -6,10 +6,10 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
 
@@ -17,8 +17,8 @@ import (
 // service's own messages are already written for people (TaskEcho's wording); infrastructure
 // failures become advice instead of driver text.
 func plainError(err error) string {
-	var de *echosvc.Error
-	var ve *echosvc.ValidationError
+	var de *taskecho.Error
+	var ve *taskecho.ValidationError
 	switch {
 	case errors.As(err, &ve):
 		if len(ve.Errors) > 0 {
@@ -47,17 +47,17 @@ func plainError(err error) string {
 }
 
 func statusOf(err error) int {
-	var de *echosvc.Error
+	var de *taskecho.Error
 	switch {
 	case errors.As(err, &de):
 		switch de.Kind {
-		case echosvc.KindNotFound:
+		case taskecho.KindNotFound:
 			return http.StatusNotFound
-		case echosvc.KindGone:
+		case taskecho.KindGone:
 			return http.StatusGone
-		case echosvc.KindConflict, echosvc.KindDuplicate:
+		case taskecho.KindConflict, taskecho.KindDuplicate:
 			return http.StatusConflict
-		case echosvc.KindValidation:
+		case taskecho.KindValidation:
 			return http.StatusBadRequest
 		}
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):

@@ -8,15 +8,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // actor is who the echo service records for a UI action (pulled_by / released_by, audit log).
-func actor(c echo.Context) echosvc.Actor {
+func actor(c echo.Context) taskecho.Actor {
 	if s := sessionFrom(c); s != nil {
-		return echosvc.Actor{Name: "ui:" + s.Username}
+		return taskecho.Actor{Name: "ui:" + s.Username}
 	}
-	return echosvc.Actor{Name: "ui"}
+	return taskecho.Actor{Name: "ui"}
 }
 
 // taskBody turns a task form into the JSON body the API's create/edit endpoints take, so the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 // formContext is an Echo context over a posted form.
@@ -25,7 +25,7 @@ func formContext(form url.Values) echo.Context {
 func TestTaskFormGoesThroughTheAPIParser(t *testing.T) {
 	c := formContext(url.Values{"task_id": {" t-1 "}, "name": {"Name"}, "prompt": {"do"}, "priority": {"7"},
 		"tags": {"a, b，c,,"}, "expires_at": {"2030-01-02T03:04"}, "status": {"ERROR"}})
-	f, err := echosvc.ParseTaskCreate(taskBody(c, true))
+	f, err := taskecho.ParseTaskCreate(taskBody(c, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +34,11 @@ func TestTaskFormGoesThroughTheAPIParser(t *testing.T) {
 		t.Fatalf("parsed %+v", f)
 	}
 	// Empty priority and expiry clear them; a bad priority is refused in the API's words.
-	f, err = echosvc.ParseTaskEdit(taskBody(formContext(url.Values{"name": {"n"}, "priority": {""}, "expires_at": {""}}), false))
+	f, err = taskecho.ParseTaskEdit(taskBody(formContext(url.Values{"name": {"n"}, "priority": {""}, "expires_at": {""}}), false))
 	if err != nil || !f.PrioritySet || f.Priority != nil || !f.ExpiresSet || f.ExpiresAt != nil {
 		t.Fatalf("edit clearing: %+v %v", f, err)
 	}
-	if _, err := echosvc.ParseTaskEdit(taskBody(formContext(url.Values{"priority": {"urgent"}}), false)); err == nil || !strings.Contains(plainError(err), "priority") {
+	if _, err := taskecho.ParseTaskEdit(taskBody(formContext(url.Values{"priority": {"urgent"}}), false)); err == nil || !strings.Contains(plainError(err), "priority") {
 		t.Fatalf("bad priority: %v", err)
 	}
 }
@@ -47,13 +47,13 @@ func TestPullStateLabels(t *testing.T) {
 	now := time.Now()
 	past, future, lease := now.Add(-time.Minute), now.Add(time.Hour), "l"
 	for _, c := range []struct {
-		task echosvc.Task
+		task taskecho.Task
 		want string
 	}{
-		{echosvc.Task{}, "未拉取"},
-		{echosvc.Task{PulledAt: &past, LeaseID: &lease, LeaseExpiresAt: &future}, "已拉取"},
-		{echosvc.Task{PulledAt: &past}, "已拉取"}, // pushed back or confirmed
-		{echosvc.Task{PulledAt: &past, LeaseID: &lease, LeaseExpiresAt: &past}, "已拉取未推送"},
+		{taskecho.Task{}, "未拉取"},
+		{taskecho.Task{PulledAt: &past, LeaseID: &lease, LeaseExpiresAt: &future}, "已拉取"},
+		{taskecho.Task{PulledAt: &past}, "已拉取"}, // pushed back or confirmed
+		{taskecho.Task{PulledAt: &past, LeaseID: &lease, LeaseExpiresAt: &past}, "已拉取未推送"},
 	} {
 		if got := pullStateOf(&c.task, now).Label; got != c.want {
 			t.Errorf("%+v: %s, want %s", c.task, got, c.want)
@@ -63,8 +63,8 @@ func TestPullStateLabels(t *testing.T) {
 
 func TestPullToPushPairsByLease(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	pulls := []echosvc.AuditEntry{{At: t0, Details: map[string]any{"lease_id": "a"}}, {At: t0, Details: map[string]any{"lease_id": "b"}}}
-	pushes := []echosvc.AuditEntry{
+	pulls := []taskecho.AuditEntry{{At: t0, Details: map[string]any{"lease_id": "a"}}, {At: t0, Details: map[string]any{"lease_id": "b"}}}
+	pushes := []taskecho.AuditEntry{
 		{At: t0.Add(90 * time.Second), Details: map[string]any{"lease_id": "a"}},
 		{At: t0.Add(time.Hour), Details: map[string]any{"lease_id": "unknown"}},
 		{At: t0.Add(-time.Hour), Details: map[string]any{"lease_id": "b"}}, // clock skew: ignored
@@ -109,7 +109,7 @@ func FuzzTaskBody(f *testing.F) {
 				t.Fatalf("splitTags(%q) kept %q", tags, tag)
 			}
 		}
-		if _, err := echosvc.ParseTaskCreate(body); err != nil {
+		if _, err := taskecho.ParseTaskCreate(body); err != nil {
 			if msg := plainError(err); msg == "" || !utf8.ValidString(msg) {
 				t.Fatalf("no plain message for %v", err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 var funcs = template.FuncMap{
@@ -17,14 +17,14 @@ var funcs = template.FuncMap{
 	"deref":     func(p *string) string { return derefStr(p) },
 	"esc":       url.PathEscape,
 	"join":      strings.Join,
-	"pull":      func(t *echosvc.Task) pullBadge { return pullStateOf(t, time.Now()) },
+	"pull":      func(t *taskecho.Task) pullBadge { return pullStateOf(t, time.Now()) },
 	"priority":  priorityText,
 	"isoLocal":  isoLocal,
 	"statusCls": func(s string) string { return "st-" + s },
 	"pct":       func(n int) string { return fmt.Sprintf("%d%%", n) },
 	"secs":      secs,
 	"title":     projectTitle,
-	"statuses":  func() []string { return echosvc.AllStatuses },
+	"statuses":  func() []string { return taskecho.AllStatuses },
 	"dict":      dict,
 	"pathOnly":  func(u string) string { p, _, _ := strings.Cut(u, "?"); return p },
 	"reason":    reasonText,
@@ -32,7 +32,7 @@ var funcs = template.FuncMap{
 	"pct100":    func(f float64) float64 { return f * 100 },
 	"list":      func(s ...string) []string { return s },
 	"i64":       i64Text,
-	"taskLink":  func(t *echosvc.Task) string { return taskURL(t.ProjectID, t.QueueID, t.TaskID) },
+	"taskLink":  func(t *taskecho.Task) string { return taskURL(t.ProjectID, t.QueueID, t.TaskID) },
 }
 
 // dict passes several named values to a nested template.
@@ -120,7 +120,7 @@ func priorityText(v any) string {
 // (the lease outlived pull_timeout without a push — what the pull management page lists).
 type pullBadge struct{ Label, Class string }
 
-func pullStateOf(t *echosvc.Task, now time.Time) pullBadge {
+func pullStateOf(t *taskecho.Task, now time.Time) pullBadge {
 	switch {
 	case t.PulledAt == nil && t.LeaseID == nil:
 		return pullBadge{"未拉取", "pull-none"}
@@ -134,13 +134,13 @@ func pullStateOf(t *echosvc.Task, now time.Time) pullBadge {
 // reasonText names why a lease ended, in the page's words.
 func reasonText(r *string) string {
 	switch derefStr(r) {
-	case echosvc.ReleaseClient:
+	case taskecho.ReleaseClient:
 		return "客户端释放/推送"
-	case echosvc.ReleaseTimeout:
+	case taskecho.ReleaseTimeout:
 		return "超时自动释放"
-	case echosvc.ReleaseServer:
+	case taskecho.ReleaseServer:
 		return "服务端编辑/重置/删除"
-	case echosvc.ReleaseQueueOp:
+	case taskecho.ReleaseQueueOp:
 		return "队列操作"
 	case "":
 		return ""

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
 )
 
 // projectsPerPage bounds the home page: each listed project costs two count queries.
@@ -42,7 +42,7 @@ func (u *UI) home(c echo.Context) error {
 }
 
 // projectTitle is the name a project is shown under: its custom title, else its name.
-func projectTitle(p *echosvc.Project) string {
+func projectTitle(p *taskecho.Project) string {
 	if p.Metadata != nil && p.Metadata.CustomTitle != nil && *p.Metadata.CustomTitle != "" {
 		return *p.Metadata.CustomTitle
 	}

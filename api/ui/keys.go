@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
+	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
 type keysData struct {
@@ -52,7 +52,7 @@ func (u *UI) createKey(c echo.Context) error {
 	}
 	if nk.ProjectID != "" {
 		if _, err := u.svc.Project(ctx, nk.ProjectID); err != nil {
-			if echosvc.IsKind(err, echosvc.KindNotFound) {
+			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return back(c, "/ui/api-keys", "error", "关联的项目不存在："+nk.ProjectID)
 			}
 			return u.done(c, "/ui/api-keys", err, "")

@@ -12,12 +12,12 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
-	"github.com/taskloom/taskloom/internal/echo/stats"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
+	"github.com/taskloom/taskloom/internal/taskecho/stats"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
 
@@ -27,7 +27,7 @@ type UI struct {
 	users    *uisession.Users
 	sessions *uisession.Sessions
 	keys     *auth.Store
-	svc      *echosvc.Service
+	svc      *taskecho.Service
 	lists    *listing.Reader
 	stats    *stats.Reader
 	entry    *intake.Tasks
@@ -49,7 +49,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 
 // New builds the UI over p and the process's echo service, the one the JSON API uses. Its
 // collections' indexes are internal/schema's.
-func New(p *platform.Platform, svc *echosvc.Service) (*UI, error) {
+func New(p *platform.Platform, svc *taskecho.Service) (*UI, error) {
 	users := uisession.NewUsers(p.Mongo)
 	pg, err := parsePages()
 	if err != nil {

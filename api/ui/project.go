@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
 )
 
 // Page sizes; each list is one count and one find whatever the project holds.
@@ -20,7 +20,7 @@ type projectData struct {
 	Summary *listing.Project
 	Queues  []listing.Queue
 	QPager  pager
-	Tasks   []*echosvc.Task
+	Tasks   []*taskecho.Task
 	Pager   pager
 	Pulled  string
 	Status  string
@@ -47,7 +47,7 @@ func (u *UI) projectPage(c echo.Context) error {
 	if d.Pulled != "pulled" && d.Pulled != "not_pulled" {
 		d.Pulled = ""
 	}
-	if _, ok := echosvc.NormalizeStatus(d.Status, echosvc.AllStatuses...); !ok {
+	if _, ok := taskecho.NormalizeStatus(d.Status, taskecho.AllStatuses...); !ok {
 		d.Status = ""
 	}
 	var err error
@@ -72,7 +72,7 @@ func (u *UI) projectPage(c echo.Context) error {
 // createProjectTask adds a server task to the project, outside any queue.
 func (u *UI) createProjectTask(c echo.Context) error {
 	pid := param(c, "pid")
-	f, err := echosvc.ParseTaskCreate(taskBody(c, true))
+	f, err := taskecho.ParseTaskCreate(taskBody(c, true))
 	if err == nil {
 		_, err = u.svc.CreateTask(c.Request().Context(), actor(c), pid, nil, f)
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
-	"github.com/taskloom/taskloom/internal/echo/stats"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
+	"github.com/taskloom/taskloom/internal/taskecho/stats"
 )
 
 // Pull management page bounds: every list and chart reads a fixed number of rows.
@@ -49,7 +49,7 @@ type pullsData struct {
 	Timeline  template.HTML
 	Histogram template.HTML
 	Durations int
-	Pending   []*echosvc.Task
+	Pending   []*taskecho.Task
 	More      int
 	Timeout   string
 	Timeouts  []struct{ Value, Label string }
@@ -60,7 +60,7 @@ type pullsData struct {
 }
 
 type lookupResult struct {
-	Task *echosvc.Task
+	Task *taskecho.Task
 	Err  string
 }
 
@@ -107,7 +107,7 @@ func (u *UI) pullsPage(c echo.Context) error {
 // lookup finds a task for the history lookup: in the given queue, or project-level first and
 // then any queue (the service's project-wide task rule).
 func (u *UI) lookup(ctx context.Context, pid, tid, queue string) *lookupResult {
-	ref := echosvc.TaskRef{ProjectID: pid, TaskID: tid, QueueID: queueOrNil(queue), AnyQueue: queue == ""}
+	ref := taskecho.TaskRef{ProjectID: pid, TaskID: tid, QueueID: queueOrNil(queue), AnyQueue: queue == ""}
 	t, err := u.svc.Task(ctx, ref, true)
 	if err != nil {
 		return &lookupResult{Err: plainError(err)}
@@ -132,7 +132,7 @@ func (u *UI) charts(ctx context.Context, d *pullsData) error {
 	if err != nil {
 		return err
 	}
-	bucket := func(es []echosvc.AuditEntry) []int {
+	bucket := func(es []taskecho.AuditEntry) []int {
 		out := make([]int, n)
 		for _, e := range es {
 			if i := int(e.At.Sub(start) / auditStep); i >= 0 && i < n {
@@ -165,8 +165,8 @@ func (u *UI) charts(ctx context.Context, d *pullsData) error {
 }
 
 // audit reads the newest audit rows of the given actions (a fixed number of queries and rows).
-func (u *UI) audit(ctx context.Context, pid string, actions ...string) ([]echosvc.AuditEntry, error) {
-	var out []echosvc.AuditEntry
+func (u *UI) audit(ctx context.Context, pid string, actions ...string) ([]taskecho.AuditEntry, error) {
+	var out []taskecho.AuditEntry
 	for _, a := range actions {
 		es, _, err := u.stats.Audit(ctx, stats.AuditQuery{ProjectID: pid, Action: a, Page: 1, PageSize: auditRows})
 		if err != nil {
@@ -179,7 +179,7 @@ func (u *UI) audit(ctx context.Context, pid string, actions ...string) ([]echosv
 
 // pullToPush pairs each successful lease ending with its pull by lease_id (every audit row of
 // a pull, push-close and confirm carries it) and returns the pull→push durations.
-func pullToPush(pulls, pushes []echosvc.AuditEntry) []time.Duration {
+func pullToPush(pulls, pushes []taskecho.AuditEntry) []time.Duration {
 	pulledAt := make(map[string]time.Time, len(pulls))
 	for _, p := range pulls {
 		if id, ok := p.Details["lease_id"].(string); ok {
@@ -198,7 +198,7 @@ func pullToPush(pulls, pushes []echosvc.AuditEntry) []time.Duration {
 
 // leaseRef is the checkbox value of a pending pull: the task's queue and id, so that a task id
 // used in several queues is released exactly where it is leased.
-func leaseRef(t *echosvc.Task) string {
+func leaseRef(t *taskecho.Task) string {
 	v := url.Values{"t": {t.TaskID}}
 	if t.QueueID != nil {
 		v.Set("q", *t.QueueID)
@@ -226,7 +226,7 @@ func (u *UI) releasePulls(c echo.Context) error {
 			failed = append(failed, raw+"：无效的任务")
 			continue
 		}
-		ref := echosvc.TaskRef{ProjectID: pid, TaskID: v.Get("t"), QueueID: queueOrNil(v.Get("q"))}
+		ref := taskecho.TaskRef{ProjectID: pid, TaskID: v.Get("t"), QueueID: queueOrNil(v.Get("q"))}
 		if _, _, err := u.svc.Release(ctx, actor(c), ref, ""); err != nil {
 			failed = append(failed, ref.TaskID+"："+plainError(err))
 		}

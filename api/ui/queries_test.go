@@ -23,9 +23,9 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/api/ui"
 	"github.com/taskloom/taskloom/internal/config"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -109,7 +109,7 @@ func mountUI(t *testing.T, db *mongo.Database) (*platform.Platform, *echo.Echo) 
 	if err := schema.Ensure(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := echosvc.FromPlatform(p)
+	svc, err := taskecho.FromPlatform(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ const projectsOnHome = 20
 // pull history and pending leases to show.
 func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platform.Platform, project, queue string, total int) {
 	t.Helper()
-	svc, err := echosvc.NewService(db, echosvc.SettingsFromConfig(p.Config.Echo), nil, p.Log)
+	svc, err := taskecho.NewService(db, taskecho.SettingsFromConfig(p.Config.Echo), nil, p.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,37 +139,37 @@ func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platfor
 			pid = fmt.Sprintf("%s-%02d", project, i)
 		}
 		body := fmt.Sprintf(`{"project_id":%q,"project_name":"big","queue_id":%q,"queue_name":"big queue","tasks":[{"id":"c-1","name":"c","prompt":"p","status":"error"}]}`, pid, queue)
-		in, err := echosvc.ParseSubmit([]byte(body), time.Now())
+		in, err := taskecho.ParseSubmit([]byte(body), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Submit(ctx, echosvc.Actor{Name: "client"}, in, ""); err != nil {
+		if _, err := svc.Submit(ctx, taskecho.Actor{Name: "client"}, in, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	docs := make([]any, 0, total)
-	statuses := echosvc.AllStatuses
+	statuses := taskecho.AllStatuses
 	for i := 0; i < total; i++ {
 		var q *string
 		if i%2 == 0 {
 			q = &queue
 		}
 		id := fmt.Sprintf("t-%05d", i)
-		docs = append(docs, echosvc.Task{Key: echosvc.TaskKey(project, q, id), ProjectID: project, QueueID: q, TaskID: id,
+		docs = append(docs, taskecho.Task{Key: taskecho.TaskKey(project, q, id), ProjectID: project, QueueID: q, TaskID: id,
 			Name: "task " + id, Prompt: "prompt", SpecFile: []string{}, Status: statuses[i%len(statuses)], Tags: []string{"bulk"},
-			Source: echosvc.SourceServer, CreatedAt: now, UpdatedAt: now, ServerModifiedAt: &now,
-			PullHistory: []echosvc.PullEntry{}, Messages: []echosvc.Message{}, Logs: []echosvc.LogEntry{}})
+			Source: taskecho.SourceServer, CreatedAt: now, UpdatedAt: now, ServerModifiedAt: &now,
+			PullHistory: []taskecho.PullEntry{}, Messages: []taskecho.Message{}, Logs: []taskecho.LogEntry{}})
 	}
-	if _, err := db.Collection(echosvc.CollTasks).InsertMany(ctx, docs); err != nil {
+	if _, err := db.Collection(taskecho.CollTasks).InsertMany(ctx, docs); err != nil {
 		t.Fatalf("seed %d tasks: %v", total, err)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := svc.Pull(ctx, echosvc.Actor{Name: "puller"}, echosvc.PullFilter{ProjectID: project, Limit: 100}); err != nil {
+		if _, err := svc.Pull(ctx, taskecho.Actor{Name: "puller"}, taskecho.PullFilter{ProjectID: project, Limit: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.Collection(echosvc.CollTasks).CountDocuments(ctx, bson.M{"project_id": project})
+	n, err := db.Collection(taskecho.CollTasks).CountDocuments(ctx, bson.M{"project_id": project})
 	if err != nil || n < int64(total) {
 		t.Fatalf("seeded %d tasks (%v)", n, err)
 	}

@@ -6,15 +6,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
-	"github.com/taskloom/taskloom/internal/echo/queueop"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
+	"github.com/taskloom/taskloom/internal/taskecho/queueop"
 )
 
 type queueData struct {
 	Summary    *listing.Queue
 	ProjectID  string
-	Tasks      []*echosvc.Task
+	Tasks      []*taskecho.Task
 	Pager      pager
 	Status     string
 	ResetCount int // tasks reset and re-run touch
@@ -28,7 +28,7 @@ func (u *UI) queuePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	pid, qid := param(c, "pid"), param(c, "qid")
 	d := queueData{ProjectID: pid, Status: c.QueryParam("status"), URL: queueURL(pid, qid)}
-	if _, ok := echosvc.NormalizeStatus(d.Status, echosvc.AllStatuses...); !ok {
+	if _, ok := taskecho.NormalizeStatus(d.Status, taskecho.AllStatuses...); !ok {
 		d.Status = ""
 	}
 	var err error
@@ -64,7 +64,7 @@ func (u *UI) opCounts(c echo.Context, pid, qid string) (all, errored int, err er
 
 func (u *UI) createQueueTask(c echo.Context) error {
 	pid, qid := param(c, "pid"), param(c, "qid")
-	f, err := echosvc.ParseTaskCreate(taskBody(c, true))
+	f, err := taskecho.ParseTaskCreate(taskBody(c, true))
 	if err == nil {
 		_, err = u.svc.CreateTask(c.Request().Context(), actor(c), pid, &qid, f)
 	}
@@ -81,22 +81,22 @@ func (u *UI) batchAction(c echo.Context) error {
 	if len(ids) == 0 {
 		return back(c, target, "error", "请先勾选任务")
 	}
-	var do func(echosvc.TaskRef) error
+	var do func(taskecho.TaskRef) error
 	var verb string
 	switch c.FormValue("action") {
 	case "reset-pull":
 		verb = "重置拉取状态"
-		do = func(r echosvc.TaskRef) error { _, _, err := u.svc.ResetPull(ctx, actor(c), r); return err }
+		do = func(r taskecho.TaskRef) error { _, _, err := u.svc.ResetPull(ctx, actor(c), r); return err }
 	case "delete":
 		verb = "删除"
-		do = func(r echosvc.TaskRef) error { _, err := u.svc.DeleteTask(ctx, actor(c), r); return err }
+		do = func(r taskecho.TaskRef) error { _, err := u.svc.DeleteTask(ctx, actor(c), r); return err }
 	default:
 		return back(c, target, "error", "未知的批量操作")
 	}
 	var firstErr error
 	firstID, failed := "", 0
 	for _, id := range ids {
-		if err := do(echosvc.TaskRef{ProjectID: pid, QueueID: &qid, TaskID: id}); err != nil {
+		if err := do(taskecho.TaskRef{ProjectID: pid, QueueID: &qid, TaskID: id}); err != nil {
 			failed++
 			if firstErr == nil {
 				firstID, firstErr = id, err

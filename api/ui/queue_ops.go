@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/taskloom/taskloom/internal/echo/queueop"
-	echowf "github.com/taskloom/taskloom/workflows/echo"
+	"github.com/taskloom/taskloom/internal/taskecho/queueop"
+	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
 )
 
 // opExplain says in plain words what each queue operation does to tasks and their pull state.
@@ -70,7 +70,7 @@ func (u *UI) runQueueOp(c echo.Context) error {
 		}
 	}
 	cfg := u.p.Config
-	run, err := echowf.StartQueueOp(ctx, u.p.Temporal, cfg.Temporal.TaskQueue, op, cfg.Echo.QueueOpWait)
+	run, err := taskechowf.StartQueueOp(ctx, u.p.Temporal, cfg.Temporal.TaskQueue, op, cfg.Echo.QueueOpWait)
 	if err != nil {
 		return u.done(c, target, err, "")
 	}

@@ -6,29 +6,29 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/listing"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/listing"
 )
 
 type taskData struct {
-	Task   *echosvc.Task
+	Task   *taskecho.Task
 	Queues []listing.Queue
 	URL    string
 }
 
 // refOf addresses the task of the request: the queue comes from ?queue= (pages) or the form's
 // queue field (actions); none means the project-level task.
-func refOf(c echo.Context) echosvc.TaskRef {
+func refOf(c echo.Context) taskecho.TaskRef {
 	q := c.QueryParam("queue")
 	if c.Request().Method == http.MethodPost {
 		q = c.FormValue("queue")
 	}
-	return echosvc.TaskRef{ProjectID: param(c, "pid"), TaskID: param(c, "tid"), QueueID: queueOrNil(q)}
+	return taskecho.TaskRef{ProjectID: param(c, "pid"), TaskID: param(c, "tid"), QueueID: queueOrNil(q)}
 }
 
 // backTo is where an action returns: the form's back field when it points into the UI, else
 // the task's own page.
-func backTo(c echo.Context, ref echosvc.TaskRef) string {
+func backTo(c echo.Context, ref taskecho.TaskRef) string {
 	if b := c.FormValue("back"); strings.HasPrefix(b, "/ui/") {
 		return safeNext(b)
 	}
@@ -56,8 +56,8 @@ func (u *UI) taskPage(c echo.Context) error {
 // pull state (the service's rule).
 func (u *UI) editTask(c echo.Context) error {
 	ref := refOf(c)
-	f, err := echosvc.ParseTaskEdit(taskBody(c, false))
-	var t *echosvc.Task
+	f, err := taskecho.ParseTaskEdit(taskBody(c, false))
+	var t *taskecho.Task
 	if err == nil {
 		t, err = u.svc.EditTask(c.Request().Context(), actor(c), ref, f)
 	}

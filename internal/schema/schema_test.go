@@ -13,9 +13,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -34,8 +34,8 @@ func TestEnsureCreatesEveryStoresIndexesOnce(t *testing.T) {
 		"api_keys":            "",
 		intake.CollRuns:       "",
 		pipelinedb.CollQuotas: "",
-		echo.CollTasks:        "key_unique",
-		echo.CollProjects:     "project_id_unique",
+		taskecho.CollTasks:    "key_unique",
+		taskecho.CollProjects: "project_id_unique",
 		"ui_users":            "",
 		"ui_sessions":         "",
 	} {

@@ -51,7 +51,7 @@ Configuration comes from environment variables (see README.md, .env.example).`,
 		crawlCmd(),
 		pipelineCmd(),
 		applyCmd(),
-		migrateCmd(), echoCmd(),
+		migrateCmd(), taskechoCmd(),
 	)
 	return root
 }

@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/api"
-	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/worker"
 )
 
@@ -32,9 +32,9 @@ func apiCmd() *cobra.Command {
 // serve runs a process (the API or the worker) over a connected platform and the process's one
 // echo service. Unlike withSchema it does not ensure the indexes first: the process does that
 // itself with its start-up policy (schema.AtStart).
-func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *echo.Service) error) error {
+func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *taskecho.Service) error) error {
 	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := echo.FromPlatform(p)
+		svc, err := taskecho.FromPlatform(p)
 		if err != nil {
 			return err
 		}

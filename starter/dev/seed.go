@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/demo"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/demo"
 )
 
 // devEntrySeed publishes the demo pipeline entry_echo over the fake assistant, grants the entry
@@ -74,7 +74,7 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 
 // devEchoSeed loads the demo project with server tasks through svc for `make dev` and prints a
 // pull curl.
-func devEchoSeed(svc *echo.Service) devSeeder {
+func devEchoSeed(svc *taskecho.Service) devSeeder {
 	return func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
 		if _, err := demo.Seed(ctx, svc); err != nil {
 			return nil, err

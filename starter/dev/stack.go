@@ -19,10 +19,10 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
-	"github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/starter/cli"
 	"github.com/taskloom/taskloom/worker"
 )
@@ -40,7 +40,7 @@ var devFakes = []devFake{devFeishu, devSummaryReceiver, devCrawler, devPipelineF
 type devSeeder func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error)
 
 // devSeeders lists every subsystem's seeder; echo's seeds through the process's echo service.
-func devSeeders(echoSvc *echo.Service) []devSeeder {
+func devSeeders(echoSvc *taskecho.Service) []devSeeder {
 	return []devSeeder{devPipelineSeed, devEntrySeed, devEchoSeed(echoSvc)}
 }
 
@@ -94,7 +94,7 @@ func runDev(ctx context.Context) error {
 		return err
 	}
 	// One echo service for the seeder, the worker and the API: they run in this one process.
-	echoSvc, err := echo.FromPlatform(p)
+	echoSvc, err := taskecho.FromPlatform(p)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,11 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
-	"github.com/taskloom/taskloom/internal/echo/queueop"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/queueop"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
-	echowf "github.com/taskloom/taskloom/workflows/echo"
+	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
 )
 
 // seedEchoQueue creates a project and a queue (one client push, as a TaskEcho client would),
@@ -34,12 +34,12 @@ func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string
 	svc := env.EchoService
 	body, _ := json.Marshal(map[string]any{"project_id": projectID, "project_name": "chaos", "queue_id": queueID,
 		"queue_name": queueID, "tasks": []map[string]any{{"id": "client-1", "name": "client task", "prompt": "p", "status": "done"}}})
-	in, err := echosvc.ParseSubmit(body, time.Now())
+	in, err := taskecho.ParseSubmit(body, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	actor := echosvc.Actor{Name: "chaos-seed"}
-	if _, err := svc.Submit(ctx, actor, in, echosvc.ConflictOverwrite); err != nil {
+	actor := taskecho.Actor{Name: "chaos-seed"}
+	if _, err := svc.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
 		t.Fatal(err)
 	}
 	create := func(i int) error {
@@ -47,7 +47,7 @@ func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string
 		if i >= n {
 			queue, body = nil, fmt.Sprintf(`{"taskId":"s-%05d","name":"server task","prompt":"p"}`, i)
 		}
-		f, err := echosvc.ParseTaskCreate([]byte(body))
+		f, err := taskecho.ParseTaskCreate([]byte(body))
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func TestRedisDownEchoPullsContinue(t *testing.T) {
 	}
 	pull()
 	pull()
-	errsBefore := counterValue(t, echosvc.NewMetrics(env.Platform.Metrics).RateLimitErrors)
+	errsBefore := counterValue(t, taskecho.NewMetrics(env.Platform.Metrics).RateLimitErrors)
 	mr.Close()
 	during := 0
 	for range 8 {
@@ -148,7 +148,7 @@ func TestRedisDownEchoPullsContinue(t *testing.T) {
 		}
 		during++
 	}
-	failOpen := counterValue(t, echosvc.NewMetrics(env.Platform.Metrics).RateLimitErrors) - errsBefore
+	failOpen := counterValue(t, taskecho.NewMetrics(env.Platform.Metrics).RateLimitErrors) - errsBefore
 	if failOpen < float64(during) {
 		t.Errorf("limiter failures counted %v for %d pulls with Redis down", failOpen, during)
 	}
@@ -185,9 +185,9 @@ func TestWorkerSIGKILLMidQueueOperationFinishes(t *testing.T) {
 	if r.Status != http.StatusAccepted && r.Status != http.StatusOK {
 		t.Fatalf("reset-error: %d %s", r.Status, r.Body)
 	}
-	tasks := env.Platform.Mongo.Collection(echosvc.CollTasks)
+	tasks := env.Platform.Mongo.Collection(taskecho.CollTasks)
 	pending := func() int64 {
-		c, err := tasks.CountDocuments(ctx, bson.M{"project_id": project, "queue_id": queue, "status": echosvc.StatusPending})
+		c, err := tasks.CountDocuments(ctx, bson.M{"project_id": project, "queue_id": queue, "status": taskecho.StatusPending})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,8 +206,8 @@ func TestWorkerSIGKILLMidQueueOperationFinishes(t *testing.T) {
 
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	var res echowf.QueueOpResult
-	id := echowf.QueueOpWorkflowID(project, queue, queueop.ResetError)
+	var res taskechowf.QueueOpResult
+	id := taskechowf.QueueOpWorkflowID(project, queue, queueop.ResetError)
 	if err := env.Platform.Temporal.GetWorkflow(wctx, id, "").Get(wctx, &res); err != nil {
 		t.Fatalf("queue operation did not finish: %v", err)
 	}

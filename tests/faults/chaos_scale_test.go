@@ -24,8 +24,8 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
-	echowf "github.com/taskloom/taskloom/workflows/echo"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
+	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
 )
 
 // Scale-out sizes: small enough for a 2-core machine, large enough that every kind of work is in
@@ -167,7 +167,7 @@ func newScaleDeployment(t *testing.T) *scaleDeployment {
 		c.Entry.IdempotencyWindow = time.Hour
 	})
 	d := &scaleDeployment{env: env, store: store, child: *env.Config, user: testenv.Unique("scale-"), feature: "scale-feature",
-		project: testenv.Unique("scale-pull-"), schedules: []string{echowf.SweeperScheduleID, pipelinewf.HealthScheduleID}}
+		project: testenv.Unique("scale-pull-"), schedules: []string{taskechowf.SweeperScheduleID, pipelinewf.HealthScheduleID}}
 	d.child.Crawl.Consumers = true
 	t.Cleanup(d.deleteSchedules)
 	ctx := env.Context()

@@ -19,10 +19,10 @@ import (
 	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	echosvc "github.com/taskloom/taskloom/internal/echo"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/worker"
 
@@ -37,7 +37,7 @@ type Env struct {
 	API      *httptest.Server
 	Echo     *echo.Echo
 	// EchoService is the echo service the API and the worker share, as in a real process.
-	EchoService *echosvc.Service
+	EchoService *taskecho.Service
 	AdminKey    string
 	Worker      sdkworker.Worker
 	ctx         context.Context
@@ -88,7 +88,7 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 		cancel()
 		t.Fatalf("e2e platform: %v", err)
 	}
-	svc, err := echosvc.FromPlatform(p)
+	svc, err := taskecho.FromPlatform(p)
 	if err != nil {
 		cancel()
 		p.Close()

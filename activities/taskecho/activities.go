@@ -1,0 +1,137 @@
+// Package echo holds the TaskEcho subsystem's activities: the steps of the PullLeaseSweeper
+// schedule and of queue operations, as methods over the domain service.
+package taskecho
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/taskloom/taskloom/internal/taskecho/alert"
+	"github.com/taskloom/taskloom/internal/taskecho/queueop"
+)
+
+// Service is what the activities ask of the TaskEcho domain service; *echo.Service implements it
+// over MongoDB. An interface, so that this package, which workflows/echo imports for the
+// activities' method values, links no database client (issue 15 item 5).
+type Service interface {
+	CountOverdueLeases(ctx context.Context) (int, error)
+	ReleaseExpiredLeases(ctx context.Context, batch int) (int, error)
+	ExpireTasks(ctx context.Context, batch int) (int, error)
+	ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error)
+	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
+}
+
+// Alerter evaluates the alert rules over the audit log; *stats.Reader (internal/echo/stats)
+// implements it.
+type Alerter interface {
+	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
+}
+
+// Activities are the echo activities; workflows/echo.Register registers them.
+type Activities struct {
+	Service Service
+	Alerter Alerter
+	Alerts  alert.Thresholds
+}
+
+// SweepResult is what one sweep did.
+type SweepResult struct {
+	Overdue       int           `json:"overdue"`
+	Released      int           `json:"released"`
+	Expired       int           `json:"expired"`
+	AlertBreaches []string      `json:"alert_breaches"`
+	Alerts        *alert.Report `json:"alerts,omitempty"`
+}
+
+// Sweep steps: each activity loops over steps of sweepBatchSize until a step finds nothing, for
+// at most maxSweepSteps steps; the next scheduled run continues.
+const (
+	sweepBatchSize = 500
+	maxSweepSteps  = 200
+)
+
+// ReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
+// them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
+// retry after a crash just continues.
+func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
+	var r SweepResult
+	overdue, err := a.Service.CountOverdueLeases(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Overdue = overdue
+	for range maxSweepSteps {
+		n, err := a.Service.ReleaseExpiredLeases(ctx, sweepBatchSize)
+		if err != nil {
+			return r, fmt.Errorf("release expired leases: %w", err)
+		}
+		r.Released += n
+		activity.RecordHeartbeat(ctx, r.Released)
+		if n == 0 {
+			break
+		}
+	}
+	return r, nil
+}
+
+// ExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
+// selects only tasks not yet archived/deleted.
+func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
+	total := 0
+	for range maxSweepSteps {
+		n, err := a.Service.ExpireTasks(ctx, sweepBatchSize)
+		if err != nil {
+			return total, fmt.Errorf("expire tasks: %w", err)
+		}
+		total += n
+		activity.RecordHeartbeat(ctx, total)
+		if n == 0 {
+			break
+		}
+	}
+	return total, nil
+}
+
+// CheckAlertsAndPrune evaluates the alert thresholds (WARN logs on breach); a read, safe to
+// repeat. It pruned the retired claim ledger too, and keeps its name because recorded sweeper
+// histories schedule it by that name.
+func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, error) {
+	var r SweepResult
+	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)
+	if err != nil {
+		return r, err
+	}
+	r.Alerts, r.AlertBreaches = rep, rep.Breaches
+	return r, nil
+}
+
+// QueueOpBatch is the input of ApplyQueueOpBatch.
+type QueueOpBatch struct {
+	Op      queueop.Op `json:"op"`
+	AfterID string     `json:"after_id"`
+}
+
+// QueueOpBatchResult says how many tasks the batch changed and where the next one starts
+// ("" = done).
+type QueueOpBatchResult struct {
+	Changed int    `json:"changed"`
+	NextID  string `json:"next_id"`
+}
+
+// ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
+// again ends in the same state, and the cursor only moves forward.
+func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
+	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
+	if err != nil {
+		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
+	}
+	return QueueOpBatchResult{Changed: n, NextID: next}, nil
+}
+
+// FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
+// a retry writes one more audit row at worst.
+func (a *Activities) FinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
+	return a.Service.FinishQueueOp(ctx, op, changed)
+}

@@ -1,6 +1,0 @@
-//go:build !chaos
-
-package echo
-
-// soakTasks is the concurrency tests' queue size in `make test`; `make chaos` runs 10,000.
-const soakTasks = 1_000

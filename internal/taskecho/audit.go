@@ -1,0 +1,19 @@
+package taskecho
+
+import (
+	"context"
+)
+
+// recordAudit appends one audit_log row. The operation it describes has already happened, so a
+// failed audit write is logged at error level rather than turned into a failed request.
+func (s *Service) recordAudit(ctx context.Context, e AuditEntry) {
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	if e.TaskIDs == nil {
+		e.TaskIDs = []string{}
+	}
+	if _, err := s.audit.InsertOne(ctx, e); err != nil {
+		s.log.ErrorContext(ctx, "echo audit write failed", "action", e.Action, "project_id", e.ProjectID, "err", err)
+	}
+}

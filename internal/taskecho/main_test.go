@@ -1,0 +1,126 @@
+package taskecho
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// fixture is a service over a fresh database with a controllable clock.
+type fixture struct {
+	t   *testing.T
+	svc *Service
+	ctx context.Context
+	now time.Time
+}
+
+func newFixture(t *testing.T, mut ...func(*Settings)) *fixture {
+	t.Helper()
+	return newFixtureOn(t, testenv.Mongo(t), mut...)
+}
+
+// patientMongo is a fresh database on a client that waits minutes rather than 30 s for an
+// answer: 32 concurrent pullers queue up behind the embedded database's serialised writes, and on
+// a shared 2-core machine a write can wait longer than testenv's default timeout.
+func patientMongo(t *testing.T) *mongo.Database {
+	t.Helper()
+	c, err := mongo.Connect(options.Client().ApplyURI(testenv.MongoURI(t)).SetTimeout(5 * time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := c.Database(testenv.Unique("t_"))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = db.Drop(ctx)
+		_ = c.Disconnect(ctx)
+	})
+	return db
+}
+
+func newFixtureOn(t *testing.T, db *mongo.Database, mut ...func(*Settings)) *fixture {
+	t.Helper()
+	set := DefaultSettings()
+	for _, m := range mut {
+		m(&set)
+	}
+	svc, err := NewService(db, set, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, svc: svc, ctx: context.Background(), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	svc.SetClock(func() time.Time { return f.now })
+	if err := svc.EnsureIndexes(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) advance(d time.Duration) { f.now = f.now.Add(d) }
+
+var admin = Actor{Name: "admin-key", KeyID: "k-admin"}
+
+// submit pushes a queue of client tasks.
+func (f *fixture) submit(project, queue string, tasks ...map[string]any) (*SubmitResult, error) {
+	f.t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"project_id": project, "project_name": project + " name", "queue_id": queue, "queue_name": queue, "tasks": tasks,
+	})
+	in, err := ParseSubmit(body, f.now)
+	if err != nil {
+		f.t.Fatalf("parse submit: %v", err)
+	}
+	return f.svc.Submit(f.ctx, Actor{Name: "client"}, in, "")
+}
+
+func clientTask(id, status string) map[string]any {
+	return map[string]any{"id": id, "name": "task " + id, "prompt": "do " + id, "status": status}
+}
+
+// serverTask creates a server task (queue "" = project level).
+func (f *fixture) serverTask(project, queue, id string, extra map[string]any) *Task {
+	f.t.Helper()
+	body := map[string]any{"taskId": id, "name": "server " + id, "prompt": "p " + id}
+	for k, v := range extra {
+		body[k] = v
+	}
+	raw, _ := json.Marshal(body)
+	tf, err := ParseTaskCreate(raw)
+	if err != nil {
+		f.t.Fatalf("parse create: %v", err)
+	}
+	var q *string
+	if queue != "" {
+		q = &queue
+	}
+	t, err := f.svc.CreateTask(f.ctx, admin, project, q, tf)
+	if err != nil {
+		f.t.Fatalf("create %s: %v", id, err)
+	}
+	return t
+}
+
+func (f *fixture) pull(actor string, flt PullFilter) *PullResult {
+	f.t.Helper()
+	r, err := f.svc.Pull(f.ctx, Actor{Name: actor}, flt)
+	if err != nil {
+		f.t.Fatalf("pull: %v", err)
+	}
+	return r
+}
+
+func ids(ts []*Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.TaskID
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/demo"
+	"github.com/taskloom/taskloom/internal/taskecho/migrate"
+)
+
+// migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
+// model — source=client and pulled_at=null where missing, embedded queue tasks moved into the
+// tasks collection (internal/echo/migrate) — after creating every collection's indexes
+// (internal/schema). Safe to run any number of times.
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create every index and migrate TaskEcho data to the echo model (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
+				r, err := migrate.Run(ctx, p.Mongo)
+				if err != nil {
+					return fmt.Errorf("migrate: %w", err)
+				}
+				return json.NewEncoder(os.Stdout).Encode(r)
+			})
+		},
+	}
+}
+
+// taskechoCmd groups the TaskEcho-compatible task server's operations: `starter taskecho seed-demo`
+// (`starter echo …` still works).
+func taskechoCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "taskecho", Aliases: []string{"echo"}, Short: "TaskEcho-compatible task server operations"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "seed-demo",
+		Short: "Create the demo project with pullable server tasks (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withEcho(c, func(ctx context.Context, p *platform.Platform, svc *taskecho.Service) error {
+				pid, err := demo.Seed(ctx, svc)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, demo.PullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
+				return nil
+			})
+		},
+	})
+	return cmd
+}
+
+// withEcho runs fn with the platform, its indexes ensured, and the echo service over it.
+func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Service) error) error {
+	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
+		svc, err := taskecho.FromPlatform(p)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, p, svc)
+	})
+}

@@ -1,0 +1,52 @@
+// Package echo holds the TaskEcho subsystem's workflows: the PullLeaseSweeper (run by a
+// schedule every minute) and QueueOperationWorkflow (one queue reset / reset-error / re-run).
+package taskecho
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
+)
+
+// Kind is the TaskloomKind search attribute value of echo workflows.
+const Kind = "echo"
+
+// SweeperScheduleID is the schedule that runs PullLeaseSweeperWorkflow.
+const SweeperScheduleID = "echo-pull-lease-sweeper"
+
+// sweepActivityTimeout bounds one sweep step; steps heartbeat, so a dead worker is noticed
+// after sweepHeartbeat.
+const (
+	sweepActivityTimeout = 5 * time.Minute
+	sweepHeartbeat       = time.Minute
+)
+
+// PullLeaseSweeperWorkflow releases leases past pull_timeout (released_by "timeout" in
+// pull_history), archives or deletes tasks past expires_at, prunes the claim ledger and evaluates
+// the alert thresholds. Each step is an idempotent activity, so an overlapping or retried run is
+// harmless (the schedule skips overlaps anyway).
+func PullLeaseSweeperWorkflow(ctx workflow.Context) (taskechoact.SweepResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: sweepActivityTimeout,
+		HeartbeatTimeout:    sweepHeartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var a *taskechoact.Activities
+	var out, alerts taskechoact.SweepResult
+	if err := workflow.ExecuteActivity(ctx, a.ReleaseExpiredLeases).Get(ctx, &out); err != nil {
+		return out, err
+	}
+	if err := workflow.ExecuteActivity(ctx, a.ExpireTasks).Get(ctx, &out.Expired); err != nil {
+		return out, err
+	}
+	if err := workflow.ExecuteActivity(ctx, a.CheckAlertsAndPrune).Get(ctx, &alerts); err != nil {
+		return out, err
+	}
+	out.Alerts, out.AlertBreaches = alerts.Alerts, alerts.AlertBreaches
+	workflow.GetLogger(ctx).Info("echo sweep done", "released", out.Released, "expired", out.Expired,
+		"overdue", out.Overdue, "breaches", out.AlertBreaches)
+	return out, nil
+}

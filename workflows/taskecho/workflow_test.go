@@ -1,0 +1,83 @@
+package taskecho
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/queueop"
+)
+
+func queueOp(op string) queueop.Op {
+	return queueop.Op{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
+}
+
+// The workflow walks the batches with the cursor each one returns, then stamps the queue once
+// with the total.
+func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *taskechoact.Activities
+	op := queueOp(queueop.Reset)
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op}).Return(taskechoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(taskechoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(taskechoact.QueueOpBatchResult{}, nil).Once()
+	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 520).Return(nil).Once()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res QueueOpResult
+	if err := env.GetWorkflowResult(&res); err != nil || res.Changed != 520 || res.Batches != 3 {
+		t.Fatalf("result %+v (%v)", res, err)
+	}
+	env.AssertExpectations(t)
+}
+
+// A batch that fails transiently is retried; the stamp only happens after every batch.
+func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *taskechoact.Activities
+	op := queueOp(queueop.ReRun)
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
+	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{Changed: 3}, nil).Once()
+	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 3).Return(nil).Once()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestQueueOperationRejectsUnknownOperation(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: queueOp("drop-table")})
+	var ae *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != "InvalidOperation" {
+		t.Fatalf("error %v, want a non-retryable InvalidOperation", err)
+	}
+}
+
+func TestSweeperRunsEveryStep(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *taskechoact.Activities
+	env.OnActivity(a.ReleaseExpiredLeases, mock.Anything).Return(taskechoact.SweepResult{Overdue: 4, Released: 4}, nil).Once()
+	env.OnActivity(a.ExpireTasks, mock.Anything).Return(2, nil).Once()
+	env.OnActivity(a.CheckAlertsAndPrune, mock.Anything).Return(taskechoact.SweepResult{AlertBreaches: []string{"pull_timeouts_high"}}, nil).Once()
+	env.ExecuteWorkflow(PullLeaseSweeperWorkflow)
+	var res taskechoact.SweepResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Released != 4 || res.Expired != 2 || len(res.AlertBreaches) != 1 {
+		t.Fatalf("sweep %+v", res)
+	}
+}
