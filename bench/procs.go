@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 )
 
 // app is the worker and the API as separate processes of the real binary (`starter worker`,
@@ -41,11 +41,11 @@ func buildStarter(ctx context.Context, root string) (string, error) {
 }
 
 func startApp(ctx context.Context, s *stack, bin string) (*app, error) {
-	apiAddr, err := devstack.FreeAddr()
+	apiAddr, err := loopback.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := devstack.FreeAddr()
+	metricsAddr, err := loopback.FreeAddr()
 	if err != nil {
 		return nil, err
 	}

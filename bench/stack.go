@@ -22,6 +22,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/fakes/receiver"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
@@ -114,7 +115,7 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 // startMongo runs ./.bin/embedded-mongo (FerretDB, SQLite handler) in its own process, as the
 // tests do, so its CPU shows up separately from the bench's clients.
 func (s *stack) startMongo(ctx context.Context, root string) error {
-	addr, err := devstack.FreeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return err
 	}

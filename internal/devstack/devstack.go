@@ -8,14 +8,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
-	"strconv"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/embeddedmongo"
 )
 
 // Fixed loopback ports of the embedded servers under `make dev`.
@@ -69,7 +68,7 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Stack, error) {
 	s := &Stack{Started: map[string]string{}}
 	if cfg.Mongo.URI == "" {
 		mctx, cancel := context.WithCancel(ctx)
-		uri, done, err := StartFerretDB(mctx, o.MongoAddr, filepath.Join(o.DataDir, "mongo"), o.Log)
+		uri, done, err := embeddedmongo.Start(mctx, o.MongoAddr, filepath.Join(o.DataDir, "mongo"), o.Log)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -123,14 +122,4 @@ func (s *Stack) Close() {
 		s.stops[i]()
 	}
 	s.stops = nil
-}
-
-// FreeAddr returns a loopback address with a port free right now.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }

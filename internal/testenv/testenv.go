@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -168,7 +169,7 @@ func startMongo() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	addr, err := devstack.FreeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return "", err
 	}

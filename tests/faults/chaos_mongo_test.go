@@ -18,7 +18,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
@@ -36,7 +36,7 @@ type ownMongo struct {
 }
 
 func startOwnMongo(t *testing.T) *ownMongo {
-	addr, err := devstack.FreeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -64,7 +64,7 @@ type workerProc struct {
 func startWorkerProcess(t *testing.T, cfg *config.Config) *workerProc {
 	t.Helper()
 	c := *cfg
-	addr, err := devstack.FreeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

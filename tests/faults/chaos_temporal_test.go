@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -33,7 +33,7 @@ type ownTemporal struct {
 }
 
 func startOwnTemporal(t *testing.T) *ownTemporal {
-	addr, err := devstack.FreeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

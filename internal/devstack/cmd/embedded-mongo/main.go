@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/embeddedmongo"
 )
 
 func main() {
@@ -29,7 +29,7 @@ func main() {
 		go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	uri, done, err := devstack.StartFerretDB(ctx, *addr, *dir, log)
+	uri, done, err := embeddedmongo.Start(ctx, *addr, *dir, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded-mongo:", err)
 		os.Exit(1)

@@ -1,4 +1,4 @@
-package devstack_test
+package embeddedmongo_test
 
 import (
 	"context"

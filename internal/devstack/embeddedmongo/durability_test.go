@@ -1,4 +1,4 @@
-package devstack_test
+package embeddedmongo_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/embeddedmongo"
 )
 
 // killedDirEnv, when set, makes the test binary the embedded database on that directory, for
@@ -74,7 +74,7 @@ func TestCommittedWritesSurviveAKilledProcess(t *testing.T) {
 
 // serveUntilKilled runs the embedded database on dir, prints its URI and waits to be killed.
 func serveUntilKilled(dir string) {
-	uri, _, err := devstack.StartFerretDB(context.Background(), "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
+	uri, _, err := embeddedmongo.Start(context.Background(), "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -89,7 +89,7 @@ func serveUntilKilled(dir string) {
 func startEmbedded(t *testing.T, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	uri, done, err := devstack.StartFerretDB(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
+	uri, done, err := embeddedmongo.Start(ctx, "127.0.0.1:0", dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

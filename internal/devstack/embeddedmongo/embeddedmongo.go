@@ -1,4 +1,9 @@
-package devstack
+// Package embeddedmongo is the MongoDB stand-in of the dev stack and the tests: FerretDB v1 (SQLite
+// handler) in process, behind a wire proxy (proxy*.go) that serialises writes and decides a
+// write's guard from one _id lookup, so single-document guarded updates, upserts and bulk writes
+// keep MongoDB's documented atomicity; sqlite_*.go tune FerretDB's SQLite (an _id index, empty
+// secondary indexes FerretDB never reads). Domain code never knows it runs on this.
+package embeddedmongo
 
 import (
 	"context"
@@ -12,12 +17,14 @@ import (
 	"github.com/FerretDB/FerretDB/ferretdb"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/devstack/loopback"
 )
 
-// StartFerretDB runs an embedded FerretDB (SQLite handler, files under dir) behind the write
+// Start runs an embedded FerretDB (SQLite handler, files under dir) behind the write
 // serializer on addr and returns its MongoDB URI once it answers a ping. Cancelling ctx stops
 // it; done is closed after.
-func StartFerretDB(ctx context.Context, addr, dir string, log *slog.Logger) (uri string, done <-chan struct{}, err error) {
+func Start(ctx context.Context, addr, dir string, log *slog.Logger) (uri string, done <-chan struct{}, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("ferretdb data dir: %w", err)
@@ -30,7 +37,7 @@ func StartFerretDB(ctx context.Context, addr, dir string, log *slog.Logger) (uri
 	if err != nil {
 		return "", nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	inner, err := FreeAddr()
+	inner, err := loopback.FreeAddr()
 	if err != nil {
 		_ = ln.Close()
 		return "", nil, err
