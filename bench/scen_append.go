@@ -11,7 +11,7 @@ import (
 )
 
 // appendConc is the burst: a TaskEcho client streams an agent's messages into a task without
-// waiting for each answer (issue 14 measured 20 at once).
+// waiting for each answer (20 at once, as measured from a real client).
 const appendConc = 20
 
 // benchAppend: POST /api/v1/tasks/message from 20 concurrent clients, all into one task, against

@@ -15,7 +15,7 @@ import (
 // The pipeline activities are registered under dotted names through aliases keyed by that method
 // name, so two subsystems' structs with a method of the same name would make one workflow
 // schedule the other's activity, silently. Every exported method of every activity struct must
-// therefore be unique across subsystems (issue 15: "no bare Finish").
+// therefore be unique across subsystems.
 func TestActivityMethodNamesAreUniqueAcrossSubsystems(t *testing.T) {
 	owner := map[string]string{}
 	for _, s := range []any{&crawlacts.Activities{}, &taskechoact.Activities{}, &entryacts.Activities{},

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Echo configures the TaskEcho-compatible task server (seed 002 "配置项"); README's
+// Echo configures the TaskEcho-compatible task server; README's
 // "Echo / TaskEcho" configuration table describes every variable.
 type Echo struct {
 	// PullTimeout is pull_timeout: how long a pulled task stays leased to its puller.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Pipeline is the pipeline subsystem's configuration (seed 003).
+// Pipeline is the pipeline subsystem's configuration.
 type Pipeline struct {
 	// CallbackSecret signs SCF callbacks (the seed's INTERNAL_CALLBACK_SECRET). Required in prod;
 	// dev falls back to a fixed value shared with the fake SCF.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Webhook is the webhook subsystem's configuration (seed 000): the Feishu app, the four
+// Webhook is the webhook subsystem's configuration: the Feishu app, the four
 // Bitable tables by URL, the summary receiver and the loop timings.
 type Webhook struct {
 	// Feishu app credentials. Empty in dev mode means the dev stack's Bitable emulator.
@@ -25,7 +25,7 @@ type Webhook struct {
 	CaptureBitableURL string `env:"CAPTURE_BITABLE_URL"`
 
 	// RecordsSQLite is a local SQLite database of capture records (read-only); when set it is
-	// where piracy_general_search Records come from instead of the capture table (seed 000).
+	// where piracy_general_search Records come from instead of the capture table.
 	RecordsSQLite       string `env:"WEBHOOK_RECORDS_SQLITE"`
 	RecordsSQLiteTable  string `env:"WEBHOOK_RECORDS_SQLITE_TABLE" envDefault:"capture_records"`
 	RecordsSQLiteTaskID string `env:"WEBHOOK_RECORDS_SQLITE_TASKID_COLUMN" envDefault:"task_id"`

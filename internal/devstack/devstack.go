@@ -27,7 +27,7 @@ const (
 
 // Topics are created in the embedded Kafka at start; subsystems list theirs here.
 var Topics = []string{
-	// crawl (seed 004): the crawler's two topics, the dead-letter topic, the reply scheduler topic.
+	// crawl: the crawler's two topics, the dead-letter topic, the reply scheduler topic.
 	"task_control_topic", "x_com_scraped_data", "crawl_dead_letter", "task_scheduler_replies",
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // Index coverage: every query shape the stores issue must be served by an index they declare
-// (issue 13). A process-wide recorder, switched on by tests (testenv.Main), collects from the
+// A process-wide recorder, switched on by tests (testenv.Main), collects from the
 // command monitor the shape of each query a non-test caller sends and the key pattern of each
 // index created; UncoveredShapes then names the shapes no declared index serves.
 

@@ -15,7 +15,7 @@ var (
 	// BizType and GroupID are a webhook result row's keys (WebhookDeliveryWorkflow).
 	BizType = temporal.NewSearchAttributeKeyKeyword("BizType")
 	GroupID = temporal.NewSearchAttributeKeyKeyword("GroupID")
-	// OriginalTaskID is the crawl task's original_task_id (seed 004).
+	// OriginalTaskID is the crawl task's original_task_id (the crawler's task control message).
 	OriginalTaskID = temporal.NewSearchAttributeKeyInt64("OriginalTaskId")
 	// Channel is an entry task's intake channel (http|telegram|cli), for stats by channel.
 	Channel = temporal.NewSearchAttributeKeyKeyword("TaskloomChannel")

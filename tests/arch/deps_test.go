@@ -1,4 +1,4 @@
-// Package arch holds the dependency rules of the layout (DESIGN.md "Dependency direction", issue 15):
+// Package arch holds the dependency rules of the layout (README, "Architecture"):
 // what the production binary links, and which way packages import. Each rule walks the import
 // graph `go list -deps` reports, so a violation names the chain of imports that causes it.
 package arch
@@ -40,7 +40,7 @@ var connectors = []string{
 var temporalSDK = []string{"go.temporal.io/"}
 
 // TestProductionBinaryLinksNoStandIns: the binary users deploy (`starter api|worker|…`) links no
-// stand-in; the dev stack is ./starter/dev (issue 15 item 7).
+// stand-in; the dev stack is ./starter/dev.
 func TestProductionBinaryLinksNoStandIns(t *testing.T) {
 	g := loadGraph(t, "./starter")
 	for _, v := range g.reach(module+"/starter", standIns, nil) {
@@ -53,7 +53,7 @@ func TestProductionBinaryLinksNoStandIns(t *testing.T) {
 	}
 }
 
-// TestNoUpwardImports: lower layers never import the layers built on them (issue 15 item 5).
+// TestNoUpwardImports: lower layers never import the layers built on them.
 func TestNoUpwardImports(t *testing.T) {
 	rules := []struct{ from, forbidden string }{
 		{"./internal/...", module + "/api"},
@@ -78,7 +78,7 @@ func TestNoUpwardImports(t *testing.T) {
 
 // TestHandlersQueryNoStoreDirectly: the HTTP handlers (api/<subsystem>, the console in api/ui)
 // import neither the MongoDB driver nor go-redis; filters, sorts and not-found errors belong to
-// the domain package (issue 15 item 6: "take bson filters out of api/echo"). api/httpx maps store
+// the domain package. api/httpx maps store
 // errors to HTTP answers for all of them and is the one exception.
 func TestHandlersQueryNoStoreDirectly(t *testing.T) {
 	g := loadGraph(t, "./api/...")
