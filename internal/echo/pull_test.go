@@ -1,6 +1,7 @@
 package echo
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ func TestPullClaimsServerTasksInPriorityOrderUnderOneLease(t *testing.T) {
 	f.serverTask("p2", "", "other-project", nil)
 
 	r := f.pull("worker-a", PullFilter{ProjectID: "p1", Limit: 10})
-	if got, want := ids(r.Tasks), []string{"nine", "high", "low", "none"}; !slices.Equal(got, want) {
-		t.Fatalf("pulled %v, want %v (priority desc, then oldest; client tasks never)", got, want)
+	if got, want := ids(r.Tasks), []string{"nine", "low", "none"}; !slices.Equal(got, want) {
+		t.Fatalf("pulled %v, want %v (project level only, priority desc, then oldest; client tasks never)", got, want)
 	}
 	for _, task := range r.Tasks {
 		stored, err := f.svc.Task(f.ctx, TaskRef{ProjectID: "p1", TaskID: task.TaskID, AnyQueue: true}, false)
@@ -38,6 +39,10 @@ func TestPullClaimsServerTasksInPriorityOrderUnderOneLease(t *testing.T) {
 	}
 	if again := f.pull("worker-b", PullFilter{ProjectID: "p1", Limit: 10}); len(again.Tasks) != 0 {
 		t.Fatalf("a live lease must block other pullers, got %v", ids(again.Tasks))
+	}
+	q1 := "q1"
+	if got := ids(f.pull("worker-b", PullFilter{ProjectID: "p1", QueueID: &q1, Limit: 10}).Tasks); !slices.Equal(got, []string{"high"}) {
+		t.Fatalf("queue pull %v, want the queue's task", got)
 	}
 }
 
@@ -100,5 +105,38 @@ func TestSweeperReleasesExpiredLeases(t *testing.T) {
 	}
 	if r := f.pull("w2", PullFilter{ProjectID: "p", Limit: 10}); len(r.Tasks) != 3 {
 		t.Fatalf("after the sweep all 3 are pullable, got %v", ids(r.Tasks))
+	}
+}
+
+// A project pull hands out the project's own tasks only, whether the queue's task was created
+// before or after them, and leaves the queue's task to the queue's pull.
+func TestProjectPullNeverTakesQueueTasks(t *testing.T) {
+	f := newFixture(t)
+	q := "q"
+	for _, queueFirst := range []bool{true, false} {
+		project := fmt.Sprintf("queue-first-%v", queueFirst)
+		if _, err := f.submit(project, q, clientTask("c", "done")); err != nil {
+			t.Fatal(err)
+		}
+		create := []func(){
+			func() { f.serverTask(project, q, "in-queue", map[string]any{"priority": "high"}) },
+			func() { f.serverTask(project, "", "own", nil) },
+		}
+		if !queueFirst {
+			slices.Reverse(create)
+		}
+		for _, c := range create {
+			c()
+			f.advance(time.Second)
+		}
+		if got := ids(f.pull("project-client", PullFilter{ProjectID: project}).Tasks); !slices.Equal(got, []string{"own"}) {
+			t.Fatalf("%s: project pull %v, want only the project-level task", project, got)
+		}
+		if got := ids(f.pull("project-client", PullFilter{ProjectID: project}).Tasks); len(got) != 0 {
+			t.Fatalf("%s: second project pull %v, want nothing", project, got)
+		}
+		if got := ids(f.pull("queue-client", PullFilter{ProjectID: project, QueueID: &q}).Tasks); !slices.Equal(got, []string{"in-queue"}) {
+			t.Fatalf("%s: queue pull %v, want the queue's task", project, got)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +49,8 @@ func echoCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, demo.PullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
+				fmt.Printf("seeded project %q; pull its tasks (project level, then its queue) with:\n  %s\n", pid,
+					strings.Join(demo.PullCurls("http://"+p.Config.API.Addr, "$API_KEY"), "\n  "))
 				return nil
 			})
 		},
