@@ -92,7 +92,7 @@ func statusOf(k echosvc.Kind) int {
 	switch k {
 	case echosvc.KindNotFound:
 		return http.StatusNotFound
-	case echosvc.KindConflict, echosvc.KindDuplicate:
+	case echosvc.KindConflict, echosvc.KindDuplicate, echosvc.KindLeaseExpired:
 		return http.StatusConflict
 	case echosvc.KindGone:
 		return http.StatusGone
@@ -109,6 +109,8 @@ func codeOf(k echosvc.Kind) string {
 		return "CONFLICT"
 	case echosvc.KindDuplicate:
 		return "DUPLICATE_KEY"
+	case echosvc.KindLeaseExpired:
+		return "LEASE_EXPIRED"
 	case echosvc.KindGone:
 		return "GONE"
 	default:

@@ -291,6 +291,8 @@ func batchAnswer(items []echosvc.BatchItem, doneKey, atKey string) map[string]an
 		switch {
 		case echosvc.IsKind(it.Err, echosvc.KindConflict):
 			f["code"] = "CONFLICT"
+		case echosvc.IsKind(it.Err, echosvc.KindLeaseExpired):
+			f["code"] = "LEASE_EXPIRED"
 		case doneKey == "released" && (echosvc.IsKind(it.Err, echosvc.KindNotFound) || echosvc.IsKind(it.Err, echosvc.KindValidation)):
 			f["reason"] = releaseBatchMissing // TaskEcho's one reason for both
 		}

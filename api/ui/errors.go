@@ -55,7 +55,7 @@ func statusOf(err error) int {
 			return http.StatusNotFound
 		case echosvc.KindGone:
 			return http.StatusGone
-		case echosvc.KindConflict, echosvc.KindDuplicate:
+		case echosvc.KindConflict, echosvc.KindDuplicate, echosvc.KindLeaseExpired:
 			return http.StatusConflict
 		case echosvc.KindValidation:
 			return http.StatusBadRequest

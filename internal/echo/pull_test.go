@@ -60,11 +60,11 @@ func TestExpiredLeaseIsRedeliveredWithTimeoutInHistory(t *testing.T) {
 		h[0].LeaseID != first.LeaseID || h[1].LeaseID != second.LeaseID || h[1].ReleasedAt != nil {
 		t.Fatalf("history %+v, want the first lease closed by timeout and the second open", h)
 	}
-	if _, _, err := f.svc.Release(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindConflict) {
-		t.Fatalf("release with the stale lease: %v, want conflict", err)
+	if _, _, err := f.svc.Release(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindLeaseExpired) {
+		t.Fatalf("release with the expired lease: %v, want lease expired", err)
 	}
-	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindConflict) {
-		t.Fatalf("confirm with the stale lease: %v, want conflict", err)
+	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindLeaseExpired) {
+		t.Fatalf("confirm with the expired lease: %v, want lease expired", err)
 	}
 	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "b"}, TaskRef{ProjectID: "p", TaskID: "t1"}, second.LeaseID); err != nil {
 		t.Fatalf("confirm with the current lease: %v", err)

@@ -96,6 +96,9 @@ type Service struct {
 	share    *candidateShare
 	// pushFault, when set (tests only), runs a push's bulk write instead of the collection.
 	pushFault func(context.Context, *mongo.Collection, []mongo.WriteModel) (*mongo.BulkWriteResult, error)
+	// beforeLeaseWrite, when set (tests only), runs between a batch release/confirm's decision
+	// and its write; an error ends the call there, as a crash would.
+	beforeLeaseWrite func() error
 }
 
 // NewService builds the service; metrics may be nil (a private registry is used).
