@@ -301,10 +301,10 @@ func apiPull(ctx context.Context, r *run, key, projectID string) ([]string, erro
 }
 
 // naivePull is the seed's approach: one atomic findOneAndUpdate that marks the next unpulled
-// server task (same order as the real pull) as pulled by this client.
+// project-level server task (same scope and order as the real pull) as pulled by this client.
 func naivePull(ctx context.Context, tasks *mongo.Collection, projectID, by string) ([]string, error) {
 	now := time.Now().UTC()
-	filter := bson.M{"project_id": projectID, "source": taskecho.SourceServer, "deleted_at": nil, "pulled_at": nil}
+	filter := bson.M{"project_id": projectID, "queue_id": nil, "source": taskecho.SourceServer, "deleted_at": nil, "pulled_at": nil}
 	update := bson.M{"$set": bson.M{"pulled_at": now, "pulled_by": by, "lease_id": suffix(), "lease_expires_at": now.Add(time.Hour)}}
 	opts := options.FindOneAndUpdate().
 		SetSort(bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).

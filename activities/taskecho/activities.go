@@ -13,7 +13,7 @@ import (
 )
 
 // Service is what the activities ask of the TaskEcho domain service; *echo.Service implements it
-// over MongoDB. An interface, so that this package, which workflows/echo imports for the
+// over MongoDB. An interface, so that this package, which workflows/taskecho imports for the
 // activities' method values, links no database client (issue 15 item 5).
 type Service interface {
 	CountOverdueLeases(ctx context.Context) (int, error)
@@ -23,13 +23,13 @@ type Service interface {
 	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
 }
 
-// Alerter evaluates the alert rules over the audit log; *stats.Reader (internal/echo/stats)
+// Alerter evaluates the alert rules over the audit log; *stats.Reader (internal/taskecho/stats)
 // implements it.
 type Alerter interface {
 	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
 }
 
-// Activities are the echo activities; workflows/echo.Register registers them.
+// Activities are the echo activities; workflows/taskecho.Register registers them.
 type Activities struct {
 	Service Service
 	Alerter Alerter

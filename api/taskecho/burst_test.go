@@ -3,10 +3,13 @@ package taskecho_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/config"
 )
 
 // TestAppendBurstWithSubmitInTheMiddle is issue 14's acceptance: 50 message and 20 log appends
@@ -116,24 +119,27 @@ func contents(v any) []string {
 }
 
 // TestCommandBudgets asserts issue 13's echo budgets, counted with the driver's command monitor
-// around one API request: pull of 50 ≤ 4, batch confirm and batch release of 50 ≤ 4 each, submit
-// of a queue of 20 ≤ 6. Only commands on the echo collections count; the key lookup and the rate
-// limiter belong to the platform.
+// around one API request: submit of a queue of 20 ≤ 6, pull of a full batch ≤ 4, and batch
+// confirm and release of a full batch 3 each (one read of the listed tasks, one bulk write, one
+// audit insert), however many of the listed tasks the lease does not hold; a list longer than a
+// full batch is refused with no command at all. Only commands on the echo collections count; the
+// key lookup and the rate limiter belong to the platform.
 func TestCommandBudgets(t *testing.T) {
-	e := env(t)
+	const batch = 50 // pull_batch_size: a full batch
+	e := env(t, func(c *config.Echo) { c.PullBatchSize = batch })
 	key := e.AdminKey
 	var tasks []map[string]any
 	for i := range 20 {
 		tasks = append(tasks, ctask(fmt.Sprintf("c%02d", i), "pending"))
 	}
 	call(t, e, http.MethodPost, "/api/v1/submit", key, submitBody("p", "q", tasks...), http.StatusOK)
-	for i := range 100 {
+	for i := range 2 * batch {
 		createServerTask(t, e, "p", "", fmt.Sprintf("s%03d", i), nil)
 	}
-	budget := func(what string, max int, method, path string, body any) map[string]any {
+	budget := func(what string, max, status int, method, path string, body any) map[string]any {
 		t.Helper()
 		r, tally := e.DoCounted(method, path, key, body)
-		if r.Status != http.StatusOK {
+		if r.Status != status {
 			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
 		}
 		n := 0
@@ -149,22 +155,54 @@ func TestCommandBudgets(t *testing.T) {
 		}
 		return r.Map(t)
 	}
-	budget("submit of a queue of 20", 6, http.MethodPost, "/api/v1/submit", submitBody("p", "q", tasks...))
+	data := func(m map[string]any) map[string]any { return m["data"].(map[string]any) }
+	budget("submit of a queue of 20", 6, http.StatusOK, http.MethodPost, "/api/v1/submit", submitBody("p", "q", tasks...))
 	pulls := [2]map[string]any{}
 	for i := range pulls {
-		pulls[i] = budget("pull of 50", 4, http.MethodGet, "/api/v1/projects/p/tasks/pull?project_only=true&limit=50", nil)
+		pulls[i] = budget("pull of a full batch", 4, http.StatusOK, http.MethodGet, fmt.Sprintf("/api/v1/projects/p/tasks/pull?limit=%d", batch), nil)
 	}
-	lease := func(m map[string]any) string { return m["data"].(map[string]any)["lease_id"].(string) }
-	budget("batch confirm of 50", 4, http.MethodPost, "/api/v1/projects/p/tasks/pull/confirm/batch", map[string]any{"lease_id": lease(pulls[0])})
-	var ids []string
-	for _, x := range pulls[1]["data"].(map[string]any)["tasks"].([]any) {
-		ids = append(ids, x.(map[string]any)["task_id"].(string))
+	lease := func(m map[string]any) string { return data(m)["lease_id"].(string) }
+	pulled := func(m map[string]any) []string {
+		var ids []string
+		for _, x := range data(m)["tasks"].([]any) {
+			ids = append(ids, x.(map[string]any)["task_id"].(string))
+		}
+		return ids
 	}
-	if len(ids) != 50 {
-		t.Fatalf("second pull got %d tasks", len(ids))
+	first, second := pulled(pulls[0]), pulled(pulls[1])
+	if len(first) != batch || len(second) != batch {
+		t.Fatalf("pulls got %d and %d tasks, want %d each", len(first), len(second), batch)
 	}
-	budget("batch release of 50", 4, http.MethodPost, "/api/v1/projects/p/tasks/pull/release/batch",
-		map[string]any{"lease_id": lease(pulls[1]), "taskIds": ids})
+
+	long := make([]string, 10_000)
+	for i := range long {
+		long[i] = fmt.Sprintf("s%05d", i)
+	}
+	for _, path := range []string{"/api/v1/projects/p/tasks/pull/confirm/batch", "/api/v1/projects/p/tasks/pull/release/batch"} {
+		r := budget("a list of 10,000", 0, http.StatusBadRequest, http.MethodPost, path, map[string]any{"lease_id": lease(pulls[0]), "taskIds": long})
+		if d := r["error"].(map[string]any)["details"].(map[string]any); r["error"].(map[string]any)["code"] != "VALIDATION_ERROR" ||
+			d["field"] != "taskIds" || d["limit"] != float64(batch) {
+			t.Fatalf("%s of 10,000 ids: %+v, want VALIDATION_ERROR naming taskIds and the limit %d", path, r["error"], batch)
+		}
+	}
+
+	c := budget("batch confirm of a full batch", 3, http.StatusOK, http.MethodPost, "/api/v1/projects/p/tasks/pull/confirm/batch",
+		map[string]any{"lease_id": lease(pulls[0]), "taskIds": first})
+	if data(c)["confirmed_count"] != float64(batch) {
+		t.Fatalf("full confirm %+v", data(c))
+	}
+	// Half of this list is the lease's; the other half was confirmed under the first lease.
+	mixed := append(slices.Clone(second[:batch/2]), first[:batch/2]...)
+	r := budget("batch release of a full batch, half not the lease's", 3, http.StatusOK, http.MethodPost,
+		"/api/v1/projects/p/tasks/pull/release/batch", map[string]any{"lease_id": lease(pulls[1]), "taskIds": mixed})
+	if data(r)["released_count"] != float64(batch/2) || data(r)["failed_count"] != float64(batch/2) {
+		t.Fatalf("mixed release %+v", data(r))
+	}
+	rest := budget("batch confirm of the rest of a lease (no taskIds)", 3, http.StatusOK, http.MethodPost,
+		"/api/v1/projects/p/tasks/pull/confirm/batch", map[string]any{"lease_id": lease(pulls[1])})
+	if data(rest)["confirmed_count"] != float64(batch/2) {
+		t.Fatalf("confirm of the rest %+v", data(rest))
+	}
 }
 
 // TestTaskEchoTexts pins the TaskEcho answers issue 14 lists: pull history and pull stats say

@@ -92,7 +92,7 @@ func statusOf(k taskecho.Kind) int {
 	switch k {
 	case taskecho.KindNotFound:
 		return http.StatusNotFound
-	case taskecho.KindConflict, taskecho.KindDuplicate:
+	case taskecho.KindConflict, taskecho.KindDuplicate, taskecho.KindLeaseExpired:
 		return http.StatusConflict
 	case taskecho.KindGone:
 		return http.StatusGone
@@ -109,6 +109,8 @@ func codeOf(k taskecho.Kind) string {
 		return "CONFLICT"
 	case taskecho.KindDuplicate:
 		return "DUPLICATE_KEY"
+	case taskecho.KindLeaseExpired:
+		return "LEASE_EXPIRED"
 	case taskecho.KindGone:
 		return "GONE"
 	default:

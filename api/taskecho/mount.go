@@ -1,7 +1,7 @@
 // Package echo is the HTTP surface of the TaskEcho-compatible task server: TaskEcho's wire format
 // (paths, X-API-Key, the {success,data,message,timestamp} envelope, error codes) plus the pull,
 // lease and queue-operation routes of seed 002. Handlers are thin: decode, authorize, call one
-// method of the internal/echo service or of its readers (internal/echo/listing, internal/echo/stats),
+// method of the internal/taskecho service or of its readers (internal/taskecho/listing, internal/taskecho/stats),
 // render.
 package taskecho
 

@@ -17,7 +17,8 @@ import (
 
 // pullFilter reads the pull query parameters (seed 2.6): status (comma list), since, tags,
 // created_after/before, modified_after/before, priority, limit, and at project level queue_id
-// (one queue) or project_only=true (tasks outside any queue).
+// (one queue instead of the project's own tasks). project_only=true, which clients written for
+// the earlier whole-project scope send, is the project pull's scope and needs no reading.
 func (a *api) pullFilter(c echo.Context, pid string) (taskecho.PullFilter, error) {
 	f := taskecho.PullFilter{ProjectID: pid}
 	for _, s := range csv(c.QueryParam("status")) {
@@ -61,7 +62,6 @@ func (a *api) pullFilter(c echo.Context, pid string) (taskecho.PullFilter, error
 	if q := c.QueryParam("queue_id"); q != "" {
 		f.QueueID = &q
 	}
-	f.ProjectOnly = c.QueryParam("project_only") == "true"
 	return f, nil
 }
 
@@ -136,7 +136,7 @@ func (a *api) pullQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f.QueueID, f.ProjectOnly = &qid, false
+	f.QueueID = &qid
 	if _, _, err := a.svc.ProjectQueue(c.Request().Context(), pid, qid, map[string]any{"queue_id": qid}); err != nil {
 		return fail(err)
 	}
@@ -291,6 +291,8 @@ func batchAnswer(items []taskecho.BatchItem, doneKey, atKey string) map[string]a
 		switch {
 		case taskecho.IsKind(it.Err, taskecho.KindConflict):
 			f["code"] = "CONFLICT"
+		case taskecho.IsKind(it.Err, taskecho.KindLeaseExpired):
+			f["code"] = "LEASE_EXPIRED"
 		case doneKey == "released" && (taskecho.IsKind(it.Err, taskecho.KindNotFound) || taskecho.IsKind(it.Err, taskecho.KindValidation)):
 			f["reason"] = releaseBatchMissing // TaskEcho's one reason for both
 		}

@@ -1,6 +1,7 @@
 package taskecho_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,24 +36,26 @@ func TestPullOrderAndEveryFilter(t *testing.T) {
 		}
 		return ids
 	}
-	if got := peek(""); !slices.Equal(got, []string{"ten", "high", "low", "plain", "late"}) {
-		t.Fatalf("order %v: priority desc, then oldest; client and expired tasks never", got)
+	if got := peek(""); !slices.Equal(got, []string{"ten", "low", "plain", "late"}) {
+		t.Fatalf("order %v: project level only, priority desc, then oldest; client and expired tasks never", got)
 	}
 	since := url.QueryEscape(mid.Format(time.RFC3339Nano))
 	cases := map[string][]string{
 		"status=error":             {"ten"},
 		"status=done,error":        {"ten", "late"},
 		"tags=red":                 {"low"},
-		"priority=high":            {"high"},
+		"priority=low":             {"low"},
+		"priority=high":            nil, // the one high task is the queue's
 		"priority=10":              {"ten"},
-		"limit=2":                  {"ten", "high"},
+		"limit=2":                  {"ten", "low"},
 		"queue_id=q":               {"high"},
+		"queue_id=q&priority=high": {"high"},
 		"project_only=true":        {"ten", "low", "plain", "late"},
 		"created_after=" + since:   {"late"},
-		"created_before=" + since:  {"ten", "high", "low", "plain"},
+		"created_before=" + since:  {"ten", "low", "plain"},
 		"since=" + since:           {"late"},
 		"modified_after=" + since:  {"late"},
-		"modified_before=" + since: {"ten", "high", "low", "plain"},
+		"modified_before=" + since: {"ten", "low", "plain"},
 		"since=" + strconv.FormatInt(mid.UnixMilli(), 10): {"late"},
 	}
 	for q, want := range cases {
@@ -118,5 +121,42 @@ func TestMinimumPullInterval(t *testing.T) {
 	r := call(t, e, http.MethodGet, "/api/v1/projects/p/tasks/pull", e.AdminKey, nil, http.StatusTooManyRequests)
 	if r.Error.Details["reason"] != "min_interval" {
 		t.Fatalf("429 details %+v", r.Error.Details)
+	}
+}
+
+// A project pull hands out the project's own server tasks only, and the queue pull the queue's,
+// whether the queue task was created before or after the project-level one (and although it
+// has the higher priority).
+func TestProjectPullLeavesQueueTasksToTheQueue(t *testing.T) {
+	e := env(t)
+	for _, queueFirst := range []bool{true, false} {
+		p := fmt.Sprintf("queue-first-%v", queueFirst)
+		call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody(p, "q", ctask("c", "done")), http.StatusOK)
+		create := []func(){
+			func() { createServerTask(t, e, p, "q", "in-queue", map[string]any{"priority": "high"}) },
+			func() { createServerTask(t, e, p, "", "own", nil) },
+		}
+		if !queueFirst {
+			slices.Reverse(create)
+		}
+		for _, c := range create {
+			c()
+			time.Sleep(5 * time.Millisecond) // distinct created_at
+		}
+		want := []string{"own"}
+		for _, path := range []string{"/tasks/pull", "/tasks/pull?limit=100", "/tasks/pull?project_only=true"} {
+			got := pulledIDs(call(t, e, http.MethodGet, "/api/v1/projects/"+p+path, e.AdminKey, nil, http.StatusOK))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: GET %s pulled %v, want %v; a project pull never takes the queue's task", p, path, got, want)
+			}
+			want = nil // the project-level task is leased now
+		}
+		b := call(t, e, http.MethodPost, "/api/v1/projects/"+p+"/tasks/pull/batch", e.AdminKey, map[string]any{"taskIds": []string{"in-queue"}}, http.StatusOK)
+		if got := pulledIDs(b); len(got) != 0 {
+			t.Fatalf("%s: batch pull by id took the queue's task: %v", p, got)
+		}
+		if got := pulledIDs(call(t, e, http.MethodGet, "/api/v1/projects/"+p+"/queues/q/tasks/pull", e.AdminKey, nil, http.StatusOK)); !slices.Equal(got, []string{"in-queue"}) {
+			t.Fatalf("%s: queue pull %v, want the queue's task", p, got)
+		}
 	}
 }

@@ -55,7 +55,7 @@ func statusOf(err error) int {
 			return http.StatusNotFound
 		case taskecho.KindGone:
 			return http.StatusGone
-		case taskecho.KindConflict, taskecho.KindDuplicate:
+		case taskecho.KindConflict, taskecho.KindDuplicate, taskecho.KindLeaseExpired:
 			return http.StatusConflict
 		case taskecho.KindValidation:
 			return http.StatusBadRequest

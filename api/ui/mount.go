@@ -1,6 +1,6 @@
 // Package ui is the TaskEcho web UI under /ui/: server-rendered html/template pages with
 // embedded hand-written CSS and JS. Sign-in is a session cookie (package uisession); every page
-// action calls the same internal/echo service, listing and stats readers and internal/auth store
+// action calls the same internal/taskecho service, listing and stats readers and internal/auth store
 // the JSON API uses, so the UI has no business rules of its own, only presentation.
 package ui
 

@@ -164,8 +164,8 @@ func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platfor
 	if _, err := db.Collection(taskecho.CollTasks).InsertMany(ctx, docs); err != nil {
 		t.Fatalf("seed %d tasks: %v", total, err)
 	}
-	for i := 0; i < 3; i++ {
-		if _, err := svc.Pull(ctx, taskecho.Actor{Name: "puller"}, taskecho.PullFilter{ProjectID: project, Limit: 100}); err != nil {
+	for _, scope := range []*string{nil, &queue, nil} { // the project level's tasks, then the queue's
+		if _, err := svc.Pull(ctx, taskecho.Actor{Name: "puller"}, taskecho.PullFilter{ProjectID: project, QueueID: scope, Limit: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,8 @@ const (
 	KindGone
 	KindValidation
 	KindDuplicate
+	// KindLeaseExpired: the call names a lease whose lease_expires_at has passed (409).
+	KindLeaseExpired
 )
 
 // Error is a domain failure with the message and details TaskEcho clients see.

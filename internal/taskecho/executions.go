@@ -7,7 +7,7 @@ import (
 
 // CollExecutions holds one row per task execution: a status change from pending to done or
 // error through a push or PATCH /tasks/status (TaskEcho's definition). The statistics endpoints
-// aggregate these rows on read (internal/echo/stats), so no breakdown can be lost the way TaskEcho's Mixed-path
+// aggregate these rows on read (internal/taskecho/stats), so no breakdown can be lost the way TaskEcho's Mixed-path
 // counters were.
 const CollExecutions = "executions"
 

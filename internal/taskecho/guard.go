@@ -37,17 +37,28 @@ func withRevInc(update bson.M) bson.M {
 // it unchanged. It returns the task as written (the update's post-image: one round trip).
 func (s *Service) writeTask(ctx context.Context, op string, load func(context.Context) (*Task, error),
 	build func(*Task) (bson.M, error)) (*Task, error) {
+	return s.writeTaskWhere(ctx, op, load, func(t *Task) (bson.M, bson.M, error) {
+		update, err := build(t)
+		return update, nil, err
+	})
+}
+
+// writeTaskWhere is writeTask whose build also returns conditions (where) the write's filter adds
+// to the revision guard. A write they stop is treated like one that lost the guard: the task is
+// read again and build decides again on what it finds.
+func (s *Service) writeTaskWhere(ctx context.Context, op string, load func(context.Context) (*Task, error),
+	build func(*Task) (update, where bson.M, err error)) (*Task, error) {
 	for range maxWriteAttempts {
 		t, err := load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		update, err := build(t)
+		update, where, err := build(t)
 		if err != nil || update == nil {
 			return t, err
 		}
 		var out Task
-		err = s.tasks.FindOneAndUpdate(ctx, revGuard(t), withRevInc(update),
+		err = s.tasks.FindOneAndUpdate(ctx, guardWhere(t, where), withRevInc(update),
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&out)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			continue // another writer changed it since the read: decide again on the new version
@@ -60,6 +71,15 @@ func (s *Service) writeTask(ctx context.Context, op string, load func(context.Co
 	return nil, conflict("任务正在被并发修改，请重试", map[string]any{"reason": errContended.Error()})
 }
 
+// guardWhere is t's revision guard with the extra conditions where.
+func guardWhere(t *Task, where bson.M) bson.M {
+	g := revGuard(t)
+	for k, v := range where {
+		g[k] = v
+	}
+	return g
+}
+
 // mapWriteErr turns a duplicate key into the domain's duplicate error and wraps the rest.
 func mapWriteErr(op string, err error) error {
 	if mongo.IsDuplicateKeyError(err) {
@@ -68,10 +88,12 @@ func mapWriteErr(op string, err error) error {
 	return wrap(op, err)
 }
 
-// taskUpdate is one guarded per-task write of a bulk operation.
+// taskUpdate is one guarded per-task write of a bulk operation; where, when set, adds
+// conditions to its revision guard.
 type taskUpdate struct {
 	task   *Task
 	update bson.M
+	where  bson.M
 }
 
 // writeMarker is the field a bulk write stamps with its own id, so that when some of its guarded
@@ -97,7 +119,7 @@ func (s *Service) bulkGuarded(ctx context.Context, op string, ups []taskUpdate) 
 			upd["$set"] = set
 		}
 		set[writeMarker] = marker
-		models[i] = mongo.NewUpdateOneModel().SetFilter(revGuard(u.task)).SetUpdate(upd)
+		models[i] = mongo.NewUpdateOneModel().SetFilter(guardWhere(u.task, u.where)).SetUpdate(upd)
 		ids[i] = u.task.ID
 	}
 	res, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))

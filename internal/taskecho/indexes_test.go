@@ -16,7 +16,7 @@ func TestEnsureIndexesIsIdempotent(t *testing.T) {
 	for _, s := range specs {
 		names[s.Name] = true
 	}
-	for _, want := range []string{"key_unique", "source", "pulled_at", "source_pulled_at", "deleted_at", "server_modified_at", "priority", "pull_order_id"} {
+	for _, want := range []string{"key_unique", "source", "pulled_at", "source_pulled_at", "deleted_at", "server_modified_at", "priority", "pull_scope_order"} {
 		if !names[want] {
 			t.Errorf("tasks index %s missing (have %v)", want, names)
 		}

@@ -2,193 +2,111 @@ package taskecho
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// errStaleLease is the 409 a release or confirm gets when its lease_id is no longer the task's.
+// A lease ends at lease_expires_at, for every call: a pull already treats the task as free, and
+// a release or confirm naming the lease afterwards answers LEASE_EXPIRED and changes nothing,
+// whether or not a pull or the sweeper has ended the lease since. The write that ends a lease
+// filters on the lease being unexpired at the instant of the write, so a call decided just before
+// the expiry cannot end the lease after it.
+
+// errStaleLease is the 409 a release or confirm gets when its lease_id is no longer the task's
+// for another reason than its expiry (released, confirmed, reset, edited, or never this task's).
 func errStaleLease(t *Task, leaseID string) *Error {
 	return conflict("lease_id 已失效：任务已被重新拉取、释放或修改", map[string]any{
 		"task_id": t.TaskID, "lease_id": leaseID,
 	})
 }
 
-// checkLease enforces the fencing token: given (non-empty) it must be the task's current lease.
-func checkLease(t *Task, leaseID string) error {
-	if t.LeaseID == nil {
-		if leaseID != "" {
-			return errStaleLease(t, leaseID)
+// errLeaseExpired is the 409 LEASE_EXPIRED a release or confirm gets when its lease has passed
+// lease_expires_at.
+func errLeaseExpired(t *Task, leaseID string) *Error {
+	return &Error{Kind: KindLeaseExpired, Message: msgLeaseExpired, Details: map[string]any{
+		"task_id": t.TaskID, "lease_id": leaseID,
+	}}
+}
+
+const msgLeaseExpired = "lease_id 已过期：拉取超时，任务可被重新拉取"
+
+// errNotPulled is TaskEcho's answer to a release of a task no lease holds.
+func errNotPulled() *Error { return invalid("task_id", "任务未被拉取，无需释放") }
+
+// leaseEndError says why a call with leaseID may not end t's lease at now, or nil when it may.
+// An empty leaseID (TaskEcho's release, which knows no leases) stands for the lease t holds.
+func leaseEndError(t *Task, leaseID string, now time.Time) error {
+	switch {
+	case t.LeaseID != nil && (leaseID == "" || *t.LeaseID == leaseID):
+		if !t.LeaseLive(now) {
+			return errLeaseExpired(t, *t.LeaseID)
 		}
-		return invalid("task_id", "任务未被拉取，无需释放")
-	}
-	if leaseID != "" && *t.LeaseID != leaseID {
+		return nil
+	case leaseID == "":
+		return errNotPulled()
+	case endedByTimeout(t, leaseID):
+		return errLeaseExpired(t, leaseID)
+	default:
 		return errStaleLease(t, leaseID)
 	}
-	return nil
+}
+
+// endedByTimeout reports whether t's history shows lease leaseID ended by its expiry (closed by
+// the sweeper, or by the pull that took the task after it).
+func endedByTimeout(t *Task, leaseID string) bool {
+	for _, e := range slices.Backward(t.PullHistory) {
+		if e.LeaseID == leaseID {
+			return e.Reason != nil && *e.Reason == ReleaseTimeout
+		}
+	}
+	return false
+}
+
+// liveLeaseGuard is the condition a write ending t's lease adds to its revision guard: t still
+// holds that lease and it has not expired at now.
+func liveLeaseGuard(t *Task, now time.Time) bson.M {
+	return bson.M{"lease_id": *t.LeaseID, "lease_expires_at": bson.M{"$gt": now}}
 }
 
 // Release gives a pulled task back (PL3): the lease ends with reason client and the task becomes
 // pullable again. leaseID is optional for TaskEcho clients; when given it must be current (409).
 func (s *Service) Release(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
-	now := s.now()
-	var closed *Task
-	t, err := s.writeTask(ctx, "release", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
-			if err := checkLease(t, leaseID); err != nil {
-				return nil, err
-			}
-			closed = t
-			return bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, false, false)}, nil
-		})
-	if err != nil {
-		return nil, now, err
-	}
-	s.observeClose(closed, now, ReleaseClient, false)
-	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "release", ProjectID: ref.ProjectID, QueueID: t.QueueID,
-		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"lease_id": deref(closed.LeaseID)}})
-	return t, now, nil
+	return s.endLease(ctx, actor, "release", ref, leaseID, false)
 }
 
 // Confirm ends a lease successfully (the client has processed the task without pushing it
 // back): the entry gets pushed_at, the task keeps pulled_at and is not handed out again until the
 // server resets it. leaseID is required.
 func (s *Service) Confirm(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
-	now := s.now()
 	if leaseID == "" {
-		return nil, now, invalid("lease_id", "lease_id 不能为空")
+		return nil, s.now(), invalid("lease_id", "lease_id 不能为空")
 	}
+	return s.endLease(ctx, actor, "confirm", ref, leaseID, true)
+}
+
+// endLease ends the lease of the task ref names for its holder: released (the task is pullable
+// again) or, with success, confirmed (the entry gets pushed_at and the task keeps its pull marks).
+func (s *Service) endLease(ctx context.Context, actor Actor, op string, ref TaskRef, leaseID string, success bool) (*Task, time.Time, error) {
 	var closed *Task
-	t, err := s.writeTask(ctx, "confirm", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
-			if t.LeaseID == nil || *t.LeaseID != leaseID {
-				return nil, errStaleLease(t, leaseID)
+	now := s.now()
+	t, err := s.writeTaskWhere(ctx, op, func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
+		func(t *Task) (bson.M, bson.M, error) {
+			now = s.now()
+			if err := leaseEndError(t, leaseID, now); err != nil {
+				return nil, nil, err
 			}
 			closed = t
-			return bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, true, true)}, nil
+			return bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success)}, liveLeaseGuard(t, now), nil
 		})
 	if err != nil {
 		return nil, now, err
 	}
-	s.observeClose(closed, now, ReleaseClient, true)
-	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "confirm", ProjectID: ref.ProjectID, QueueID: t.QueueID,
-		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"lease_id": leaseID}})
+	s.observeClose(closed, now, ReleaseClient, success)
+	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: op, ProjectID: ref.ProjectID, QueueID: t.QueueID,
+		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"lease_id": deref(closed.LeaseID)}})
 	return t, now, nil
-}
-
-// BatchItem is one task of a batch release/confirm: done, or failed with the reason and the
-// domain error kind (so a caller can tell a stale lease from a missing task).
-type BatchItem struct {
-	TaskID string
-	At     time.Time
-	Err    error
-}
-
-// ReleaseBatch releases the listed tasks (PL4); a failure of one does not stop the others. With
-// a lease_id it settles them in a few round trips (see closeBatch); without one (TaskEcho
-// clients) each task is its own guarded write.
-func (s *Service) ReleaseBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
-	single := func(ref TaskRef) (time.Time, error) {
-		_, at, err := s.Release(ctx, actor, ref, leaseID)
-		return at, err
-	}
-	if leaseID == "" {
-		return answerBatch(projectID, taskIDs, nil, nil, time.Time{}, single), nil
-	}
-	return s.closeBatch(ctx, actor, "release", projectID, taskIDs, leaseID, false, single)
-}
-
-// ConfirmBatch confirms the tasks of one lease: the listed ids, or every task still holding
-// the lease when taskIDs is empty.
-func (s *Service) ConfirmBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
-	if leaseID == "" {
-		return nil, invalid("lease_id", "lease_id 不能为空")
-	}
-	return s.closeBatch(ctx, actor, "confirm", projectID, taskIDs, leaseID, true,
-		func(ref TaskRef) (time.Time, error) {
-			_, at, err := s.Confirm(ctx, actor, ref, leaseID)
-			return at, err
-		})
-}
-
-// closeBatch ends lease leaseID on the listed tasks (all the lease's tasks when ids is empty) in
-// two round trips plus the audit insert: one read of the lease's tasks and one guarded bulk write. A task that
-// path cannot settle — not held by the lease, listed twice, or changed by a concurrent writer
-// since the read — goes through single, the one-task operation, which gives it its exact answer
-// (404, 409 or done). Items are in the order of ids, or of the read.
-func (s *Service) closeBatch(ctx context.Context, actor Actor, op, projectID string, ids []string, leaseID string,
-	success bool, single func(TaskRef) (time.Time, error)) ([]BatchItem, error) {
-	now := s.now()
-	held, err := s.leaseTasks(ctx, projectID, leaseID)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		for _, t := range held {
-			ids = append(ids, t.TaskID)
-		}
-	}
-	byID := make(map[string]*Task, len(held))
-	for _, t := range held {
-		byID[t.TaskID] = t
-	}
-	var batch []*Task
-	for _, id := range ids {
-		if t := byID[id]; t != nil {
-			batch = append(batch, t)
-			delete(byID, id)
-		}
-	}
-	ups := make([]taskUpdate, len(batch))
-	for i, t := range batch {
-		ups[i] = taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success)}}
-	}
-	won, err := s.bulkGuarded(ctx, op+" leases", ups)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range won {
-		s.observeClose(t, now, ReleaseClient, success)
-	}
-	if len(won) > 0 {
-		s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: op, ProjectID: projectID, TaskIDs: taskIDs(won),
-			Count: len(won), Details: map[string]any{"lease_id": leaseID}})
-	}
-	return answerBatch(projectID, ids, batch, won, now, single), nil
-}
-
-// answerBatch answers each id: done at now when its task is among won (once), else through single.
-func answerBatch(projectID string, ids []string, batch, won []*Task, now time.Time,
-	single func(TaskRef) (time.Time, error)) []BatchItem {
-	settled := make(map[string]bool, len(won))
-	for _, t := range won {
-		settled[t.TaskID] = true
-	}
-	read := make(map[string]*Task, len(batch))
-	for _, t := range batch {
-		read[t.TaskID] = t
-	}
-	out := make([]BatchItem, 0, len(ids))
-	for _, id := range ids {
-		if settled[id] {
-			out = append(out, BatchItem{TaskID: id, At: now})
-			delete(settled, id)
-			continue
-		}
-		ref := TaskRef{ProjectID: projectID, TaskID: id, AnyQueue: true}
-		if t := read[id]; t != nil {
-			ref = TaskRef{ProjectID: projectID, TaskID: id, QueueID: t.QueueID}
-		}
-		at, err := single(ref)
-		out = append(out, BatchItem{TaskID: id, At: at, Err: err})
-	}
-	return out
-}
-
-// leaseTasks reads the tasks of project that hold lease leaseID and are not deleted (a deleted
-// task keeps its lease, but single answers it 404).
-func (s *Service) leaseTasks(ctx context.Context, projectID, leaseID string) ([]*Task, error) {
-	return s.findTasks(ctx, "leased tasks", bson.M{"lease_id": leaseID, "project_id": projectID, "deleted_at": nil})
 }
 
 // ResetPull is the admin's manual reset (PL5): an open lease ends with reason server and the task

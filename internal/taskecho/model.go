@@ -1,6 +1,6 @@
 // Package echo is the domain core of the TaskEcho-compatible task server: the Mongo documents for
 // projects, queues and tasks, the submit (push) semantics, the pull lease protocol and the queue
-// operations. HTTP handlers (api/echo), the web UI and Temporal activities all call the same
+// operations. HTTP handlers (api/taskecho), the web UI and Temporal activities all call the same
 // Service methods, so every rule lives in exactly one place.
 package taskecho
 

@@ -13,7 +13,7 @@ import (
 var priorityLabelRank = map[string]int{"high": 8, "medium": 5, "low": 2}
 
 // PriorityLabelRank is a stored priority label's rank on the 1–10 scale, 0 for anything else
-// (internal/echo/migrate ranks TaskEcho's labels with it).
+// (internal/taskecho/migrate ranks TaskEcho's labels with it).
 func PriorityLabelRank(label string) int { return priorityLabelRank[label] }
 
 // ParsePriority validates a priority given as JSON: null, "high"|"medium"|"low" (any case) or an

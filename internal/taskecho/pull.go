@@ -15,10 +15,10 @@ import (
 // PullFilter selects the server tasks a pull may claim (the seed's 2.6 filters).
 type PullFilter struct {
 	ProjectID string
-	// QueueID restricts to one queue; ProjectOnly to tasks outside any queue. Neither: the
-	// whole project, queues included (seed 2.2).
+	// QueueID is the one scope a pull reads: that queue's tasks, or, when nil, the project's own
+	// tasks outside any queue (TaskEcho's project pull). A project pull never takes a queue's
+	// task, so the queue's pullers are not starved by it.
 	QueueID        *string
-	ProjectOnly    bool
 	Statuses       []string
 	Tags           []string
 	CreatedAfter   *time.Time
@@ -45,21 +45,19 @@ const claimWindowFactor = 4
 // maxClaimWindow caps one candidate read.
 const maxClaimWindow = 1000
 
-// pullableFilter is the query of tasks f may claim at now: server tasks, not deleted, not
-// archived or expired, not pulled or under an expired lease, matching every filter.
+// pullableFilter is the query of tasks f may claim at now: server tasks of f's scope (one queue,
+// or the project level: queue_id null), not deleted, not archived or expired, not pulled or under
+// an expired lease, matching every filter.
 func pullableFilter(f PullFilter, now time.Time) bson.M {
-	q := bson.M{"project_id": f.ProjectID, "source": SourceServer, "deleted_at": nil, "archived_at": nil}
+	q := bson.M{"project_id": f.ProjectID, "queue_id": nil, "source": SourceServer, "deleted_at": nil, "archived_at": nil}
+	if f.QueueID != nil {
+		q["queue_id"] = *f.QueueID
+	}
 	and := bson.A{
 		bson.M{"$or": bson.A{bson.M{"expires_at": nil}, bson.M{"expires_at": bson.M{"$gt": now}}}},
 		// Never pulled (or released), or leased but past its expiry. A confirmed task keeps
 		// pulled_at and has no lease_expires_at, so it matches neither.
 		bson.M{"$or": bson.A{bson.M{"pulled_at": nil}, bson.M{"lease_expires_at": bson.M{"$lte": now}}}},
-	}
-	switch {
-	case f.QueueID != nil:
-		q["queue_id"] = *f.QueueID
-	case f.ProjectOnly:
-		q["queue_id"] = nil
 	}
 	if len(f.Statuses) > 0 {
 		q["status"] = bson.M{"$in": f.Statuses}

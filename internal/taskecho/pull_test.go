@@ -1,6 +1,7 @@
 package taskecho
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ func TestPullClaimsServerTasksInPriorityOrderUnderOneLease(t *testing.T) {
 	f.serverTask("p2", "", "other-project", nil)
 
 	r := f.pull("worker-a", PullFilter{ProjectID: "p1", Limit: 10})
-	if got, want := ids(r.Tasks), []string{"nine", "high", "low", "none"}; !slices.Equal(got, want) {
-		t.Fatalf("pulled %v, want %v (priority desc, then oldest; client tasks never)", got, want)
+	if got, want := ids(r.Tasks), []string{"nine", "low", "none"}; !slices.Equal(got, want) {
+		t.Fatalf("pulled %v, want %v (project level only, priority desc, then oldest; client tasks never)", got, want)
 	}
 	for _, task := range r.Tasks {
 		stored, err := f.svc.Task(f.ctx, TaskRef{ProjectID: "p1", TaskID: task.TaskID, AnyQueue: true}, false)
@@ -38,6 +39,10 @@ func TestPullClaimsServerTasksInPriorityOrderUnderOneLease(t *testing.T) {
 	}
 	if again := f.pull("worker-b", PullFilter{ProjectID: "p1", Limit: 10}); len(again.Tasks) != 0 {
 		t.Fatalf("a live lease must block other pullers, got %v", ids(again.Tasks))
+	}
+	q1 := "q1"
+	if got := ids(f.pull("worker-b", PullFilter{ProjectID: "p1", QueueID: &q1, Limit: 10}).Tasks); !slices.Equal(got, []string{"high"}) {
+		t.Fatalf("queue pull %v, want the queue's task", got)
 	}
 }
 
@@ -55,11 +60,11 @@ func TestExpiredLeaseIsRedeliveredWithTimeoutInHistory(t *testing.T) {
 		h[0].LeaseID != first.LeaseID || h[1].LeaseID != second.LeaseID || h[1].ReleasedAt != nil {
 		t.Fatalf("history %+v, want the first lease closed by timeout and the second open", h)
 	}
-	if _, _, err := f.svc.Release(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindConflict) {
-		t.Fatalf("release with the stale lease: %v, want conflict", err)
+	if _, _, err := f.svc.Release(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindLeaseExpired) {
+		t.Fatalf("release with the expired lease: %v, want lease expired", err)
 	}
-	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindConflict) {
-		t.Fatalf("confirm with the stale lease: %v, want conflict", err)
+	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "a"}, TaskRef{ProjectID: "p", TaskID: "t1"}, first.LeaseID); !IsKind(err, KindLeaseExpired) {
+		t.Fatalf("confirm with the expired lease: %v, want lease expired", err)
 	}
 	if _, _, err := f.svc.Confirm(f.ctx, Actor{Name: "b"}, TaskRef{ProjectID: "p", TaskID: "t1"}, second.LeaseID); err != nil {
 		t.Fatalf("confirm with the current lease: %v", err)
@@ -100,5 +105,38 @@ func TestSweeperReleasesExpiredLeases(t *testing.T) {
 	}
 	if r := f.pull("w2", PullFilter{ProjectID: "p", Limit: 10}); len(r.Tasks) != 3 {
 		t.Fatalf("after the sweep all 3 are pullable, got %v", ids(r.Tasks))
+	}
+}
+
+// A project pull hands out the project's own tasks only, whether the queue's task was created
+// before or after them, and leaves the queue's task to the queue's pull.
+func TestProjectPullNeverTakesQueueTasks(t *testing.T) {
+	f := newFixture(t)
+	q := "q"
+	for _, queueFirst := range []bool{true, false} {
+		project := fmt.Sprintf("queue-first-%v", queueFirst)
+		if _, err := f.submit(project, q, clientTask("c", "done")); err != nil {
+			t.Fatal(err)
+		}
+		create := []func(){
+			func() { f.serverTask(project, q, "in-queue", map[string]any{"priority": "high"}) },
+			func() { f.serverTask(project, "", "own", nil) },
+		}
+		if !queueFirst {
+			slices.Reverse(create)
+		}
+		for _, c := range create {
+			c()
+			f.advance(time.Second)
+		}
+		if got := ids(f.pull("project-client", PullFilter{ProjectID: project}).Tasks); !slices.Equal(got, []string{"own"}) {
+			t.Fatalf("%s: project pull %v, want only the project-level task", project, got)
+		}
+		if got := ids(f.pull("project-client", PullFilter{ProjectID: project}).Tasks); len(got) != 0 {
+			t.Fatalf("%s: second project pull %v, want nothing", project, got)
+		}
+		if got := ids(f.pull("queue-client", PullFilter{ProjectID: project, QueueID: &q}).Tasks); !slices.Equal(got, []string{"in-queue"}) {
+			t.Fatalf("%s: queue pull %v, want the queue's task", project, got)
+		}
 	}
 }

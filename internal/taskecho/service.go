@@ -96,6 +96,9 @@ type Service struct {
 	share    *candidateShare
 	// pushFault, when set (tests only), runs a push's bulk write instead of the collection.
 	pushFault func(context.Context, *mongo.Collection, []mongo.WriteModel) (*mongo.BulkWriteResult, error)
+	// beforeLeaseWrite, when set (tests only), runs between a batch release/confirm's decision
+	// and its write; an error ends the call there, as a crash would.
+	beforeLeaseWrite func() error
 }
 
 // NewService builds the service; metrics may be nil (a private registry is used).
@@ -162,10 +165,11 @@ func EnsureIndexes(ctx context.Context, db *mongo.Database) error {
 			idx(bson.D{{Key: "deleted_at", Value: 1}}, "deleted_at", false),
 			idx(bson.D{{Key: "server_modified_at", Value: 1}}, "server_modified_at", false),
 			idx(bson.D{{Key: "priority", Value: 1}}, "priority", false),
-			// The pull query: equality on project/source/deleted, then the whole sort (pullOrder,
-			// whose _id tiebreaker makes the order total).
-			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "source", Value: 1}, {Key: "deleted_at", Value: 1},
-				{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}, "pull_order_id", false),
+			// The pull query: equality on project/scope (queue_id, null at project level)/source/
+			// deleted, then the whole sort (pullOrder, whose _id tiebreaker makes the order total),
+			// so a pull walks its own scope's tasks only.
+			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "source", Value: 1}, {Key: "deleted_at", Value: 1},
+				{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}, "pull_scope_order", false),
 			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "task_id", Value: 1}}, "project_queue_task", false),
 			// A queue's (or the project level's) task list in creation order, and its newest change.
 			idx(bson.D{{Key: "project_id", Value: 1}, {Key: "queue_id", Value: 1}, {Key: "deleted_at", Value: 1},

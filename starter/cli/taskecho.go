@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,7 @@ import (
 
 // migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
 // model — source=client and pulled_at=null where missing, embedded queue tasks moved into the
-// tasks collection (internal/echo/migrate) — after creating every collection's indexes
+// tasks collection (internal/taskecho/migrate) — after creating every collection's indexes
 // (internal/schema). Safe to run any number of times.
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
@@ -49,7 +50,8 @@ func taskechoCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("seeded project %q; pull its tasks with:\n  %s\n", pid, demo.PullCurl("http://"+p.Config.API.Addr, "$API_KEY"))
+				fmt.Printf("seeded project %q; pull its tasks (project level, then its queue) with:\n  %s\n", pid,
+					strings.Join(demo.PullCurls("http://"+p.Config.API.Addr, "$API_KEY"), "\n  "))
 				return nil
 			})
 		},

@@ -72,13 +72,17 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 	}, nil
 }
 
-// devEchoSeed loads the demo project with server tasks through svc for `make dev` and prints a
-// pull curl.
+// devEchoSeed loads the demo project with server tasks through svc for `make dev` and prints the
+// pull curls.
 func devEchoSeed(svc *taskecho.Service) devSeeder {
 	return func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
 		if _, err := demo.Seed(ctx, svc); err != nil {
 			return nil, err
 		}
-		return []string{"Echo: pull the demo project's server tasks:", "  " + demo.PullCurl("http://"+p.Config.API.Addr, adminKey)}, nil
+		lines := []string{"Echo: pull the demo project's server tasks (project level, then its queue):"}
+		for _, c := range demo.PullCurls("http://"+p.Config.API.Addr, adminKey) {
+			lines = append(lines, "  "+c)
+		}
+		return lines, nil
 	}
 }

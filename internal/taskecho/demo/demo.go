@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
@@ -13,12 +14,15 @@ import (
 // ProjectID is the project Seed fills.
 const ProjectID = "demo"
 
+// queueID is the demo project's queue.
+const queueID = "demo.json"
+
 // Seed fills the demo project for `make dev`: a queue pushed as a TaskEcho client would, plus
 // server tasks (project level and in the queue, with priorities) that a client can pull. Running
 // it again leaves existing tasks alone.
 func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
 	body, _ := json.Marshal(map[string]any{
-		"project_id": ProjectID, "project_name": "Demo project", "queue_id": "demo.json", "queue_name": "demo.json",
+		"project_id": ProjectID, "project_name": "Demo project", "queue_id": queueID, "queue_name": queueID,
 		"clientInfo": map[string]any{"username": "dev", "hostname": "localhost", "project_path": "~/demo"},
 		"tasks": []map[string]any{
 			{"id": "client-1", "name": "Pushed by a client", "prompt": "Summarise the README", "status": "done"},
@@ -33,7 +37,7 @@ func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
 	if _, err := svc.Submit(ctx, dev, in, taskecho.ConflictOverwrite); err != nil {
 		return "", fmt.Errorf("seed demo submit: %w", err)
 	}
-	queue := "demo.json"
+	queue := queueID
 	tasks := []struct {
 		queue *string
 		body  string
@@ -56,7 +60,11 @@ func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
 	return ProjectID, nil
 }
 
-// PullCurl is the command `make dev` prints to pull the demo tasks.
-func PullCurl(baseURL, apiKey string) string {
-	return fmt.Sprintf("curl -s -H \"X-API-Key: %s\" '%s/api/v1/projects/%s/tasks/pull?limit=10'", apiKey, baseURL, ProjectID)
+// PullCurls are the commands `make dev` prints to pull the demo tasks: the project-level ones,
+// then the queue's (a project pull never hands out a queue's tasks).
+func PullCurls(baseURL, apiKey string) []string {
+	pull := func(path string) string {
+		return fmt.Sprintf("curl -s -H \"X-API-Key: %s\" '%s/api/v1/projects/%s/%stasks/pull?limit=10'", apiKey, baseURL, ProjectID, path)
+	}
+	return []string{pull(""), pull("queues/" + url.PathEscape(queueID) + "/")}
 }

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
@@ -25,15 +26,24 @@ func TestSeedIsPullableAndRepeatable(t *testing.T) {
 			t.Fatalf("seed: %q %v", pid, err)
 		}
 	}
-	r, err := svc.Pull(ctx, taskecho.Actor{Name: "demo-client"}, taskecho.PullFilter{ProjectID: ProjectID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, task := range r.Tasks {
-		got = append(got, task.TaskID)
-	}
-	if len(got) != 5 || got[0] != "server-q1" || got[1] != "server-high" {
-		t.Fatalf("demo pull %v, want the five server tasks, highest priority first", got)
+	queue := "demo.json"
+	for _, c := range []struct {
+		queue *string
+		want  []string
+	}{
+		{nil, []string{"server-high", "server-medium", "server-low"}},
+		{&queue, []string{"server-q1", "server-q2"}},
+	} {
+		r, err := svc.Pull(ctx, taskecho.Actor{Name: "demo-client"}, taskecho.PullFilter{ProjectID: ProjectID, QueueID: c.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, task := range r.Tasks {
+			got = append(got, task.TaskID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Fatalf("demo pull of queue %v: %v, want %v (highest priority first)", c.queue, got, c.want)
+		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package migrate brings data written by TaskEcho (or by an older taskloom) to the echo model
-// that internal/echo serves; `starter migrate` runs it. It writes the echo collections directly,
+// that internal/taskecho serves; `starter migrate` runs it. It writes the echo collections directly,
 // document by document, and is safe to run any number of times.
 package migrate
 

@@ -89,7 +89,7 @@ func TestMigrateTaskEchoData(t *testing.T) {
 		t.Fatalf("migrated project task %+v (%v)", pt, err)
 	}
 	// A migrated unpulled server task is pullable.
-	pulled, err := f.svc.Pull(f.ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "legacy", ProjectOnly: true})
+	pulled, err := f.svc.Pull(f.ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "legacy"})
 	if err != nil || len(pulled.Tasks) != 1 || pulled.Tasks[0].TaskID != "pt" {
 		t.Fatalf("pull after migration %+v (%v)", pulled, err)
 	}

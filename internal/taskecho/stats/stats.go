@@ -1,7 +1,7 @@
 // Package stats reads what the echo service recorded and reports on it: a project's pull figures
 // (seed 002 PL7, PL8), the execution statistics of TaskEcho's /stats routes, the audit log, and
 // the alert rules the PullLeaseSweeper evaluates over it. It only reads; the rows it reads are
-// written by internal/echo as part of each operation.
+// written by internal/taskecho as part of each operation.
 package stats
 
 import (
