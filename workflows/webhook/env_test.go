@@ -133,7 +133,7 @@ func newEnvEmu(t *testing.T, eo feishuemu.Options, opts ...func(*env)) *env {
 			tb.Records = e.records
 			return tb, nil
 		},
-		Pusher: &summary.Pusher{Client: &http.Client{Timeout: 5 * time.Second}}, Temporal: tc,
+		Pusher: &summary.Pusher{Client: &http.Client{Timeout: 5 * time.Second}}, Deliveries: wf.DeliveryClient{Client: tc},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if os.Getenv("WEBHOOK_TEST_LOG") != "" {
