@@ -8,14 +8,14 @@ import (
 
 	sdkworker "go.temporal.io/sdk/worker"
 
-	wact "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/capturedb"
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	"github.com/taskloom/taskloom/internal/webhook/summary"
-	wfwebhook "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // registerWebhook registers the webhook result table workflows and activities and, when a
@@ -30,10 +30,10 @@ func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 	if err != nil {
 		return err
 	}
-	acts := &wact.Activities{
-		Pusher:   &summary.Pusher{Secret: cfg.SummaryWebhookSecret, Client: &http.Client{Timeout: cfg.SummaryWebhookTimeout}},
-		Temporal: p.Temporal,
-		Log:      p.Log,
+	acts := &webhookact.Activities{
+		Pusher:     &summary.Pusher{Secret: cfg.SummaryWebhookSecret, Client: &http.Client{Timeout: cfg.SummaryWebhookTimeout}},
+		Deliveries: webhookwf.DeliveryClient{Client: p.Temporal},
+		Log:        p.Log,
 	}
 	if cl == nil {
 		p.Log.Warn("webhook: FEISHU_APP_ID not set; webhook activities will fail until it is")
@@ -41,14 +41,14 @@ func registerWebhook(w sdkworker.Registry, p *platform.Platform) error {
 		p.AddCheck("feishu", cl.Ping)
 		acts.OpenTables = tableOpener(cl, webhook.FieldNamesFrom(cfg), records)
 	}
-	wfwebhook.Register(w, acts)
+	webhookwf.Register(w, acts)
 	return nil
 }
 
 // tableOpener opens a target's tables on cl, with piracy records read from records when it is
 // set.
-func tableOpener(cl *feishu.Client, f webhook.FieldNames, records bitable.RecordSource) func(context.Context, webhook.URLs) (wact.Tables, error) {
-	return func(ctx context.Context, u webhook.URLs) (wact.Tables, error) {
+func tableOpener(cl *feishu.Client, f webhook.FieldNames, records bitable.RecordSource) func(context.Context, webhook.URLs) (webhookact.Tables, error) {
+	return func(ctx context.Context, u webhook.URLs) (webhookact.Tables, error) {
 		t, err := bitable.Open(ctx, cl, u, f)
 		if err != nil {
 			return nil, err

@@ -1,8 +1,9 @@
 // Package webhook holds the side effects of the webhook result table workflows: Feishu reads
 // and writes, the push to the summary receiver, and starting delivery workflows from the sweep.
 // It reaches them through the small interfaces below, which the worker fills with
-// internal/webhook/bitable, internal/webhook/summary and the Temporal client: the workflows
-// reference these methods by value, so this package must link no Feishu SDK and no net/http.
+// internal/webhook/bitable, internal/webhook/summary and workflows/webhook's DeliveryClient: the
+// workflows reference these methods by value, so this package must link no Feishu SDK, no
+// net/http and no workflow package.
 package webhook
 
 import (
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/webhook"
@@ -46,10 +46,16 @@ type Pusher interface {
 	Push(ctx context.Context, url string, p *webhook.Payload) error
 }
 
-// WorkflowClient starts and signals delivery workflows (the Temporal client).
-type WorkflowClient interface {
-	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+// Deliveries starts and signals the delivery workflows of result rows (workflows/webhook's
+// DeliveryClient). A row's workflow is named by the webhook table's ID and the row's record_id.
+type Deliveries interface {
+	// Ensure starts in.Row's delivery workflow on taskQueue unless one runs already.
+	Ensure(ctx context.Context, taskQueue, tableID string, in webhook.DeliveryInput) error
+	// Claim starts in.Row's delivery workflow in claimed mode and returns its run ID; ok is false
+	// when a delivery of the row is running already (it owns the row).
+	Claim(ctx context.Context, taskQueue, tableID string, in webhook.DeliveryInput) (runID string, ok bool, err error)
+	// ReportOutcome signals the claimed run runID of a row's delivery what the sweep did with it.
+	ReportOutcome(ctx context.Context, tableID, recordID, runID string, o webhook.SweepOutcome) error
 }
 
 // ErrNotConfigured is the non-retryable failure type when no Feishu app is configured.
@@ -63,7 +69,7 @@ type Activities struct {
 	// FeishuNotConfigured.
 	OpenTables func(ctx context.Context, u webhook.URLs) (Tables, error)
 	Pusher     Pusher
-	Temporal   WorkflowClient
+	Deliveries Deliveries
 	Log        *slog.Logger
 }
 
@@ -105,7 +111,8 @@ func keepAlive(ctx context.Context, every time.Duration, beat func()) (stop func
 	return func() { close(done); <-exited }
 }
 
-// logger carries the keys seed 000 asks for on every webhook line.
+// logger carries the keys every webhook log line has: biz_type, group_id, task_ids,
+// webhook_status (and the row's record_id).
 func (a *Activities) logger(row webhook.Row, status string) *slog.Logger {
 	return a.Log.With("biz_type", row.BizType, "group_id", row.GroupID, "task_ids", webhook.FormatTaskIDs(row.TaskIDs),
 		"webhook_status", status, "record_id", row.RecordID)

@@ -2,18 +2,12 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
-	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
@@ -135,47 +129,31 @@ type claim struct {
 	runID string
 }
 
-func (s *sweep) options(row webhook.Row) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
-		ID:                    webhook.DeliveryID(s.t.WebhookTableID(), row.RecordID),
-		TaskQueue:             s.queue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			searchattr.Kind.ValueSet(webhook.DeliveryKind), searchattr.Status.ValueSet(row.Status),
-			searchattr.Key.ValueSet(row.RecordID), searchattr.BizType.ValueSet(row.BizType),
-			searchattr.GroupID.ValueSet(row.GroupID)),
-	}
+// input is the delivery workflow input of row.
+func (s *sweep) input(row webhook.Row, claimed bool) webhook.DeliveryInput {
+	return webhook.DeliveryInput{Target: s.in.Target, Row: row, Policy: s.in.Policy, Since: s.now, Claimed: claimed}
 }
 
 // ensure makes sure a waiting row has a delivery workflow (a running one is kept).
 func (s *sweep) ensure(ctx context.Context, row webhook.Row) error {
-	opts := s.options(row)
-	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	_, err := s.a.Temporal.ExecuteWorkflow(ctx, opts, webhook.DeliveryWorkflowName, webhook.DeliveryInput{
-		Target: s.in.Target, Row: row, Policy: s.in.Policy, Since: s.now})
-	if err != nil {
+	if err := s.a.Deliveries.Ensure(ctx, s.queue, s.t.WebhookTableID(), s.input(row, false)); err != nil {
 		return fmt.Errorf("ensure delivery workflow for row %s: %w", row.RecordID, err)
 	}
-	s.a.logger(row, row.Status).Debug("webhook delivery ensured", "workflow_id", opts.ID)
+	s.a.logger(row, row.Status).Debug("webhook delivery ensured", "workflow_id", webhook.DeliveryID(s.t.WebhookTableID(), row.RecordID))
 	return nil
 }
 
 // claim starts a ready row's workflow in claimed mode; ok is false when a delivery of the row
 // is running already (it owns the row).
 func (s *sweep) claim(ctx context.Context, row webhook.Row) (claim, bool, error) {
-	opts := s.options(row)
-	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL
-	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
-	run, err := s.a.Temporal.ExecuteWorkflow(ctx, opts, webhook.DeliveryWorkflowName, webhook.DeliveryInput{
-		Target: s.in.Target, Row: row, Policy: s.in.Policy, Since: s.now, Claimed: true})
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return claim{}, false, nil
-	}
+	runID, ok, err := s.a.Deliveries.Claim(ctx, s.queue, s.t.WebhookTableID(), s.input(row, true))
 	if err != nil {
 		return claim{}, false, fmt.Errorf("claim row %s: %w", row.RecordID, err)
 	}
-	return claim{row: row, runID: run.GetRunID()}, true, nil
+	if !ok {
+		return claim{}, false, nil
+	}
+	return claim{row: row, runID: runID}, true, nil
 }
 
 // deliver re-reads a chunk of claimed rows, pushes those that still want it, writes the
@@ -243,9 +221,9 @@ func (s *sweep) pushAll(ctx context.Context, rows []webhook.Row, payloads map[st
 // signal reports an outcome to a claimed workflow. A lost signal is not lost work: the workflow
 // goes on alone after webhook.ClaimHold and re-reads the row before any push.
 func (s *sweep) signal(ctx context.Context, c claim, o webhook.SweepOutcome) {
-	id := webhook.DeliveryID(s.t.WebhookTableID(), c.row.RecordID)
-	if err := s.a.Temporal.SignalWorkflow(ctx, id, c.runID, webhook.SweepOutcomeSignal, o); err != nil {
-		s.a.logger(c.row, c.row.Status).Warn("webhook sweep could not report to its claimed row", "workflow_id", id, "err", err)
+	if err := s.a.Deliveries.ReportOutcome(ctx, s.t.WebhookTableID(), c.row.RecordID, c.runID, o); err != nil {
+		s.a.logger(c.row, c.row.Status).Warn("webhook sweep could not report to its claimed row",
+			"workflow_id", webhook.DeliveryID(s.t.WebhookTableID(), c.row.RecordID), "err", err)
 	}
 }
 

@@ -81,20 +81,19 @@ func (u *UI) deliveries(ctx context.Context, q string) ([]*deliveryRow, int64, e
 		running := e.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 		g.Go(func() error {
 			if running {
-				v, err := u.p.Temporal.QueryWorkflow(gctx, id, runID, webhookwf.QueryState)
-				if err == nil {
-					err = v.Get(&r.State)
-				}
+				st, err := webhookwf.QueryDeliveryState(gctx, u.p.Temporal, id, runID)
 				if err != nil {
 					r.Err = err.Error()
+					return nil
 				}
+				r.State = st
 				return nil
 			}
 			if ct := e.GetCloseTime(); ct != nil {
 				r.At = ct.AsTime()
 			}
-			var out webhookwf.DeliveryOutcome
-			if err := u.p.Temporal.GetWorkflow(gctx, id, runID).Get(gctx, &out); err != nil {
+			out, err := webhookwf.DeliveryOutcomeOf(gctx, u.p.Temporal, id, runID)
+			if err != nil {
 				r.Err = err.Error()
 				return nil
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // waitTimeout bounds how long a request waits for the workflow it started.
@@ -67,14 +67,14 @@ func (h *handlers) createGroups(c echo.Context) error {
 	if !numericID.MatchString(req.ParentTaskID) {
 		return httpx.Validation("parent_task_id", "must be a numeric TaskID")
 	}
-	in := wf.GroupsInputFor(h.d.Platform.Config.Webhook, req.ParentTaskID)
+	in := webhookwf.GroupsInputFor(h.d.Platform.Config.Webhook, req.ParentTaskID)
 	var res webhook.CreateResult
 	if err := h.run(c.Request().Context(), func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error) {
-		return wf.StartGroups(ctx, c, queue, in)
+		return webhookwf.StartGroups(ctx, c, queue, in)
 	}, &res); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"workflow_id": wf.GroupsWorkflowID(req.ParentTaskID), "result": res})
+	return c.JSON(http.StatusOK, map[string]any{"workflow_id": webhookwf.GroupsWorkflowID(req.ParentTaskID), "result": res})
 }
 
 type sweepReq struct {
@@ -93,11 +93,11 @@ func (h *handlers) sweep(c echo.Context) error {
 			return httpx.Validation("date", "must be YYYY-MM-DD")
 		}
 	}
-	in := wf.SweepInputFor(h.d.Platform.Config.Webhook, webhook.RowFilter{GroupID: req.GroupID, Date: req.Date})
+	in := webhookwf.SweepInputFor(h.d.Platform.Config.Webhook, webhook.RowFilter{GroupID: req.GroupID, Date: req.Date})
 	var res webhook.SweepResult
-	id := wf.SweepID("manual", time.Now())
+	id := webhookwf.SweepID("manual", time.Now())
 	if err := h.run(c.Request().Context(), func(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error) {
-		return wf.StartSweep(ctx, c, queue, id, in)
+		return webhookwf.StartSweep(ctx, c, queue, id, in)
 	}, &res); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (h *handlers) setTaskStatus(c echo.Context) error {
 	if h.feishu == nil || h.d.Platform.Config.Webhook.TaskBitableURL == "" {
 		return httpx.Unavailable("feishu", time.Minute)
 	}
-	t, err := bitable.Open(c.Request().Context(), h.feishu, wf.TargetFrom(h.d.Platform.Config.Webhook).URLs, webhook.FieldNamesFrom(h.d.Platform.Config.Webhook))
+	t, err := bitable.Open(c.Request().Context(), h.feishu, webhookwf.TargetFrom(h.d.Platform.Config.Webhook).URLs, webhook.FieldNamesFrom(h.d.Platform.Config.Webhook))
 	if err != nil {
 		return httpx.Unavailable("feishu", time.Minute)
 	}

@@ -1,5 +1,5 @@
-// Package capturedb reads capture records from a local SQLite database: the source seed 000
-// prefers for piracy_general_search records (WEBHOOK_RECORDS_SQLITE).
+// Package capturedb reads capture records from a local SQLite database (WEBHOOK_RECORDS_SQLITE):
+// when it is set, piracy_general_search records come from it rather than the Feishu capture table.
 package capturedb
 
 import (
@@ -13,9 +13,10 @@ import (
 	_ "modernc.org/sqlite" // pure Go: no cgo in the build
 )
 
-// Records reads capture records from a local SQLite database: the source seed 000 prefers
-// over the Feishu capture result table for piracy_general_search payloads. Every column of a
-// row becomes a field of the record, so the capture side's own schema passes through unchanged.
+// Records reads capture records from a local SQLite database, which piracy_general_search
+// payloads take their records from in preference to the Feishu capture result table. Every
+// column of a row becomes a field of the record, so the capture side's own schema passes
+// through unchanged.
 // The database is opened read-only; the capture process owns it.
 type Records struct {
 	db     *sql.DB

@@ -23,8 +23,8 @@ func valuesOf(f *Filter, field string) []string {
 	return out
 }
 
-// The cases: 40 four-digit TaskIDs used to make a 2,361-character filter, 44 recordings
-// one of 2,748 characters. Split, every filter is within the limits and together they name each
+// Filters that were once sent whole: 40 four-digit TaskIDs made a 2,361-character filter, 44
+// recordings one of 2,748 characters. Split, every filter is within the limits and together they name each
 // value exactly once.
 func TestSplitAnyOfRespectsTheLengthLimit(t *testing.T) {
 	base := []Condition{Is("BizType", "video_screen_capture")}

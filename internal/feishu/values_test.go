@@ -18,7 +18,7 @@ func TestText(t *testing.T) {
 		{map[string]any{"link": "http://x", "text": "site"}, "site"},
 		{map[string]any{"type": float64(1), "value": []any{map[string]any{"type": "text", "text": "v"}}}, "v"},
 		{[]any{map[string]any{"id": "ou_1", "name": "Ann"}}, "Ann"},
-		// Two people are two values, not one run-together name (issue 17).
+		// Two people are two values, not one run-together name.
 		{[]any{map[string]any{"id": "ou_1", "name": "张三"}, map[string]any{"id": "ou_2", "name": "李四"}}, "张三,李四"},
 	}
 	for _, c := range cases {

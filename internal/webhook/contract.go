@@ -3,12 +3,10 @@ package webhook
 import "time"
 
 // The contract between the webhook workflows (workflows/webhook) and their activities
-// (activities/webhook): the types both sides exchange. It lives here, below both, so that
-// activities never import the workflow package and the workflows reach no Feishu or HTTP
-// client (DESIGN.md: dependency direction). The workflows call the activities by method value.
-
-// DeliveryWorkflowName is WebhookDeliveryWorkflow's registered name (the sweep activity starts it).
-const DeliveryWorkflowName = "WebhookDeliveryWorkflow"
+// (activities/webhook): the types both sides exchange. It lives here, below both, because
+// imports go one way only (api, worker, starter → workflows → activities → internal): the
+// activities never import the workflow package, and the workflows reach no Feishu or HTTP
+// client. The workflows call the activities by method value.
 
 // DeliveryKind is the TaskloomKind of a delivery workflow.
 const DeliveryKind = "webhook-delivery"
@@ -57,7 +55,7 @@ type DeliveryInput struct {
 	Wait time.Duration `json:"wait"`
 	// Claimed: a sweep found the row ready and started this workflow to hold the row while the
 	// sweep pushes it in its batch; the workflow waits for the sweep's outcome signal
-	// (SweepOutcomeSignal) and only then, or after ClaimHold, goes on by itself.
+	// (a SweepOutcome) and only then, or after ClaimHold, goes on by itself.
 	Claimed bool `json:"claimed,omitempty"`
 }
 

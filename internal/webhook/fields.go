@@ -23,5 +23,6 @@ func FieldNamesFrom(c config.Webhook) FieldNames {
 	return FieldNames{Webhook: c.WebhookFields, Task: c.TaskFields, Drama: c.DramaFields, Capture: c.CaptureFields}
 }
 
-// DefaultFieldNames are the seed's column names.
+// DefaultFieldNames are the column names the tables have unless the WEBHOOK_FIELD_*, TASK_FIELD_*,
+// DRAMA_FIELD_* and CAPTURE_FIELD_* variables rename them.
 func DefaultFieldNames() FieldNames { return FieldNamesFrom(config.Defaults().Webhook) }

@@ -1,8 +1,8 @@
-// Package webhook is the domain of seed 000's webhook result table without its I/O: the
-// workflow/activity contract, the row state machine, readiness of a row's tasks, the payload
-// pushed per BizType and the task table's RetryCount rule. It opens no connection, so the
-// workflows can use it: the Bitable reads and writes (creators, sweep batches, payload
-// building) are internal/webhook/bitable, the push to the summary receiver is
+// Package webhook is the domain of the webhook result table (README "Webhook result table")
+// without its I/O: the workflow/activity contract, the row state machine, readiness of a row's
+// tasks, the payload pushed per BizType and the task table's RetryCount rule. It opens no
+// connection, so the workflows can use it: the Bitable reads and writes (creators, sweep
+// batches, payload building) are internal/webhook/bitable, the push to the summary receiver is
 // internal/webhook/summary. It holds no Temporal code.
 package webhook
 

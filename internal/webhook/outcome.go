@@ -2,11 +2,8 @@ package webhook
 
 import "slices"
 
-// SweepOutcomeSignal is the signal a sweep sends to the delivery workflow that holds a row it
-// delivered in its batch (see SweepOutcome).
-const SweepOutcomeSignal = "webhook-sweep-outcome"
-
-// SweepOutcome tells a claimed delivery workflow what the sweep did with its row:
+// SweepOutcome is the signal a sweep sends to the claimed delivery workflow of a row it
+// delivered in its batch, telling it what the sweep did with the row:
 //   - Transition set: the sweep pushed (or failed to) and Written says whether the write-back
 //     is already on the row; the workflow writes it itself when not.
 //   - Done: the row had moved on (success/error, or it is gone) when re-read; nothing pushed.

@@ -22,7 +22,7 @@ type Transition struct {
 	EndAt   time.Time
 }
 
-// AfterAttempt applies the seed's state machine to a row that had retryCount failures and
+// AfterAttempt applies the row state machine to a row that had retryCount failures and
 // hadStart (StartAt already written): success → success with RetryCount 0; failure →
 // RetryCount+1 and failed, or error once MaxPushFailures is reached.
 func AfterAttempt(retryCount int, hadStart bool, a Attempt) Transition {

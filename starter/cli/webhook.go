@@ -14,7 +14,7 @@ import (
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // webhookFlags are the table/receiver flags shared by the webhook commands; each defaults
@@ -64,16 +64,16 @@ func webhookWorkerCmd() *cobra.Command {
 			}
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
 				if groupID == "" && date == "" {
-					s := wf.SweepSchedule(cfg.Webhook, cfg.Temporal.TaskQueue)
+					s := webhookwf.SweepSchedule(cfg.Webhook, cfg.Temporal.TaskQueue)
 					if err := schedule.Apply(ctx, c, s); err != nil {
 						return err
 					}
 					fmt.Printf("schedule %s scans every %s\n", s.ID, cfg.Webhook.SweepInterval)
 					return nil
 				}
-				in := wf.SweepInputFor(cfg.Webhook, webhook.RowFilter{GroupID: groupID, Date: date})
-				id := wf.SweepID("cli", time.Now())
-				run, err := wf.StartSweep(ctx, c, cfg.Temporal.TaskQueue, id, in)
+				in := webhookwf.SweepInputFor(cfg.Webhook, webhook.RowFilter{GroupID: groupID, Date: date})
+				id := webhookwf.SweepID("cli", time.Now())
+				run, err := webhookwf.StartSweep(ctx, c, cfg.Temporal.TaskQueue, id, in)
 				return printResult(ctx, run, err, &webhook.SweepResult{})
 			})
 		},
@@ -99,17 +99,17 @@ func webhookCreatorCmd() *cobra.Command {
 				return fmt.Errorf("--app is required")
 			}
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
-				in := webhook.CreatorInput{URLs: wf.TargetFrom(cfg.Webhook).URLs, App: app, EnableSingleURLCapture: singleURL || cfg.Webhook.EnableSingleURLCapture, ScanDate: date}
+				in := webhook.CreatorInput{URLs: webhookwf.TargetFrom(cfg.Webhook).URLs, App: app, EnableSingleURLCapture: singleURL || cfg.Webhook.EnableSingleURLCapture, ScanDate: date}
 				if every > 0 {
-					s := wf.CreatorSchedule(in, every, cfg.Temporal.TaskQueue)
+					s := webhookwf.CreatorSchedule(in, every, cfg.Temporal.TaskQueue)
 					if err := schedule.Apply(ctx, c, s); err != nil {
 						return err
 					}
 					fmt.Printf("schedule %s runs every %s\n", s.ID, every)
 					return nil
 				}
-				var res wf.CreatorResult
-				run, err := wf.StartCreator(ctx, c, cfg.Temporal.TaskQueue, wf.CreatorID(app, time.Now()), in)
+				var res webhookwf.CreatorResult
+				run, err := webhookwf.StartCreator(ctx, c, cfg.Temporal.TaskQueue, webhookwf.CreatorID(app, time.Now()), in)
 				return printResult(ctx, run, err, &res)
 			})
 		},
@@ -132,8 +132,8 @@ func webhookGroupsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
 				var res webhook.CreateResult
-				in := wf.GroupsInputFor(cfg.Webhook, parent)
-				run, err := wf.StartGroups(ctx, c, cfg.Temporal.TaskQueue, in)
+				in := webhookwf.GroupsInputFor(cfg.Webhook, parent)
+				run, err := webhookwf.StartGroups(ctx, c, cfg.Temporal.TaskQueue, in)
 				return printResult(ctx, run, err, &res)
 			})
 		},

@@ -2,18 +2,23 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
-// The client side of the webhook contract: how the API, the console and the CLI start the
-// operator-triggered runs, so each caller starts them with the same IDs and policies.
+// The client side of the webhook workflows: every start, signal and query the API, the console,
+// the CLI and the sweep activity make, with the workflow IDs and policies they share. A delivery
+// workflow's ID is webhook.DeliveryID(table, record_id).
 
 // SweepID is the workflow ID of an operator's sweep started at now by origin ("manual" for the
 // API and console, "cli" for the command line).
@@ -25,6 +30,9 @@ func SweepID(origin string, now time.Time) string {
 func CreatorID(app string, now time.Time) string {
 	return "webhook-creator-cli-" + app + "-" + now.UTC().Format("20060102T150405")
 }
+
+// GroupsWorkflowID is the workflow ID of CreateWebhookResultsForGroups for a parent task.
+func GroupsWorkflowID(parentTaskID string) string { return "webhook-groups-" + parentTaskID }
 
 // SweepInputFor is a sweep of the rows f selects, with the configured tables and policy.
 func SweepInputFor(cfg config.Webhook, f webhook.RowFilter) webhook.SweepInput {
@@ -63,4 +71,73 @@ func start(ctx context.Context, c client.Client, taskQueue, id string, wf, in an
 		return nil, fmt.Errorf("start %s: %w", id, err)
 	}
 	return run, nil
+}
+
+// QueryDeliveryState asks a running delivery workflow for its state (runID "" is the latest run).
+func QueryDeliveryState(ctx context.Context, c client.Client, workflowID, runID string) (DeliveryState, error) {
+	var st DeliveryState
+	v, err := c.QueryWorkflow(ctx, workflowID, runID, QueryState)
+	if err == nil {
+		err = v.Get(&st)
+	}
+	return st, err
+}
+
+// DeliveryOutcomeOf waits for a delivery workflow's run to close and returns its outcome (runID ""
+// is the latest run, followed through continue-as-new).
+func DeliveryOutcomeOf(ctx context.Context, c client.Client, workflowID, runID string) (DeliveryOutcome, error) {
+	var out DeliveryOutcome
+	err := c.GetWorkflow(ctx, workflowID, runID).Get(ctx, &out)
+	return out, err
+}
+
+// DeliveryClient starts and signals the delivery workflows of result rows for the sweep activity
+// (it implements activities/webhook's Deliveries; the worker hands it the Temporal client).
+type DeliveryClient struct {
+	Client client.Client
+}
+
+// deliveryOptions are the options of every start of a row's delivery workflow: its ID, and the
+// search attributes the console lists deliveries by.
+func deliveryOptions(taskQueue, tableID string, row webhook.Row) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    webhook.DeliveryID(tableID, row.RecordID),
+		TaskQueue:             taskQueue,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			searchattr.Kind.ValueSet(webhook.DeliveryKind), searchattr.Status.ValueSet(row.Status),
+			searchattr.Key.ValueSet(row.RecordID), searchattr.BizType.ValueSet(row.BizType),
+			searchattr.GroupID.ValueSet(row.GroupID)),
+	}
+}
+
+// Ensure starts in.Row's delivery workflow on taskQueue unless one runs already (that one is kept).
+func (d DeliveryClient) Ensure(ctx context.Context, taskQueue, tableID string, in webhook.DeliveryInput) error {
+	opts := deliveryOptions(taskQueue, tableID, in.Row)
+	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	_, err := d.Client.ExecuteWorkflow(ctx, opts, WebhookDeliveryWorkflow, in)
+	return err
+}
+
+// Claim starts in.Row's delivery workflow in claimed mode (in.Claimed) and returns its run ID;
+// ok is false when a delivery of the row is running already (it owns the row).
+func (d DeliveryClient) Claim(ctx context.Context, taskQueue, tableID string, in webhook.DeliveryInput) (runID string, ok bool, err error) {
+	opts := deliveryOptions(taskQueue, tableID, in.Row)
+	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	run, err := d.Client.ExecuteWorkflow(ctx, opts, WebhookDeliveryWorkflow, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return run.GetRunID(), true, nil
+}
+
+// ReportOutcome signals the claimed run runID of a row's delivery workflow what the sweep did
+// with the row.
+func (d DeliveryClient) ReportOutcome(ctx context.Context, tableID, recordID, runID string, o webhook.SweepOutcome) error {
+	return d.Client.SignalWorkflow(ctx, webhook.DeliveryID(tableID, recordID), runID, SignalSweepOutcome, o)
 }

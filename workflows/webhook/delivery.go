@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	webhookacts "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
@@ -91,7 +91,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			return out, err
 		}
 	}
-	var a *webhookacts.Activities
+	var a *webhookact.Activities
 	for iter := 0; ; iter++ {
 		if iter >= maxIterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			in.Row.Status, in.Row.RetryCount, in.Row.LastError = d.state.Status, d.state.RetryCount, d.state.LastError
@@ -143,7 +143,7 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	received := false
 	timerCtx, cancel := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, webhook.SweepOutcomeSignal), func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalSweepOutcome), func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, &sig)
 		received = true
 	})
@@ -214,7 +214,7 @@ func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryO
 
 func (d *delivery) writeBack(ctx workflow.Context, tr webhook.Transition) error {
 	in := &d.in
-	var a *webhookacts.Activities
+	var a *webhookact.Activities
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), a.WebhookWriteBack,
 		webhook.WriteBackInput{URLs: in.Target.URLs, RecordID: in.Row.RecordID, Transition: tr}).Get(ctx, nil)
 	if err != nil {

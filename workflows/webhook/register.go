@@ -3,23 +3,16 @@ package webhook
 import (
 	"go.temporal.io/sdk/worker"
 
-	webhookacts "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
 )
 
-// Register registers the webhook workflows and activities on w. The activities are registered
-// under their method names, which are the names the workflows call them by (a.WebhookAttempt,
-// …) and the names the recorded histories hold.
-func Register(w worker.Registry, a *webhookacts.Activities) {
-	RegisterWorkflows(w)
-	w.RegisterActivity(a)
-}
-
-// RegisterWorkflows registers the webhook workflows under their function names (the
-// *WorkflowName constants here and webhook.DeliveryWorkflowName); the replayer needs no
-// activities.
-func RegisterWorkflows(w worker.WorkflowRegistry) {
+// Register registers the webhook workflows under their function names and the activities under
+// their method names, which are the names the workflows call them by (a.WebhookAttempt, …) and
+// the names the recorded histories hold. The replay test passes a nil a.
+func Register(w worker.Registry, a *webhookact.Activities) {
 	w.RegisterWorkflow(WebhookDeliveryWorkflow)
 	w.RegisterWorkflow(WebhookResultWorker)
 	w.RegisterWorkflow(WebhookResultCreator)
 	w.RegisterWorkflow(CreateWebhookResultsForGroups)
+	w.RegisterActivity(a)
 }

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	webhookacts "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
@@ -22,7 +22,7 @@ var sweepOptions = workflow.ActivityOptions{
 // table, then ensures a WebhookDeliveryWorkflow for every pending/failed row.
 func WebhookResultWorker(ctx workflow.Context, in webhook.SweepInput) (webhook.SweepResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, sweepOptions)
-	var a *webhookacts.Activities
+	var a *webhookact.Activities
 	var res webhook.SweepResult
 	if err := workflow.ExecuteActivity(ctx, a.WebhookEscalateFailedTasks, in.Target.URLs).Get(ctx, &res.Escalated); err != nil {
 		workflow.GetLogger(ctx).Warn("webhook: escalating failed tasks failed", "err", err)
@@ -45,7 +45,7 @@ var creatorOptions = workflow.ActivityOptions{
 // 视频录屏采集 tasks, and with EnableSingleURLCapture the single_url_capture aggregation.
 func WebhookResultCreator(ctx workflow.Context, in webhook.CreatorInput) (CreatorResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
-	var a *webhookacts.Activities
+	var a *webhookact.Activities
 	var res CreatorResult
 	if err := workflow.ExecuteActivity(ctx, a.WebhookCreateVideoRows, in).Get(ctx, &res.Video); err != nil {
 		return res, err
@@ -65,11 +65,8 @@ func CreateWebhookResultsForGroups(ctx workflow.Context, in webhook.GroupsInput)
 		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
 	}
 	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
-	var a *webhookacts.Activities
+	var a *webhookact.Activities
 	var res webhook.CreateResult
 	err := workflow.ExecuteActivity(ctx, a.WebhookCreateGroupRows, in).Get(ctx, &res)
 	return res, err
 }
-
-// GroupsWorkflowID is the workflow ID of CreateWebhookResultsForGroups for a parent task.
-func GroupsWorkflowID(parentTaskID string) string { return "webhook-groups-" + parentTaskID }

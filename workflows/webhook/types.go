@@ -1,9 +1,10 @@
-// Package webhook holds the deterministic workflows of seed 000's webhook result table:
-// WebhookDeliveryWorkflow (one per result row), the WebhookResultWorker sweep, the
-// WebhookResultCreator per app and CreateWebhookResultsForGroups. Side effects live in
-// activities/webhook, called by typed method value; the types both sides exchange live in
-// internal/webhook (contract.go), so that activities/webhook never imports this package. Nothing
-// this package links opens a connection (tests/arch).
+// Package webhook holds the deterministic workflows of the webhook result table (README "Webhook
+// result table"): WebhookDeliveryWorkflow (one per result row), the WebhookResultWorker sweep, the
+// WebhookResultCreator per app and CreateWebhookResultsForGroups; client.go is how the rest of
+// taskloom starts, signals and queries them. Side effects live in activities/webhook, called by
+// typed method value; the types both sides exchange live in internal/webhook (contract.go), so
+// that activities/webhook never imports this package. Nothing this package links opens a
+// connection (tests/arch).
 package webhook
 
 import (
@@ -12,13 +13,17 @@ import (
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
-// Workflow type names (WebhookDeliveryWorkflow's is webhook.DeliveryWorkflowName: the sweep
-// activity starts it).
+// Workflow type names: the function names the workflows are registered under.
 const (
-	SweepWorkflowName   = "WebhookResultWorker"
-	CreatorWorkflowName = "WebhookResultCreator"
-	GroupsWorkflowName  = "CreateWebhookResultsForGroups"
+	DeliveryWorkflowName = "WebhookDeliveryWorkflow"
+	SweepWorkflowName    = "WebhookResultWorker"
+	CreatorWorkflowName  = "WebhookResultCreator"
+	GroupsWorkflowName   = "CreateWebhookResultsForGroups"
 )
+
+// SignalSweepOutcome is the signal a sweep sends to the delivery workflow that holds a row it
+// delivered in its batch (webhook.SweepOutcome).
+const SignalSweepOutcome = "webhook-sweep-outcome"
 
 // QueryState names the delivery workflow's state query; the delivery loop continues as new after
 // maxIterationsPerRun iterations and waits defaultReadinessWait when the policy gives no backoff.

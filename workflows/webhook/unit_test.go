@@ -9,19 +9,19 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	wact "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // The tests in this file run the workflows in the SDK's test environment with the activities
-// mocked by method value, the way the workflows call them; the other tests run them on a dev
-// server against the Bitable emulator.
+// mocked by method value, the way the workflows call them; the integration tests in api/webhook
+// run them on a dev server against the Bitable emulator.
 
 func newUnitEnv() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	e := s.NewTestWorkflowEnvironment()
-	e.RegisterActivity(&wact.Activities{})
+	e.RegisterActivity(&webhookact.Activities{})
 	return e
 }
 
@@ -29,7 +29,7 @@ func newUnitEnv() *testsuite.TestWorkflowEnvironment {
 // StartAt, retried after RetryBackoff, and the successful push is written back as success.
 func TestDeliveryWaitsRetriesAFailedPushThenSucceeds(t *testing.T) {
 	e := newUnitEnv()
-	var a *wact.Activities
+	var a *webhookact.Activities
 	t0 := time.Date(2025, 12, 17, 10, 0, 0, 0, time.UTC)
 	attempts := []webhook.AttemptResult{
 		{Waiting: []string{"1=running"}},
@@ -50,7 +50,7 @@ func TestDeliveryWaitsRetriesAFailedPushThenSucceeds(t *testing.T) {
 		return nil
 	})
 
-	e.ExecuteWorkflow(wf.WebhookDeliveryWorkflow, webhook.DeliveryInput{
+	e.ExecuteWorkflow(webhookwf.WebhookDeliveryWorkflow, webhook.DeliveryInput{
 		Target: webhook.Target{URLs: webhook.URLs{Task: "task-url", Webhook: "webhook-url"}, SummaryURL: "summary-url"},
 		Row:    webhook.Row{RecordID: "rec1", BizType: webhook.BizSingleURLCapture, Status: webhook.StatusPending, TaskIDs: []string{"1"}},
 		Policy: webhook.Policy{ReadinessBackoff: 10 * time.Second, ReadinessDeadline: time.Hour, RetryBackoff: 30 * time.Second},
@@ -58,7 +58,7 @@ func TestDeliveryWaitsRetriesAFailedPushThenSucceeds(t *testing.T) {
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var out wf.DeliveryOutcome
+	var out webhookwf.DeliveryOutcome
 	if err := e.GetWorkflowResult(&out); err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +75,13 @@ func TestDeliveryWaitsRetriesAFailedPushThenSucceeds(t *testing.T) {
 // counts are the result.
 func TestResultWorkerScansWhenEscalationFails(t *testing.T) {
 	e := newUnitEnv()
-	var a *wact.Activities
+	var a *webhookact.Activities
 	e.OnActivity(a.WebhookEscalateFailedTasks, mock.Anything, mock.Anything).
 		Return(0, temporal.NewNonRetryableApplicationError("task table unreadable", "Test", nil))
 	e.OnActivity(a.WebhookSweepRows, mock.Anything, mock.Anything).
 		Return(webhook.SweepResult{Candidates: 5, Ensured: 5, Delivered: 2}, nil)
 
-	e.ExecuteWorkflow(wf.WebhookResultWorker, webhook.SweepInput{Target: webhook.Target{URLs: webhook.URLs{Task: "task-url", Webhook: "webhook-url"}}})
+	e.ExecuteWorkflow(webhookwf.WebhookResultWorker, webhook.SweepInput{Target: webhook.Target{URLs: webhook.URLs{Task: "task-url", Webhook: "webhook-url"}}})
 	var res webhook.SweepResult
 	if err := e.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestResultWorkerScansWhenEscalationFails(t *testing.T) {
 func TestCreatorRunsSingleURLOnlyWhenEnabled(t *testing.T) {
 	for _, enabled := range []bool{false, true} {
 		e := newUnitEnv()
-		var a *wact.Activities
+		var a *webhookact.Activities
 		e.OnActivity(a.WebhookCreateVideoRows, mock.Anything, mock.Anything).Return(webhook.CreateResult{Created: 2}, nil)
 		singleURLRuns := 0
 		e.OnActivity(a.WebhookCreateSingleURLRows, mock.Anything, mock.Anything).Return(func(context.Context, webhook.CreatorInput) (webhook.CreateResult, error) {
@@ -103,8 +103,8 @@ func TestCreatorRunsSingleURLOnlyWhenEnabled(t *testing.T) {
 			return webhook.CreateResult{Created: 1}, nil
 		})
 
-		e.ExecuteWorkflow(wf.WebhookResultCreator, webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: enabled})
-		var res wf.CreatorResult
+		e.ExecuteWorkflow(webhookwf.WebhookResultCreator, webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: enabled})
+		var res webhookwf.CreatorResult
 		if err := e.GetWorkflowResult(&res); err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ type groupKey struct {
 }
 
 // CreateSingleURLRows aggregates 单个链接采集 tasks into one row per (GroupID, Date). The scan
-// filter is the seed's: Scene is 单个链接采集, Datetime is ExactDate(scanDate) when given, and
+// filter: Scene is 单个链接采集, Datetime is ExactDate(scanDate) when given, and
 // Status in {success, failed, error} as an `or` group — which Feishu rejects with InvalidFilter
 // (1254018) when Scene/Status are select fields lacking those options; the error then names
 // the missing option. Pending rows whose group gained tasks get their TaskIDs extended.

@@ -46,7 +46,7 @@ func dramaFrom(info string) map[string]any {
 }
 
 // captureByTaskIDs collects the capture rows of all TaskIDs: from the capture side's local database when
-// one is configured (the seed's preferred source), else from the Feishu capture result table.
+// one is configured (it is preferred when both are), else from the Feishu capture result table.
 func (t *Tables) captureByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error) {
 	if t.Records != nil {
 		return t.Records.ByTaskIDs(ctx, ids)

@@ -9,16 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
-// Issue 17, on the emulator with Feishu's limits (2,000-character filters): a piracy row of 60
+// On the emulator with Feishu's limits (2,000-character filters), a piracy row of 60
 // ten-digit TaskIDs — a readiness filter of about 3,800 characters in one piece — is delivered
 // both by the sweep's batch (ready at the scan) and by its own workflow (waiting first).
 func TestRowOfSixtyTaskIDsIsDelivered(t *testing.T) {
@@ -47,7 +45,7 @@ func TestRowOfSixtyTaskIDsIsDelivered(t *testing.T) {
 	if out := e.outcome(r1); out.Status != "success" {
 		t.Fatalf("ready row: %+v", out)
 	}
-	st := e.waitState(r2, func(st wf.DeliveryState) bool { return len(st.Waiting) > 0 })
+	st := e.waitState(r2, func(st webhookwf.DeliveryState) bool { return len(st.Waiting) > 0 })
 	if len(st.Waiting) != 1 || st.Waiting[0] != waiting[59]+"=running" {
 		t.Fatalf("waiting row state %+v", st)
 	}
@@ -80,7 +78,7 @@ func TestVideoCreatorOverTwoHundredRecordings(t *testing.T) {
 		e.addRow(webhook.BizVideoScreenCapture, "", []string{fmt.Sprint(5000000000 + i*10)}, nil)
 	}
 	for run := range 2 {
-		res, err := e.runCreator(webhook.CreatorInput{App: "kwai"})
+		res, _, err := e.runCreator(webhook.CreatorInput{App: "kwai"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,13 +113,13 @@ func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 		}
 		return rand.N(400 * time.Millisecond)
 	}
-	e := newEnvEmu(t, feishuemu.Options{AnswerDelay: slow, OnWrite: func(table, rec string, fields map[string]any) {
+	e := newEnv(t, emulator(feishuemu.Options{AnswerDelay: slow, OnWrite: func(table, rec string, fields map[string]any) {
 		if _, ok := fields["StartAt"]; ok && table == "tblWebhook" {
 			mu.Lock()
 			startAt[rec]++
 			mu.Unlock()
 		}
-	}})
+	}}))
 	const rows = 100
 	tasks := make([]map[string]any, 0, rows*3)
 	for r := range rows {
@@ -139,8 +137,7 @@ func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	sweep := func(filter webhook.RowFilter) {
-		run, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("webhook-sweep-"), TaskQueue: e.queue},
-			wf.WebhookResultWorker, webhook.SweepInput{Target: e.target, Filter: filter, Policy: e.policy})
+		run, err := webhookwf.StartSweep(ctx, e.temporal(), e.queue(), testenv.Unique("webhook-sweep-"), webhookwf.SweepInputFor(e.Config.Webhook, filter))
 		if err == nil {
 			err = run.Get(ctx, nil)
 		}
@@ -193,7 +190,7 @@ func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 // Hyperlink and person cells of the capture table arrive as README documents: hyperlinks as
 // {link, text}, persons as a list of names; rich text with a mention as its text.
 func TestHyperlinkAndPersonValuesArriveAsDocumented(t *testing.T) {
-	e := newEnvEmu(t, feishuemu.Options{Users: map[string]string{"ou_1": "张三", "ou_2": "李四"}})
+	e := newEnv(t, emulator(feishuemu.Options{Users: map[string]string{"ou_1": "张三", "ou_2": "李四"}}))
 	err := e.emu.Load(feishuemu.Fixture{Apps: []feishuemu.AppSpec{{Token: appToken, Tables: []feishuemu.TableSpec{{
 		ID: "tblCapture", Name: "capture", Fields: []feishuemu.FieldSpec{
 			{Name: "TaskID", Type: feishuemu.TypeText}, {Name: "Scene", Type: feishuemu.TypeSingleSelect},
@@ -233,7 +230,7 @@ func TestHyperlinkAndPersonValuesArriveAsDocumented(t *testing.T) {
 	}
 }
 
-// The issue's race, made deterministic: sweep A's scan reads 20 ready rows, but its answer
+// A stale sweep, made deterministic: sweep A's scan reads 20 ready rows, but its answer
 // arrives only after sweep B has scanned, pushed and written back all of them and their
 // delivery workflows have ended. A then claims every row again (the workflow IDs are free) and
 // must push none: the re-read shows them delivered.
@@ -241,13 +238,13 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 	var searches atomic.Int32
 	scanning := make(chan struct{})
 	release := make(chan struct{})
-	e := newEnvEmu(t, feishuemu.Options{AnswerDelay: func(ep string) time.Duration {
+	e := newEnv(t, emulator(feishuemu.Options{AnswerDelay: func(ep string) time.Duration {
 		if ep == feishuemu.EPSearch && searches.Add(1) == 2 { // A's escalate search is #1, its scan #2
 			close(scanning)
 			<-release
 		}
 		return 0
-	}})
+	}}))
 	var recs []string
 	for r := range 20 {
 		id := fmt.Sprint(8000000000 + r)
@@ -255,11 +252,7 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 		recs = append(recs, e.addRow(webhook.BizSingleURLCapture, "g", []string{id}, nil))
 	}
 	ctx := e.ctx()
-	runA, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("webhook-sweep-a-"), TaskQueue: e.queue},
-		wf.WebhookResultWorker, webhook.SweepInput{Target: e.target, Policy: e.policy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runA := e.startSweep(ctx, webhook.RowFilter{})
 	<-scanning // A has read the rows as pending; its answer is held back
 	if res := e.sweep(webhook.RowFilter{}); res.Delivered != 20 {
 		t.Fatalf("sweep B delivered %+v, want all 20", res)
@@ -283,17 +276,4 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 		}
 	}
 	e.assertPushedOnce(20)
-}
-
-// waitState polls a delivery's state query until ok holds (20 s at most) and returns the last state.
-func (e *env) waitState(recordID string, ok func(wf.DeliveryState) bool) wf.DeliveryState {
-	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st := e.state(recordID)
-		if ok(st) || time.Now().After(deadline) {
-			return st
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -2,39 +2,20 @@ package webhook_test
 
 import (
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	wact "github.com/taskloom/taskloom/activities/webhook"
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
+	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/feishuemu"
-	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
-
-func (e *env) runCreator(in webhook.CreatorInput) (wf.CreatorResult, error) {
-	in.URLs = e.target.URLs
-	run, err := e.tc.ExecuteWorkflow(e.ctx(), client.StartWorkflowOptions{ID: testenv.Unique("webhook-creator-"), TaskQueue: e.queue}, wf.WebhookResultCreator, in)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var res wf.CreatorResult
-	return res, run.Get(e.ctx(), &res)
-}
-
-func (e *env) rows(biz string) []feishuemu.RecordSpec {
-	var out []feishuemu.RecordSpec
-	for _, r := range e.emu.Records(appToken, "tblWebhook") {
-		if r.Fields["BizType"] == biz {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 func TestVideoCreatorOncePerTaskID(t *testing.T) {
 	e := newEnv(t)
@@ -43,9 +24,13 @@ func TestVideoCreatorOncePerTaskID(t *testing.T) {
 	e.addTask("1003", "视频录屏采集", "running", map[string]any{"ItemID": "i3"})
 	e.addTask("1004", "视频录屏采集", "success", nil)                                             // no ItemID
 	e.addTask("1005", "视频录屏采集", "success", map[string]any{"ItemID": "i5", "App": "douyin"}) // other app
-	for range 3 {
-		if _, err := e.runCreator(webhook.CreatorInput{App: "kwai"}); err != nil {
+	for i := range 3 {
+		_, run, err := e.runCreator(webhook.CreatorInput{App: "kwai"})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			e.record(run.GetID(), run.GetRunID(), "creator_video_rows")
 		}
 	}
 	rows := e.rows(webhook.BizVideoScreenCapture)
@@ -75,13 +60,14 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 	e.addTask("1103", "单个链接采集", "success", map[string]any{"BookID": "B2", "UserID": "U1"})
 	e.addTask("1104", "单个链接采集", "running", map[string]any{"BookID": "B1", "UserID": "U1"})
 	e.addTask("1105", "单个链接采集", "success", map[string]any{"BookID": "B1", "UserID": "U1", "Datetime": dayMs + 86400000})
-	res, err := e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"})
+	res, run, err := e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.SingleURL.Created != 2 {
 		t.Fatalf("result %+v", res)
 	}
+	e.record(run.GetID(), run.GetRunID(), "creator_video_and_single_url")
 	got := map[string]string{}
 	for _, r := range e.rows(webhook.BizSingleURLCapture) {
 		got[r.Fields["GroupID"].(string)] = r.Fields["TaskIDs"].(string)
@@ -91,7 +77,7 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 	}
 	// A task of the same group finishing later extends the pending row instead of adding one.
 	e.addTask("1106", "单个链接采集", "error", map[string]any{"BookID": "B1", "UserID": "U1"})
-	if res, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"}); err != nil || res.SingleURL.Created != 0 || res.SingleURL.Updated != 1 {
+	if res, _, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true, ScanDate: "2025-12-17"}); err != nil || res.SingleURL.Created != 0 || res.SingleURL.Updated != 1 {
 		t.Fatalf("second run %+v %v", res, err)
 	}
 	if rows := e.rows(webhook.BizSingleURLCapture); len(rows) != 2 {
@@ -99,8 +85,7 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 	}
 
 	// Status without an "error" option: Feishu answers InvalidFilter and the failure says so.
-	fx, _ := feishuemu.LoadFixtureFile(testenv.RepoRoot() + "/testdata/feishu/taskloom_base.json")
-	tasks := fx.Apps[0].Tables[0]
+	tasks := e2e.FeishuDemo(t).Apps[0].Tables[0]
 	tasks.Records = nil
 	for i := range tasks.Fields {
 		if tasks.Fields[i].Name == "Status" {
@@ -111,11 +96,12 @@ func TestSingleURLAggregationAndInvalidFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.emu.Calls()[feishuemu.EPSearch]
-	_, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true})
+	_, run, err = e.runCreator(webhook.CreatorInput{App: "kwai", EnableSingleURLCapture: true})
 	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != wact.InvalidFilterType || !strings.Contains(err.Error(), `select field "Status" has no option "error"`) {
+	if !errors.As(err, &appErr) || appErr.Type() != webhookact.InvalidFilterType || !strings.Contains(err.Error(), `select field "Status" has no option "error"`) {
 		t.Fatalf("want InvalidFilter naming the missing option, got %v", err)
 	}
+	e.record(run.GetID(), run.GetRunID(), "creator_invalid_filter")
 	// video scan (1 search) + single URL scan once: InvalidFilter is not retried.
 	if n := e.emu.Calls()[feishuemu.EPSearch] - before; n != 2 {
 		t.Fatalf("%d searches, InvalidFilter must not be retried", n)
@@ -130,18 +116,22 @@ func TestGroupRowsDedupedByBizTypeGroupDate(t *testing.T) {
 	e.addTask("1211", "盗版筛查", "running", map[string]any{"ParentTaskID": "1201", "BookID": "B100", "UserID": "U1"})
 	e.addTask("1212", "盗版筛查", "running", map[string]any{"ParentTaskID": "1201", "BookID": "B100", "UserID": "U1"})
 	e.addTask("1213", "盗版筛查", "running", map[string]any{"ParentTaskID": "1201", "BookID": "B100", "UserID": "U2"})
+	key := e.NewKey(auth.PermWrite, "")
 	for i := range 2 {
-		run, err := e.tc.ExecuteWorkflow(e.ctx(), client.StartWorkflowOptions{ID: testenv.Unique(wf.GroupsWorkflowID("1201-")), TaskQueue: e.queue},
-			wf.CreateWebhookResultsForGroups, webhook.GroupsInput{URLs: e.target.URLs, ParentTaskID: "1201"})
-		if err != nil {
-			t.Fatal(err)
+		r := e.Do(http.MethodPost, "/api/v1/webhook/groups", key, map[string]any{"parent_task_id": "1201"})
+		var out struct {
+			WorkflowID string               `json:"workflow_id"`
+			Result     webhook.CreateResult `json:"result"`
 		}
-		var res webhook.CreateResult
-		if err := run.Get(e.ctx(), &res); err != nil {
-			t.Fatal(err)
+		r.JSON(t, &out)
+		if r.Status != http.StatusOK || out.WorkflowID != webhookwf.GroupsWorkflowID("1201") {
+			t.Fatalf("run %d: %d %s", i, r.Status, r.Body)
 		}
-		if want := []int{2, 0}[i]; res.Created != want {
-			t.Fatalf("run %d created %d, want %d", i, res.Created, want)
+		if want := []int{2, 0}[i]; out.Result.Created != want {
+			t.Fatalf("run %d created %d, want %d", i, out.Result.Created, want)
+		}
+		if i == 0 {
+			e.record(out.WorkflowID, "", "groups_creates_rows")
 		}
 	}
 	got := map[string]map[string]any{}

@@ -53,39 +53,3 @@ func TestEfficiencyThousandReadyRows(t *testing.T) {
 	}
 	e.assertPushedOnce(rows)
 }
-
-// waitSettled waits until no result row is pending or failed and n pushes arrived.
-func (e *env) waitSettled(n int, within time.Duration) {
-	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		open := 0
-		for _, r := range e.emu.Records(appToken, "tblWebhook") {
-			if st := r.Fields["Status"]; st == "pending" || st == "failed" {
-				open++
-			}
-		}
-		if open == 0 && len(e.recv.got()) >= n {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	e.t.Fatalf("rows not settled after %s (%d pushes)", within, len(e.recv.got()))
-}
-
-// assertPushedOnce checks that n distinct rows were pushed, none twice.
-func (e *env) assertPushedOnce(n int) {
-	e.t.Helper()
-	seen := map[string]int{}
-	for _, p := range e.recv.got() {
-		seen[fmt.Sprint(p.body["record_id"])]++
-	}
-	for id, c := range seen {
-		if c != 1 {
-			e.t.Errorf("row %s pushed %d times", id, c)
-		}
-	}
-	if len(seen) != n {
-		e.t.Fatalf("%d rows pushed, want %d", len(seen), n)
-	}
-}

@@ -3,15 +3,17 @@ package webhook_test
 import (
 	"database/sql"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/capturedb"
+	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // Each BizType: the row's tasks are still running, so the workflow waits; once they finish
@@ -45,14 +47,16 @@ func TestDeliveryPerBizTypeWaitsThenPushes(t *testing.T) {
 	e.addTask("302", "单个链接采集", "error", map[string]any{"BookID": "B7", "UserID": "U7"})
 	single := e.addRow(webhook.BizSingleURLCapture, "kwai_B7_U7", []string{"301", "302"}, nil)
 
-	if res := e.sweep(webhook.RowFilter{}); res.Candidates != 3 || res.Ensured != 3 {
+	res, run := e.sweepRun(webhook.RowFilter{})
+	if res.Candidates != 3 || res.Ensured != 3 {
 		t.Fatalf("sweep %+v", res)
 	}
+	e.record(run.GetID(), run.GetRunID(), "sweep_ensures_waiting_rows")
 	time.Sleep(1500 * time.Millisecond)
 	if n := len(e.recv.got()); n != 0 {
 		t.Fatalf("%d pushes while tasks are running", n)
 	}
-	if st := e.waitState(piracy, func(st wf.DeliveryState) bool { return st.Checks >= 2 }); !strings.Contains(strings.Join(st.Waiting, ","), "102=running") || st.Checks < 2 {
+	if st := e.waitState(piracy, func(st webhookwf.DeliveryState) bool { return st.Checks >= 2 }); !strings.Contains(strings.Join(st.Waiting, ","), "102=running") || st.Checks < 2 {
 		t.Fatalf("piracy state %+v", st)
 	}
 	// A second sweep finds the same running workflows (USE_EXISTING), starting nothing new.
@@ -96,7 +100,7 @@ func TestDeliveryPerBizTypeWaitsThenPushes(t *testing.T) {
 // from the first attempt while EndAt moves with each one.
 func TestFailingReceiverEndsInError(t *testing.T) {
 	e := newEnv(t)
-	e.recv.status = 500
+	e.recv.answer(http.StatusInternalServerError)
 	e.addTask("401", "视频录屏采集", "success", map[string]any{"ItemID": "it-401"})
 	rec := e.addRow(webhook.BizVideoScreenCapture, "", []string{"401"}, nil)
 	e.sweep(webhook.RowFilter{})
@@ -118,7 +122,7 @@ func TestFailingReceiverEndsInError(t *testing.T) {
 	if c := e.emu.Calls(); c[feishuemu.EPUpdate]+c[feishuemu.EPBatchUpdate] != 3 {
 		t.Fatalf("%d updates + %d batch updates, want one write-back per attempt", c[feishuemu.EPUpdate], c[feishuemu.EPBatchUpdate])
 	}
-	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_claimed_failing_receiver")
+	e.recordDelivery(rec, "delivery_claimed_failing_receiver")
 	// error rows are skipped by the next sweep.
 	if res := e.sweep(webhook.RowFilter{}); res.Candidates != 0 {
 		t.Fatalf("error row swept again: %+v", res)
@@ -142,13 +146,12 @@ func TestMissingTaskRowKeepsWaiting(t *testing.T) {
 	if out := e.outcome(rec); out.Status != "success" {
 		t.Fatalf("outcome %+v", out)
 	}
-	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_waits_then_succeeds")
+	e.recordDelivery(rec, "delivery_waits_then_succeeds")
 }
 
 // The readiness deadline ends a row in error with a LastError naming the unfinished tasks.
 func TestReadinessDeadline(t *testing.T) {
-	e := newEnv(t)
-	e.policy.ReadinessDeadline = 2 * time.Second
+	e := newEnv(t, configure(func(w *config.Webhook) { w.ReadinessDeadline = 2 * time.Second }))
 	e.addTask("601", "单个链接采集", "running", nil)
 	rec := e.addRow(webhook.BizSingleURLCapture, "g", []string{"601"}, nil)
 	e.sweep(webhook.RowFilter{})
@@ -158,7 +161,7 @@ func TestReadinessDeadline(t *testing.T) {
 		!strings.Contains(f["LastError"].(string), "601=running") || len(e.recv.got()) != 0 {
 		t.Fatalf("outcome %+v row %+v", out, f)
 	}
-	e.recordHistory(webhook.DeliveryID("tblWebhook", rec), "delivery_readiness_deadline")
+	e.recordDelivery(rec, "delivery_readiness_deadline")
 }
 
 // Rate limits and write conflicts on every Feishu call the loop makes are retried and the row
@@ -179,17 +182,32 @@ func TestFaultsAreRetried(t *testing.T) {
 	}
 }
 
-// --group-id / --date narrow the scan.
+// POST /api/v1/webhook/sweeps with group_id / date (the CLI's --group-id / --date) narrows the
+// scan.
 func TestSweepFilters(t *testing.T) {
 	e := newEnv(t)
+	key := e.NewKey(auth.PermWrite, "")
 	e.addRow(webhook.BizSingleURLCapture, "g1", []string{"801"}, nil)
 	e.addRow(webhook.BizSingleURLCapture, "g2", []string{"802"}, nil)
 	e.addRow(webhook.BizSingleURLCapture, "g1", []string{"803"}, map[string]any{"Date": dayMs + 86400000})
 	e.addRow(webhook.BizSingleURLCapture, "g1", []string{"804"}, map[string]any{"Status": "error"})
-	if res := e.sweep(webhook.RowFilter{GroupID: "g1", Date: "2025-12-17"}); res.Candidates != 1 {
+	sweep := func(body map[string]any) webhook.SweepResult {
+		t.Helper()
+		r := e.Do(http.MethodPost, "/api/v1/webhook/sweeps", key, body)
+		var out struct {
+			WorkflowID string              `json:"workflow_id"`
+			Result     webhook.SweepResult `json:"result"`
+		}
+		r.JSON(t, &out)
+		if r.Status != http.StatusOK || out.WorkflowID == "" {
+			t.Fatalf("sweep %v: %d %s", body, r.Status, r.Body)
+		}
+		return out.Result
+	}
+	if res := sweep(map[string]any{"group_id": "g1", "date": "2025-12-17"}); res.Candidates != 1 {
 		t.Fatalf("group+date %+v", res)
 	}
-	if res := e.sweep(webhook.RowFilter{Date: "2025-12-18"}); res.Candidates != 1 {
+	if res := sweep(map[string]any{"date": "2025-12-18"}); res.Candidates != 1 {
 		t.Fatalf("date %+v", res)
 	}
 }
@@ -209,12 +227,9 @@ func TestPiracyRecordsFromSQLite(t *testing.T) {
 		}
 	}
 	_ = db.Close()
-	records, err := capturedb.Open(t.Context(), path, "capture_records", "task_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = records.Close() })
-	e := newEnv(t, func(e *env) { e.records = records })
+	e := newEnv(t, configure(func(w *config.Webhook) {
+		w.RecordsSQLite, w.RecordsSQLiteTable, w.RecordsSQLiteTaskID = path, "capture_records", "task_id"
+	}))
 	e.addTask("701", "综合页搜索", "success", map[string]any{"BookID": "B700", "UserID": "U7"})
 	for _, id := range []string{"702", "703"} {
 		e.addTask(id, "盗版筛查", "success", map[string]any{"ParentTaskID": "701", "BookID": "B700", "UserID": "U7"})
