@@ -30,6 +30,7 @@ func errLeaseExpired(t *Task, leaseID string) *Error {
 	}}
 }
 
+// msgLeaseExpired is LEASE_EXPIRED's message, for one task or a whole batch call.
 const msgLeaseExpired = "lease_id 已过期：拉取超时，任务可被重新拉取"
 
 // errNotPulled is TaskEcho's answer to a release of a task no lease holds.

@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m := &Metrics{
 		PullRequests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "taskloom_echo_pull_requests_total", Help: "Pull calls, by project and queue (\"\" = whole project).",
+			Name: "taskloom_echo_pull_requests_total", Help: "Pull calls, by project and queue (\"\" = the project's own tasks).",
 		}, []string{"project", "queue"})),
 		PulledTasks: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskloom_echo_pulled_tasks_total", Help: "Tasks handed out by pulls, by project.",
