@@ -111,4 +111,6 @@ func checkParts(t *testing.T, text string, limit int, parts []string) {
 	}
 }
 
-func isBreak(r rune) bool { return unicode.IsSpace(r) && r != '\u00a0' && r != '\u2007' && r != '\u202f' }
+func isBreak(r rune) bool {
+	return unicode.IsSpace(r) && r != '\u00a0' && r != '\u2007' && r != '\u202f'
+}
