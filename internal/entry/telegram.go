@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -155,9 +156,9 @@ func firstNonEmpty(vs ...string) string {
 }
 
 // ReplyText is what a Telegram task sends back: the final output's field (TELEGRAM_REPLY_FIELD)
-// when it is text, otherwise the whole output as JSON.
+// when it is text that is not blank, otherwise the whole output as JSON. It is never blank.
 func ReplyText(output map[string]any, field string) string {
-	if s, ok := output[field].(string); ok && s != "" {
+	if s, ok := output[field].(string); ok && strings.TrimSpace(s) != "" {
 		return s
 	}
 	b, err := json.Marshal(output)

@@ -12,8 +12,9 @@ import (
 )
 
 // TestReplayRecordedHistories replays every recorded EntryTaskWorkflow history (recorded on the
-// dev server by `go test ./api/entry -run 'TestRule1|TestRule2|TestRule4' -args -record`) against
-// the current code, so a change that breaks determinism for running tasks fails here.
+// dev server by `go test ./api/entry -run 'TestRule1|TestRule2|TestRule4|TestLongReplies|TestRefusedReply'
+// -args -record`) against the current code, so a change that breaks determinism for running
+// tasks fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/histories/entry/*.json")
 	if err != nil {

@@ -35,11 +35,12 @@ func (s *Server) RateLimit(n, retryAfterSeconds int) {
 	s.limited, s.retryAfter = n, retryAfterSeconds
 }
 
-// FailNext makes the next n sendMessage calls answer status (e.g. 502) without sending anything.
-func (s *Server) FailNext(n, status int) {
+// Fail lets the next `after` sendMessage calls through, then makes n calls answer status (e.g.
+// 502) without sending anything.
+func (s *Server) Fail(after, n, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.failing, s.failStatus = n, status
+	s.failAfter, s.failing, s.failStatus = after, n, status
 }
 
 // fault answers the call with the next rate limit or failure a test asked for, if any.
@@ -53,6 +54,8 @@ func (s *Server) fault(w http.ResponseWriter) bool {
 		s.mu.Unlock()
 		apiError(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: retry after %d", after), map[string]any{"retry_after": after})
 		return true
+	case s.failing > 0 && s.failAfter > 0:
+		s.failAfter--
 	case s.failing > 0:
 		s.failing--
 		status := s.failStatus

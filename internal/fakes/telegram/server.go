@@ -37,7 +37,8 @@ type Server struct {
 	limited     int // how many of the next sendMessage calls answer 429
 	retryAfter  int
 	rateLimited int // how many 429s were answered
-	failing     int // how many of the next sendMessage calls answer failStatus
+	failAfter   int // sendMessage calls let through before the failing ones
+	failing     int // how many sendMessage calls answer failStatus
 	failStatus  int
 	refused     map[string]refusal // chat id → how Telegram refuses messages to it
 	holdAfter   int                // sendMessage calls still let through before calls are held; -1: none held
