@@ -17,10 +17,11 @@ import (
 const ErrTypeRateLimited = "EntryTelegramRateLimited"
 
 // markTries bounds the attempts at recording a part that went out (a MongoDB blip); markBackoff
-// is the first wait between them, doubled each time.
+// is the first wait between them, doubled each time; markTimeout bounds them all.
 const (
 	markTries   = 4
 	markBackoff = 250 * time.Millisecond
+	markTimeout = 10 * time.Second
 )
 
 // EntrySendReply sends a completed Telegram task's result to its chat as consecutive messages
@@ -97,10 +98,13 @@ func sendError(err error, progress domain.Reply) error {
 	return fmt.Errorf("reply part %d of %d: %w", progress.Sent+1, progress.Parts, err)
 }
 
-// recordPart writes the progress after a part went out. The part is in the chat already, so a
-// failed write is tried again (an attempt that gave up would send it twice); a write that finds
+// recordPart writes the progress after a part went out. The part is in the chat already, so the
+// write outlives the attempt's cancellation (a worker shutting down, a timeout) and a failed
+// write is tried again: an attempt that gave up would send the part twice. A write that finds
 // other progress than the one it extends stops the attempt, unless it is its own earlier try.
 func (a *Activities) recordPart(ctx context.Context, taskID string, r domain.Reply) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+	defer cancel()
 	var err error
 	for try := range markTries {
 		var ok bool

@@ -49,7 +49,7 @@ var (
 	// after each part lets a dead worker's attempt be retried within seconds.
 	sendReplyOptions = workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,
-		HeartbeatTimeout:       20 * time.Second,
+		HeartbeatTimeout:       30 * time.Second,
 		ScheduleToCloseTimeout: 30 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
 			NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
