@@ -46,7 +46,8 @@ var (
 	// sendReplyOptions: every attempt continues after the last part recorded, so attempts are
 	// bounded by time rather than by count: a long reply under Telegram's flood control (429,
 	// retry_after) keeps making progress. A refusal (403/400) is final at once. The heartbeat
-	// after each part lets a dead worker's attempt be retried within seconds.
+	// after each part lets a dead worker's attempt be retried within half a minute rather than
+	// at the end of its start-to-close timeout.
 	sendReplyOptions = workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,
 		HeartbeatTimeout:       30 * time.Second,
