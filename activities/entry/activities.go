@@ -29,7 +29,8 @@ type Runs interface {
 	Accept(ctx context.Context, run *domain.Run) (*domain.Run, error)
 	Get(ctx context.Context, taskID string) (*domain.Run, error)
 	Record(ctx context.Context, u domain.StatusUpdate) error
-	MarkReplied(ctx context.Context, taskID string, messageID int64) (bool, error)
+	RecordReplyPart(ctx context.Context, taskID string, r domain.Reply) (bool, error)
+	RecordReplyFailure(ctx context.Context, f domain.ReplyFailure) error
 }
 
 // Pipelines reads published pipeline versions (pipelinedb.Store).
@@ -79,38 +80,4 @@ func (a *Activities) EntryPrepareRun(ctx context.Context, req domain.PrepareRequ
 // workflow's sequence number and applies only over an older one.
 func (a *Activities) EntryRecordStatus(ctx context.Context, u domain.StatusUpdate) error {
 	return a.Runs.Record(ctx, u)
-}
-
-// EntrySendReply sends a completed Telegram task's result to its chat, once: the reply's message
-// id is stored on the workflow_runs document and a retried activity that finds it sends nothing.
-// (A worker dying between Telegram's answer and that write is the one way to a second reply.)
-// Telegram's 429 retry_after becomes the activity's next retry delay.
-func (a *Activities) EntrySendReply(ctx context.Context, req domain.ReplyRequest) error {
-	if a.Bot == nil {
-		return temporal.NewNonRetryableApplicationError("TELEGRAM_BOT_TOKEN is not set", domain.ErrTypeTelegramRejected, nil)
-	}
-	run, err := a.Runs.Get(ctx, req.TaskID)
-	if err != nil {
-		return err
-	}
-	if run.ReplyMessageID != 0 {
-		return nil
-	}
-	id, err := a.Bot.SendMessage(ctx, req.ChatID, req.Text, req.ReplyTo)
-	var ra *domain.RetryAfterError
-	switch {
-	case errors.As(err, &ra):
-		return temporal.NewApplicationErrorWithOptions(ra.Error(), "EntryTelegramRateLimited",
-			temporal.ApplicationErrorOptions{NextRetryDelay: ra.After})
-	case errors.Is(err, domain.ErrRejected):
-		return temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeTelegramRejected, err)
-	case err != nil:
-		return err
-	}
-	if _, err := a.Runs.MarkReplied(ctx, req.TaskID, id); err != nil {
-		// The message went out; failing here would make a retry send it twice.
-		a.Log.Warn("telegram reply sent but not recorded", "task_id", req.TaskID, "message_id", id, "err", err)
-	}
-	a.Log.Info("telegram reply sent", "task_id", req.TaskID, "chat_id", req.ChatID, "message_id", id)
-	return nil
 }

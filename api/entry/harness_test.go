@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,8 @@ type vendor struct {
 	fail  atomic.Bool
 	delay atomic.Int64 // milliseconds
 	calls atomic.Int64
+	// replies maps a user text to the reply the vendor gives it instead of the echo.
+	replies sync.Map
 }
 
 func startVendor(t *testing.T) *vendor {
@@ -55,8 +58,12 @@ func startVendor(t *testing.T) *vendor {
 			History []any  `json:"history"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&in)
+		reply := "echo: " + in.Text
+		if r, ok := v.replies.Load(in.Text); ok {
+			reply = r.(string)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"reply": "echo: " + in.Text, "history_len": len(in.History)})
+		_ = json.NewEncoder(w).Encode(map[string]any{"reply": reply, "history_len": len(in.History)})
 	}))
 	t.Cleanup(v.srv.Close)
 	return v

@@ -19,6 +19,7 @@ import (
 	entryapi "github.com/taskloom/taskloom/api/entry"
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/config"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/platform"
@@ -255,4 +256,55 @@ func TestSuspendedMonitorWarnsOverThreshold(t *testing.T) {
 	if _, over, err := m.Check(f.env.Context()); err != nil || over {
 		t.Fatalf("under the threshold: over=%v err=%v", over, err)
 	}
+}
+
+// editedUpdate is Telegram's update for an edit of message messageID: an update of its own.
+func editedUpdate(updateID, chat, messageID int64, text string) map[string]any {
+	return map[string]any{"update_id": updateID, "edited_message": map[string]any{
+		"message_id": messageID, "date": time.Now().Unix(), "edit_date": time.Now().Unix(), "text": text,
+		"chat": map[string]any{"id": chat, "type": "private"}, "from": map[string]any{"id": chat, "username": "alice"},
+	}}
+}
+
+// An edited_message is answered 200 and starts nothing by default: no task, no vendor call, no
+// second reply.
+func TestTelegramEditIsIgnoredByDefault(t *testing.T) {
+	f := newFixture(t)
+	first := f.webhook(telegramUpdate(700, 78, "helo"), tgSecret)
+	id := first.Map(t)["taskId"].(string)
+	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	e2e.Eventually(t, 10*time.Second, "the reply", func() bool { return len(f.tg.MessagesTo("78")) == 1 })
+
+	r := f.webhook(editedUpdate(701, 78, 707, "hello"), tgSecret)
+	if r.Status != http.StatusOK || r.Map(t)["ignored"] != true || r.Map(t)["taskId"] != nil {
+		t.Fatalf("edit: %d %s", r.Status, r.Body)
+	}
+	editID := domain.TaskID(domain.BuildKey(domain.ChannelTelegram, f.pipeline, "78", "701"))
+	if _, err := f.env.Platform.Temporal.DescribeWorkflowExecution(f.env.Context(), editID, ""); err == nil {
+		t.Fatal("the edit started a workflow")
+	}
+	time.Sleep(time.Second)
+	if n, calls := len(f.tg.MessagesTo("78")), f.vendor.calls.Load(); n != 1 || calls != 1 {
+		t.Fatalf("after the edit: %d replies, %d vendor calls", n, calls)
+	}
+}
+
+// With ENTRY_TELEGRAM_EDITS=rerun an edit is a new task with its own run and reply.
+func TestTelegramEditRerunsWhenConfigured(t *testing.T) {
+	f := newFixture(t, func(c *config.Config) { c.Entry.TelegramEdits = config.TelegramEditsRerun })
+	first := f.webhook(telegramUpdate(800, 79, "helo"), tgSecret).Map(t)["taskId"].(string)
+	r := f.webhook(editedUpdate(801, 79, 807, "hello"), tgSecret)
+	if r.Status != http.StatusOK || r.Map(t)["ignored"] == true {
+		t.Fatalf("edit: %d %s", r.Status, r.Body)
+	}
+	edit := r.Map(t)["taskId"].(string)
+	if edit == first {
+		t.Fatal("the edit found the original task")
+	}
+	st := f.waitStatus(edit, domain.StatusCompleted, 30*time.Second)
+	if st["result"].(map[string]any)["text"] != "echo: hello" {
+		t.Fatalf("edit result: %v", st)
+	}
+	f.waitStatus(first, domain.StatusCompleted, 30*time.Second)
+	e2e.Eventually(t, 10*time.Second, "two replies", func() bool { return len(f.tg.MessagesTo("79")) == 2 })
 }

@@ -17,7 +17,8 @@ const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // telegram is POST /telegram/webhook: check the secret token, map the Update to an envelope
 // (channel telegram, key from the update id), enqueue it and answer 200 at once; the worker
 // replies with sendMessage when the task completes. A redelivered update finds its first task.
-// Telegram redelivers on any non-2xx, so a 503 while Temporal is down loses nothing.
+// Telegram redelivers on any non-2xx, so a 503 while Temporal is down loses nothing; an update
+// that runs nothing (an edit, by default) is answered 200 so that it is not redelivered.
 func (h *handlers) telegram(c echo.Context) error {
 	want := h.cfg.TelegramWebhookSecret
 	got := c.Request().Header.Get(secretHeader)
@@ -32,9 +33,9 @@ func (h *handlers) telegram(c echo.Context) error {
 	if err != nil {
 		return httpx.Validation("body", err.Error())
 	}
-	req, keyTS, ok := domain.MapUpdate(u, h.cfg.TelegramWorkflowFor)
-	if !ok {
-		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true})
+	req, keyTS, ignored := domain.MapUpdate(u, domain.TelegramIntake{Route: h.cfg.TelegramWorkflowFor, RerunEdits: h.cfg.RerunTelegramEdits()})
+	if req == nil {
+		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": ignored})
 	}
 	if err := req.Validate(); err != nil {
 		// Answering non-2xx would make Telegram redeliver a message that can never pass.

@@ -20,8 +20,12 @@ type entryData struct {
 	Suspended []intake.SuspendedTask
 	Total     int64
 	More      int64
-	Admin     bool
-	Links     map[string]string
+	// FailedReplies are Telegram tasks whose reply was refused or given up; MoreReplies how
+	// many more there are than the page lists.
+	FailedReplies []intake.FailedReply
+	MoreReplies   int64
+	Admin         bool
+	Links         map[string]string
 }
 
 type channelRow struct {
@@ -29,8 +33,9 @@ type channelRow struct {
 	Total, Open int64
 }
 
-// entryPage shows the entry tasks' counts by status and channel and the suspended tasks with
-// their reason and attempts; an administrator gets resume and drop next to each.
+// entryPage shows the entry tasks' counts by status and channel, the suspended tasks with
+// their reason and attempts (an administrator gets resume and drop next to each), and the
+// Telegram tasks whose reply was refused or given up, with Telegram's error.
 func (u *UI) entryPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	st, err := u.entry.Stats(ctx, u.p.Config.Entry.SuspendedAlertThreshold)
@@ -48,6 +53,15 @@ func (u *UI) entryPage(c echo.Context) error {
 	d.More = max(0, d.Total-int64(len(d.Suspended)))
 	for _, s := range d.Suspended {
 		d.Links[s.TaskID] = u.temporalLink(s.TaskID)
+	}
+	if st.Replies.Failed > 0 {
+		if d.FailedReplies, err = u.entry.FailedReplies(ctx, suspendedShown); err != nil {
+			return u.failPage(c, err)
+		}
+		d.MoreReplies = max(0, st.Replies.Failed-int64(len(d.FailedReplies)))
+	}
+	for _, f := range d.FailedReplies {
+		d.Links[f.TaskID] = u.temporalLink(f.TaskID)
 	}
 	return u.render(c, http.StatusOK, "console_entry.html", "入口任务", "entry", d)
 }

@@ -22,6 +22,10 @@ type Entry struct {
 	// by TelegramRetryCap (the seed's "Telegram 每次退避 ×2").
 	TelegramRetryBase time.Duration `env:"ENTRY_TELEGRAM_RETRY_BASE" envDefault:"2s"`
 	TelegramRetryCap  time.Duration `env:"ENTRY_TELEGRAM_RETRY_CAP" envDefault:"10m"`
+	// TelegramEdits says what an edited_message update does: "ignore" acknowledges it and runs
+	// nothing (the original message's task stands); "rerun" runs the edited text as a new task,
+	// with its own pipeline run, quota unit and reply.
+	TelegramEdits string `env:"ENTRY_TELEGRAM_EDITS" envDefault:"ignore"`
 
 	// WaitTimeoutDefault is waitTimeoutSeconds when a waitForResult request does not send it;
 	// WaitTimeoutMax bounds it so a blocked request cannot hold a connection for long.
@@ -58,6 +62,15 @@ type Entry struct {
 	// when it is absent the whole output is sent as JSON.
 	TelegramReplyField string `env:"TELEGRAM_REPLY_FIELD" envDefault:"text"`
 }
+
+// The values of ENTRY_TELEGRAM_EDITS.
+const (
+	TelegramEditsIgnore = "ignore"
+	TelegramEditsRerun  = "rerun"
+)
+
+// RerunTelegramEdits reports whether an edited_message runs as a new task.
+func (c *Entry) RerunTelegramEdits() bool { return c.TelegramEdits == TelegramEditsRerun }
 
 func (c *Entry) validate() error {
 	var errs []error
@@ -101,6 +114,9 @@ func (c *Entry) validate() error {
 	}
 	if strings.TrimSpace(c.UserID) == "" || strings.TrimSpace(c.FeatureID) == "" {
 		add(errors.New("ENTRY_USER_ID and ENTRY_FEATURE_ID must not be empty"))
+	}
+	if err := oneOf(c.TelegramEdits, TelegramEditsIgnore, TelegramEditsRerun); err != nil {
+		add(fmt.Errorf("ENTRY_TELEGRAM_EDITS: %w", err))
 	}
 	add(HTTPURL("TELEGRAM_API_BASE_URL", c.TelegramAPIBaseURL))
 	for chat, wf := range c.TelegramChatWorkflows {

@@ -64,21 +64,28 @@ func FuzzTaskID(f *testing.F) {
 	})
 }
 
-// FuzzMapUpdate: any webhook body is refused, ignored, or mapped to a valid request keyed by its
-// update id.
+// FuzzMapUpdate: any webhook body is refused, ignored with a reason (an edit unless edits rerun),
+// or mapped to a valid request keyed by its update id.
 func FuzzMapUpdate(f *testing.F) {
-	f.Add([]byte(`{"update_id":1,"message":{"message_id":2,"chat":{"id":42},"text":"hi","reply_to_message":{"text":"before"}}}`))
-	f.Add([]byte(`{"update_id":3,"edited_message":{"message_id":2,"chat":{"id":-100},"caption":"pic"}}`))
-	f.Add([]byte(`{"update_id":4,"message":{"chat":{"id":1},"from":{"id":5,"is_bot":true},"text":"self"}}`))
-	f.Add([]byte(`{"update_id":0}`))
-	f.Add([]byte(`not json`))
-	f.Fuzz(func(t *testing.T, body []byte) {
+	f.Add([]byte(`{"update_id":1,"message":{"message_id":2,"chat":{"id":42},"text":"hi","reply_to_message":{"text":"before"}}}`), false)
+	f.Add([]byte(`{"update_id":3,"edited_message":{"message_id":2,"chat":{"id":-100},"caption":"pic"}}`), true)
+	f.Add([]byte(`{"update_id":3,"edited_message":{"message_id":2,"chat":{"id":-100},"text":"edit"}}`), false)
+	f.Add([]byte(`{"update_id":4,"message":{"chat":{"id":1},"from":{"id":5,"is_bot":true},"text":"self"}}`), false)
+	f.Add([]byte(`{"update_id":0}`), false)
+	f.Add([]byte(`not json`), true)
+	f.Fuzz(func(t *testing.T, body []byte, rerunEdits bool) {
 		u, err := entry.ParseUpdate(body)
 		if err != nil {
 			return
 		}
-		req, ts, ok := entry.MapUpdate(u, func(string) string { return "wf" })
-		if !ok {
+		req, ts, ignored := entry.MapUpdate(u, entry.TelegramIntake{Route: func(string) string { return "wf" }, RerunEdits: rerunEdits})
+		if (req == nil) == (ignored == "") {
+			t.Fatalf("request %v with reason %q", req, ignored)
+		}
+		if u.Message == nil && u.EditedMessage != nil && !rerunEdits && req != nil {
+			t.Fatal("an edit became a task")
+		}
+		if req == nil {
 			return
 		}
 		if err := req.Validate(); err != nil {

@@ -28,7 +28,10 @@ type Run struct {
 	LastError       string         `bson:"last_error,omitempty" json:"lastError,omitempty"`
 	SuspendedReason string         `bson:"suspended_reason,omitempty" json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `bson:"suspended_at,omitempty" json:"suspendedAt,omitempty"`
-	ReplyMessageID  int64          `bson:"reply_message_id,omitempty" json:"replyMessageId,omitempty"`
+	// ReplyMessageID is the id of the reply's first message (the only one, for replies sent
+	// before they were split); Reply is the whole reply.
+	ReplyMessageID int64  `bson:"reply_message_id,omitempty" json:"replyMessageId,omitempty"`
+	Reply          *Reply `bson:"reply,omitempty" json:"reply,omitempty"`
 	// Seq orders the workflow's status writes: a write applies only when it is newer than the
 	// stored one, so a late retry of an old activity cannot roll the status back.
 	Seq         int        `bson:"seq" json:"-"`
@@ -53,7 +56,19 @@ func (r *Run) Unstarted() bool { return r.Status == StatusPending && r.Seq == 0 
 func StatusOf(r *Run) *TaskStatus {
 	return &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
 		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
-		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt}
+		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, Reply: r.ReplyRecord()}
+}
+
+// ReplyRecord is the document's reply: its reply field, or for a reply sent before replies were
+// split, the one message reply_message_id names. Nil when no reply went out or was given up.
+func (r *Run) ReplyRecord() *Reply {
+	switch {
+	case r.Reply != nil:
+		return r.Reply
+	case r.ReplyMessageID != 0:
+		return &Reply{Status: ReplySent, Parts: 1, Sent: 1, MessageIDs: []int64{r.ReplyMessageID}}
+	}
+	return nil
 }
 
 // StatusUpdate is one status change the workflow records.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -55,28 +56,67 @@ func ParseUpdate(body []byte) (*Update, error) {
 // TelegramRoute says which pipeline a chat's messages run.
 type TelegramRoute func(chatID string) string
 
+// TelegramIntake says which updates become tasks.
+type TelegramIntake struct {
+	Route TelegramRoute
+	// RerunEdits runs an edited_message as a new task (ENTRY_TELEGRAM_EDITS=rerun). Telegram
+	// sends an edit as an update of its own, with a new update_id, so it would otherwise be a
+	// second task for the same message: by default an edit is acknowledged and nothing runs.
+	RerunEdits bool
+}
+
+// Reasons MapUpdate gives for an update that runs nothing.
+const (
+	IgnoredNoMessage = "no message"
+	IgnoredEdit      = "edited_message: edits do not run again (ENTRY_TELEGRAM_EDITS=ignore)"
+	IgnoredFromBot   = "message from a bot"
+	IgnoredNoText    = "message without text or caption"
+	IgnoredNoRoute   = "no pipeline for the chat"
+)
+
 // MapUpdate builds the apply request of a Telegram update: channel telegram, core_envelope with
 // the chat id and message ids, the message text (or caption), and the replied-to message as
 // history. The idempotency key uses the update id, so Telegram redelivering an update (it does
-// until the webhook answers 200) finds the task of the first delivery. ok is false for updates
-// with nothing to run (no message, no text, a bot's own message, no pipeline for the chat).
-func MapUpdate(u *Update, route TelegramRoute) (req *ApplyRequest, keyTS string, ok bool) {
-	msg := u.Message
+// until the webhook answers 200) finds the task of the first delivery. An update with nothing to
+// run (no message, an edit unless in.RerunEdits, a bot's own message, no text, no pipeline for
+// the chat) maps to no request and the reason.
+func MapUpdate(u *Update, in TelegramIntake) (req *ApplyRequest, keyTS, ignored string) {
+	msg, ignored := u.runnable(in.RerunEdits)
 	if msg == nil {
+		return nil, "", ignored
+	}
+	text := firstNonEmpty(msg.Text, msg.Caption)
+	chat := strconv.FormatInt(msg.Chat.ID, 10)
+	if text == "" || msg.Chat.ID == 0 {
+		return nil, "", IgnoredNoText
+	}
+	wf := in.Route(chat)
+	if wf == "" {
+		return nil, "", IgnoredNoRoute
+	}
+	return applyRequest(u.UpdateID, msg, wf, text), strconv.FormatInt(u.UpdateID, 10), ""
+}
+
+// runnable is the update's message when it may become a task, else the reason it may not.
+func (u *Update) runnable(rerunEdits bool) (*Message, string) {
+	msg := u.Message
+	if msg == nil && u.EditedMessage != nil {
+		if !rerunEdits {
+			return nil, IgnoredEdit
+		}
 		msg = u.EditedMessage
 	}
-	if msg == nil || (msg.From != nil && msg.From.IsBot) {
-		return nil, "", false
+	switch {
+	case msg == nil:
+		return nil, IgnoredNoMessage
+	case msg.From != nil && msg.From.IsBot:
+		return nil, IgnoredFromBot
 	}
-	text := msg.Text
-	if text == "" {
-		text = msg.Caption
-	}
+	return msg, ""
+}
+
+func applyRequest(updateID int64, msg *Message, wf, text string) *ApplyRequest {
 	chat := strconv.FormatInt(msg.Chat.ID, 10)
-	wf := route(chat)
-	if text == "" || wf == "" || msg.Chat.ID == 0 {
-		return nil, "", false
-	}
 	history := []string{}
 	if r := msg.ReplyToMessage; r != nil {
 		if t := firstNonEmpty(r.Text, r.Caption); t != "" {
@@ -90,13 +130,13 @@ func MapUpdate(u *Update, route TelegramRoute) (req *ApplyRequest, keyTS string,
 			user["username"] = msg.From.Username
 		}
 	}
-	requestID := "tg-" + strconv.FormatInt(u.UpdateID, 10)
-	req = &ApplyRequest{
+	requestID := "tg-" + strconv.FormatInt(updateID, 10)
+	return &ApplyRequest{
 		WorkflowID:    wf,
 		UserText:      &text,
 		HistoryChunks: &history,
 		CoreEnvelope: map[string]any{
-			"metadata": map[string]any{"chat_id": chat, "message_id": msg.MessageID, "update_id": u.UpdateID, "chat_type": msg.Chat.Type},
+			"metadata": map[string]any{"chat_id": chat, "message_id": msg.MessageID, "update_id": updateID, "chat_type": msg.Chat.Type},
 			"payload":  map[string]any{"context_quotes": history},
 		},
 		Telemetry: Telemetry{Channel: ChannelTelegram, RequestID: requestID},
@@ -104,7 +144,6 @@ func MapUpdate(u *Update, route TelegramRoute) (req *ApplyRequest, keyTS string,
 		Source:    "telegram-bot",
 		Context:   Context{User: user, RequestID: requestID},
 	}
-	return req, strconv.FormatInt(u.UpdateID, 10), true
 }
 
 func firstNonEmpty(vs ...string) string {
@@ -117,9 +156,9 @@ func firstNonEmpty(vs ...string) string {
 }
 
 // ReplyText is what a Telegram task sends back: the final output's field (TELEGRAM_REPLY_FIELD)
-// when it is text, otherwise the whole output as JSON.
+// when it is text that is not blank, otherwise the whole output as JSON. It is never blank.
 func ReplyText(output map[string]any, field string) string {
-	if s, ok := output[field].(string); ok && s != "" {
+	if s, ok := output[field].(string); ok && strings.TrimSpace(s) != "" {
 		return s
 	}
 	b, err := json.Marshal(output)

@@ -78,6 +78,9 @@ type TaskStatus struct {
 	PipelineTaskID  string         `json:"pipelineTaskId,omitempty"`
 	SuspendedReason string         `json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `json:"suspendedAt,omitempty"`
+	// Reply is what became of a Telegram task's reply (nil for other channels, and until the
+	// reply went out or was given up).
+	Reply *Reply `json:"reply,omitempty"`
 	// From says where the answer came from: "workflow" (a live query) or "workflow_runs".
 	From string `json:"from,omitempty"`
 }

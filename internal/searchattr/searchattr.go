@@ -19,6 +19,9 @@ var (
 	OriginalTaskID = temporal.NewSearchAttributeKeyInt64("OriginalTaskId")
 	// Channel is an entry task's intake channel (http|telegram|cli), for stats by channel.
 	Channel = temporal.NewSearchAttributeKeyKeyword("TaskloomChannel")
+	// Reply is "failed" on an entry task whose Telegram reply was refused or given up, for stats
+	// and the console (unset otherwise).
+	Reply = temporal.NewSearchAttributeKeyKeyword("TaskloomReply")
 )
 
 // Registered lists every custom attribute as `Name=Type`, the form of
@@ -32,6 +35,7 @@ var Registered = []string{
 	"GroupID=Keyword",
 	"OriginalTaskId=Int",
 	"TaskloomChannel=Keyword",
+	"TaskloomReply=Keyword",
 }
 
 // DevServerArgs returns the start-dev arguments that register every attribute.

@@ -37,10 +37,23 @@ var (
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	}
 	// replyOptions: Telegram's retry_after becomes the next retry delay (the activity sets it).
+	// Executions from before replyChange use them.
 	replyOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
 			MaximumAttempts: 10, NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
+	}
+	// sendReplyOptions: every attempt continues after the last part recorded, so attempts are
+	// bounded by time rather than by count: a long reply under Telegram's flood control (429,
+	// retry_after) keeps making progress. A refusal (403/400) is final at once. The heartbeat
+	// after each part lets a dead worker's attempt be retried within half a minute rather than
+	// at the end of its start-to-close timeout.
+	sendReplyOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		HeartbeatTimeout:       30 * time.Second,
+		ScheduleToCloseTimeout: 30 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
+			NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
 	}
 )
 
@@ -281,8 +294,13 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	return nil
 }
 
-// complete records the result and, for Telegram, sends it to the chat. A reply Telegram refuses
-// for good is logged; the task still completed.
+// replyChange versions the reply's outcome: executions started before it only log a reply that
+// failed; from version 1 the task records it (reply.status failed with the error, in
+// workflow_runs and the TaskloomReply search attribute) and a sent reply's parts.
+const replyChange = "entry-reply-outcome"
+
+// complete records the result and, for Telegram, sends it to the chat. The task is completed
+// whatever becomes of the reply; the reply's own outcome is recorded beside it.
 func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.TaskStatus, error) {
 	r.st.Result, r.st.LastError = output, ""
 	if err := r.transition(ctx, domain.StatusCompleted, ""); err != nil {
@@ -294,10 +312,36 @@ func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.Tas
 	env := r.in.Envelope
 	req := domain.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: domain.ReplyText(output, r.in.ReplyField),
 		ReplyTo: messageID(env.Payload.CoreEnvelope)}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), r.acts.EntrySendReply, req).Get(ctx, nil); err != nil {
-		r.log.Warn("telegram reply not sent", "err", err)
+	if workflow.GetVersion(ctx, replyChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), r.acts.EntrySendReply, req).Get(ctx, nil); err != nil {
+			r.log.Warn("telegram reply not sent", "err", err)
+		}
+		return r.st, nil
 	}
-	return r.st, nil
+	return r.st, r.reply(ctx, req)
+}
+
+// reply sends the reply and keeps what became of it on the status: sent with its parts, or, when
+// Telegram refused it or its retries ran out, failed with the reason, recorded in workflow_runs
+// before it shows (the status query, TaskloomReply=failed). A reply that fails costs one more
+// activity, the record; one that goes out costs none (the send activity records its parts).
+func (r *run) reply(ctx workflow.Context, req domain.ReplyRequest) error {
+	var sent domain.Reply
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, sendReplyOptions), r.acts.EntrySendReply, req).Get(ctx, &sent)
+	if err == nil {
+		r.st.Reply = &sent
+		return nil
+	}
+	r.log.Warn("telegram reply failed", "err", err)
+	f := domain.ReplyFailure{TaskID: req.TaskID, Error: message(err), At: workflow.Now(ctx).UTC()}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryRecordReplyFailure, f).Get(ctx, nil); err != nil {
+		return fmt.Errorf("record failed reply: %w", err)
+	}
+	r.st.Reply = &domain.Reply{Status: domain.ReplyFailed, Error: f.Error, At: f.At}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Reply.ValueSet(domain.ReplyFailed)); err != nil {
+		r.log.Warn("upsert TaskloomReply failed", "err", err)
+	}
+	return nil
 }
 
 // messageID is coreEnvelope.metadata.message_id (the message the reply answers), 0 when absent.

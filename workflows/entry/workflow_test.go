@@ -3,6 +3,7 @@ package entry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	entryacts "github.com/taskloom/taskloom/activities/entry"
 	domain "github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/searchattr"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -26,6 +28,11 @@ type fakeActs struct {
 	prepErr  error
 	replies  []domain.ReplyRequest
 	replyErr []error
+	// sent is what the reply activity reports once it succeeds.
+	sent     *domain.Reply
+	failures []domain.ReplyFailure
+	// replyAttr is the TaskloomReply search attribute the workflow set ("" when none).
+	replyAttr string
 }
 
 func (f *fakeActs) prepare(_ context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
@@ -51,13 +58,25 @@ func (f *fakeActs) record(_ context.Context, u domain.StatusUpdate) error {
 	return nil
 }
 
-func (f *fakeActs) reply(_ context.Context, r domain.ReplyRequest) error {
+func (f *fakeActs) reply(_ context.Context, r domain.ReplyRequest) (*domain.Reply, error) {
 	f.replies = append(f.replies, r)
 	if len(f.replyErr) > 0 {
 		err := f.replyErr[0]
-		f.replyErr = f.replyErr[1:]
-		return err
+		if len(f.replyErr) > 1 {
+			f.replyErr = f.replyErr[1:] // the last error repeats
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
+	if f.sent != nil {
+		return f.sent, nil
+	}
+	return &domain.Reply{Status: domain.ReplySent, Parts: 1, Sent: 1, MessageIDs: []int64{1}}, nil
+}
+
+func (f *fakeActs) replyFailed(_ context.Context, rf domain.ReplyFailure) error {
+	f.failures = append(f.failures, rf)
 	return nil
 }
 
@@ -79,6 +98,12 @@ func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	env.OnActivity(a.EntryPrepareRun, mock.Anything, mock.Anything).Return(f.prepare)
 	env.OnActivity(a.EntryRecordStatus, mock.Anything, mock.Anything).Return(f.record)
 	env.OnActivity(a.EntrySendReply, mock.Anything, mock.Anything).Return(f.reply)
+	env.OnActivity(a.EntryRecordReplyFailure, mock.Anything, mock.Anything).Return(f.replyFailed)
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(searchattr.Reply); ok {
+			f.replyAttr = v
+		}
+	}).Return(nil).Maybe()
 	return env
 }
 
@@ -247,7 +272,7 @@ func TestDropDuringARetryWait(t *testing.T) {
 
 func TestTelegramRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
 	f := &fakeActs{replyErr: []error{temporal.NewApplicationErrorWithOptions("429", "EntryTelegramRateLimited",
-		temporal.ApplicationErrorOptions{NextRetryDelay: 7 * time.Second})}}
+		temporal.ApplicationErrorOptions{NextRetryDelay: 7 * time.Second}), nil}}
 	env := newEnv(t, f)
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
 		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "yo"}}}, nil)
@@ -259,4 +284,62 @@ func TestTelegramRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
 	if len(f.replies) != 2 || env.Now().Sub(start) < 7*time.Second {
 		t.Fatalf("replies %d after %s", len(f.replies), env.Now().Sub(start))
 	}
+}
+
+// completeTelegram runs a Telegram task whose pipeline answers text, to its end.
+func completeTelegram(t *testing.T, f *fakeActs) domain.TaskStatus {
+	t.Helper()
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "a long answer"}}}, nil)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 0))
+	var st domain.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A reply that went out shows on the task as sent, with its parts; nothing else is recorded.
+func TestSentReplyShowsItsParts(t *testing.T) {
+	f := &fakeActs{sent: &domain.Reply{Status: domain.ReplySent, Parts: 2, Sent: 2, MessageIDs: []int64{5, 6}}}
+	st := completeTelegram(t, f)
+	if st.Status != domain.StatusCompleted || st.Reply == nil || st.Reply.Status != domain.ReplySent || st.Reply.Parts != 2 {
+		t.Fatalf("status: %+v reply %+v", st, st.Reply)
+	}
+	if len(f.replies) != 1 || len(f.failures) != 0 || f.replyAttr != "" {
+		t.Fatalf("replies %d, failures %v, TaskloomReply %q", len(f.replies), f.failures, f.replyAttr)
+	}
+}
+
+// A reply Telegram refuses (403 bot blocked) is tried once, the task still completes, and the
+// refusal is recorded: in workflow_runs, on the status and as TaskloomReply=failed.
+func TestRefusedReplyIsRecordedAndNotRetried(t *testing.T) {
+	refused := temporal.NewNonRetryableApplicationError("sendMessage to chat 42: HTTP 403: Forbidden: bot was blocked by the user",
+		domain.ErrTypeTelegramRejected, nil)
+	f := &fakeActs{replyErr: []error{refused}}
+	st := completeTelegram(t, f)
+	if st.Status != domain.StatusCompleted || st.LastError != "" {
+		t.Fatalf("status: %+v", st)
+	}
+	if len(f.replies) != 1 {
+		t.Fatalf("a refused reply was tried %d times", len(f.replies))
+	}
+	if len(f.failures) != 1 || !strings.Contains(f.failures[0].Error, "bot was blocked by the user") || f.failures[0].At.IsZero() {
+		t.Fatalf("recorded failures: %+v", f.failures)
+	}
+	if st.Reply == nil || st.Reply.Status != domain.ReplyFailed || st.Reply.Error != f.failures[0].Error || f.replyAttr != domain.ReplyFailed {
+		t.Fatalf("reply %+v, TaskloomReply %q", st.Reply, f.replyAttr)
+	}
+}
+
+// A reply that keeps failing with retryable errors (Telegram 5xx) is retried until its time
+// budget is used up, then recorded as failed: not retried forever.
+func TestReplyFailingUntilItsBudgetEndsIsRecorded(t *testing.T) {
+	f := &fakeActs{replyErr: []error{errors.New("sendMessage to chat 42: HTTP 502: Bad Gateway")}}
+	st := completeTelegram(t, f)
+	if len(f.replies) < 5 || len(f.failures) != 1 || st.Reply == nil || st.Reply.Status != domain.ReplyFailed {
+		t.Fatalf("%d attempts, failures %+v, reply %+v", len(f.replies), f.failures, st.Reply)
+	}
+	t.Logf("%d attempts, then %q", len(f.replies), st.Reply.Error)
 }

@@ -10,13 +10,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/taskloom/taskloom/internal/entry"
 )
-
-// MaxMessageLen is the Bot API's limit on a message's text, in characters.
-const MaxMessageLen = 4096
 
 // Bot is a minimal Telegram Bot API client: sendMessage is all the entry subsystem needs.
 type Bot struct {
@@ -40,11 +36,14 @@ type apiResponse struct {
 	} `json:"parameters"`
 }
 
-// SendMessage sends text to chatID, as a reply to replyTo when it is not zero, and returns the
-// new message's id. A 429 is a *RetryAfterError carrying Telegram's retry_after; other 4xx wrap
-// ErrRejected; 5xx and transport errors are returned as they are (retryable).
+// SendMessage sends text to chatID as plain text (no parse_mode), as a reply to replyTo when it
+// is not zero, and returns the new message's id. The text must fit one message
+// (entry.MaxMessageUTF16; entry.ReplyParts splits a longer one): Telegram refuses a longer one.
+// A 429 is a *RetryAfterError carrying Telegram's retry_after; other 4xx (400 chat not found or
+// message too long, 403 bot blocked by the user) wrap ErrRejected; 5xx and transport errors are
+// returned as they are (retryable).
 func (b *Bot) SendMessage(ctx context.Context, chatID, text string, replyTo int64) (int64, error) {
-	body := map[string]any{"chat_id": chatID, "text": truncateRunes(text, MaxMessageLen)}
+	body := map[string]any{"chat_id": chatID, "text": text}
 	if replyTo != 0 {
 		body["reply_parameters"] = map[string]any{"message_id": replyTo, "allow_sending_without_reply": true}
 	}
@@ -94,12 +93,4 @@ func redact(err error, token string) error {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), token, "<token>"))
-}
-
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n])
 }

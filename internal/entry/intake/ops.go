@@ -28,6 +28,13 @@ type Stats struct {
 	Channels map[string]ChannelStats `json:"channels"`
 	// SuspendedThreshold is ENTRY_SUSPENDED_ALERT_THRESHOLD, so a dashboard can compare.
 	SuspendedThreshold int `json:"suspendedThreshold"`
+	// Replies counts Telegram replies by outcome.
+	Replies ReplyStats `json:"replies"`
+}
+
+// ReplyStats counts Telegram replies that were refused or given up (TaskloomReply=failed).
+type ReplyStats struct {
+	Failed int64 `json:"failed"`
 }
 
 // ChannelStats counts one channel's tasks.
@@ -59,7 +66,16 @@ func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 		}
 		st.Channels[c] = ChannelStats{Total: total, Open: n}
 	}
+	n, err := t.count(ctx, failedRepliesQuery())
+	if err != nil {
+		return nil, err
+	}
+	st.Replies.Failed = n
 	return st, nil
+}
+
+func failedRepliesQuery() string {
+	return visibilityQuery(fmt.Sprintf("TaskloomReply = '%s'", entry.ReplyFailed))
 }
 
 // CountSuspended is the number of suspended tasks (the monitor's and the alert's number).
@@ -94,18 +110,9 @@ type SuspendedTask struct {
 // Suspended lists up to limit suspended tasks (in visibility's order, newest started first; SQL
 // visibility refuses ORDER BY) with the reason and attempts that workflow_runs holds.
 func (t *Tasks) Suspended(ctx context.Context, limit int) ([]SuspendedTask, error) {
-	resp, err := t.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: suspendedQuery(), PageSize: int32(limit)})
+	ids, runs, err := t.listRuns(ctx, suspendedQuery(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list suspended tasks: %w", err)
-	}
-	ids := make([]string, 0, len(resp.GetExecutions()))
-	for _, e := range resp.GetExecutions() {
-		ids = append(ids, e.GetExecution().GetWorkflowId())
-	}
-	runs, err := t.Runs.GetMany(ctx, ids)
-	if err != nil {
-		return nil, err
 	}
 	out := make([]SuspendedTask, 0, len(ids))
 	for _, id := range ids {
@@ -117,4 +124,45 @@ func (t *Tasks) Suspended(ctx context.Context, limit int) ([]SuspendedTask, erro
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// FailedReply is one Telegram task whose reply was refused or given up.
+type FailedReply struct {
+	TaskID     string       `json:"taskId"`
+	WorkflowID string       `json:"workflowId"`
+	ChatID     string       `json:"chatId,omitempty"`
+	Reply      *entry.Reply `json:"reply,omitempty"`
+}
+
+// FailedReplies lists up to limit tasks whose reply failed (TaskloomReply=failed, newest started
+// first) with the error and the parts sent that workflow_runs holds.
+func (t *Tasks) FailedReplies(ctx context.Context, limit int) ([]FailedReply, error) {
+	ids, runs, err := t.listRuns(ctx, failedRepliesQuery(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list failed replies: %w", err)
+	}
+	out := make([]FailedReply, 0, len(ids))
+	for _, id := range ids {
+		f := FailedReply{TaskID: id}
+		if r, ok := runs[id]; ok {
+			f.WorkflowID, f.ChatID, f.Reply = r.WorkflowID, r.ChatID, r.ReplyRecord()
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// listRuns lists up to limit entry executions matching query and loads their workflow_runs
+// documents in one read.
+func (t *Tasks) listRuns(ctx context.Context, query string, limit int) ([]string, map[string]*entry.Run, error) {
+	resp, err := t.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, 0, len(resp.GetExecutions()))
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	runs, err := t.Runs.GetMany(ctx, ids)
+	return ids, runs, err
 }

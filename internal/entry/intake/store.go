@@ -126,14 +126,39 @@ func (s *Store) Record(ctx context.Context, u entry.StatusUpdate) error {
 	return nil
 }
 
-// MarkReplied stores the Telegram message id of the task's reply; it reports false when a reply
-// was recorded before (the guard that keeps one task to one reply).
-func (s *Store) MarkReplied(ctx context.Context, taskID string, messageID int64) (bool, error) {
-	res, err := s.coll.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: taskID}, {Key: "reply_message_id", Value: bson.D{{Key: "$exists", Value: false}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "reply_message_id", Value: messageID}, {Key: "updated_at", Value: s.now()}}}})
+// RecordReplyPart records that part r.Sent-1 of the task's reply went out as message
+// r.MessageIDs[r.Sent-1]: one guarded update that applies only over the progress before that
+// part (reply.sent = r.Sent-1, missing for the first), so parts are recorded once and in order.
+// The first part's id also goes to reply_message_id, the field replies were guarded by before
+// they were split. It reports false when the stored progress is not the one before this part.
+func (s *Store) RecordReplyPart(ctx context.Context, taskID string, r entry.Reply) (bool, error) {
+	if r.Sent < 1 || len(r.MessageIDs) != r.Sent {
+		return false, fmt.Errorf("record reply part of task %s: progress %d with %d message ids", taskID, r.Sent, len(r.MessageIDs))
+	}
+	id := r.MessageIDs[r.Sent-1]
+	var before any = r.Sent - 1
+	set := bson.D{{Key: "reply.status", Value: r.Status}, {Key: "reply.parts", Value: r.Parts}, {Key: "reply.sent", Value: r.Sent},
+		{Key: "reply.at", Value: r.At.UTC()}, {Key: "updated_at", Value: s.now()}}
+	if r.Sent == 1 {
+		before = nil // matches a document with no reply yet
+		set = append(set, bson.E{Key: "reply_message_id", Value: id})
+	}
+	res, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: taskID}, {Key: "reply.sent", Value: before}},
+		bson.D{{Key: "$set", Value: set}, {Key: "$push", Value: bson.D{{Key: "reply.message_ids", Value: id}}}})
 	if err != nil {
-		return false, fmt.Errorf("record reply of task %s: %w", taskID, err)
+		return false, fmt.Errorf("record reply part %d of task %s: %w", r.Sent, taskID, err)
 	}
 	return res.ModifiedCount == 1, nil
+}
+
+// RecordReplyFailure records a reply given up, keeping the parts that went out before.
+// Idempotent: the same failure written twice leaves the same document.
+func (s *Store) RecordReplyFailure(ctx context.Context, f entry.ReplyFailure) error {
+	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: f.TaskID}}, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "reply.status", Value: entry.ReplyFailed}, {Key: "reply.error", Value: f.Error}, {Key: "reply.at", Value: f.At.UTC()},
+		{Key: "updated_at", Value: s.now()}}}})
+	if err != nil {
+		return fmt.Errorf("record failed reply of task %s: %w", f.TaskID, err)
+	}
+	return nil
 }

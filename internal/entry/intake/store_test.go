@@ -76,10 +76,55 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	if run, err := s.Get(ctx, id); err != nil || run.Status != entry.StatusSuspended || run.Seq != 2 {
 		t.Fatalf("a late accept changed the task: %+v %v", run, err)
 	}
-	if ok, err := s.MarkReplied(ctx, id, 5); !ok || err != nil {
-		t.Fatalf("first reply: %v %v", ok, err)
+}
+
+// A reply's parts are recorded once each and in order: the write for part i applies only over
+// the progress of part i-1, so a repeated or out-of-order write changes nothing. A failure
+// keeps the parts that went out.
+func TestReplyPartsAreRecordedOnceInOrder(t *testing.T) {
+	db := testenv.Mongo(t)
+	s := intake.NewStore(db)
+	ctx := context.Background()
+	id := entry.TaskID("telegram:wf:42:7")
+	if _, err := s.Accept(ctx, &entry.Run{TaskID: id, IdempotencyKey: "telegram:wf:42:7", Status: entry.StatusPending}); err != nil {
+		t.Fatal(err)
 	}
-	if ok, _ := s.MarkReplied(ctx, id, 6); ok {
-		t.Fatal("a second reply was recorded")
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	first := entry.Reply{Parts: 3}.WithPart(501, at)
+	second := first.WithPart(502, at)
+	for _, c := range []struct {
+		name string
+		r    entry.Reply
+		want bool
+	}{
+		{"second before first", second, false},
+		{"first", first, true},
+		{"first again", first, false},
+		{"second", second, true},
+		{"second again", second, false},
+	} {
+		if ok, err := s.RecordReplyPart(ctx, id, c.r); err != nil || ok != c.want {
+			t.Fatalf("%s: %v %v, want %v", c.name, ok, err, c.want)
+		}
+	}
+	run, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run.Reply; r == nil || r.Status != entry.ReplySending || r.Sent != 2 || r.Parts != 3 || len(r.MessageIDs) != 2 || r.MessageIDs[1] != 502 || run.ReplyMessageID != 501 {
+		t.Fatalf("after two parts: %+v (first message %d)", run.Reply, run.ReplyMessageID)
+	}
+	fail := entry.ReplyFailure{TaskID: id, Error: "HTTP 403: Forbidden: bot was blocked by the user", At: at}
+	for range 2 {
+		if err := s.RecordReplyFailure(ctx, fail); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, _ = s.Get(ctx, id)
+	if r := run.ReplyRecord(); r.Status != entry.ReplyFailed || r.Error != fail.Error || r.Sent != 2 || !r.At.Equal(at) {
+		t.Fatalf("after the failure: %+v", r)
+	}
+	if st := entry.StatusOf(run); st.Reply == nil || st.Reply.Status != entry.ReplyFailed {
+		t.Fatalf("status: %+v", st)
 	}
 }

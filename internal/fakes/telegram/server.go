@@ -1,6 +1,9 @@
 // Package telegram is the dev stack's and the tests' Telegram Bot API: a real HTTP server that
-// answers sendMessage and getMe for one bot token, records every message, and can be told to
-// answer the next calls with 429 and a retry_after, as Telegram does under flood control.
+// answers sendMessage and getMe for one bot token, records every message it accepts, and answers
+// as the Bot API documentation says Telegram does (https://core.telegram.org/bots/api): text
+// over 4096 UTF-16 code units is refused, a chat that blocked the bot is 403, flood control is
+// 429 with retry_after. Tests can also make it fail or hold calls, to play a network or a
+// worker dying in the middle of a reply.
 package telegram
 
 import (
@@ -34,6 +37,13 @@ type Server struct {
 	limited     int // how many of the next sendMessage calls answer 429
 	retryAfter  int
 	rateLimited int // how many 429s were answered
+	failAfter   int // sendMessage calls let through before the failing ones
+	failing     int // how many sendMessage calls answer failStatus
+	failStatus  int
+	refused     map[string]refusal // chat id → how Telegram refuses messages to it
+	holdAfter   int                // sendMessage calls still let through before calls are held; -1: none held
+	gate        chan struct{}      // closed by Release
+	held        int
 	nextID      int64
 }
 
@@ -43,7 +53,8 @@ func Start(addr, token string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake telegram: listen on %s: %w", addr, err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), Token: token, nextID: 1000}
+	s := &Server{URL: "http://" + ln.Addr().String(), Token: token, nextID: 1000, refused: map[string]refusal{},
+		holdAfter: -1, gate: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -51,16 +62,10 @@ func Start(addr, token string) (*Server, error) {
 
 // Close stops the server.
 func (s *Server) Close() error {
+	s.Release()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
-}
-
-// RateLimit makes the next n sendMessage calls answer 429 with retry_after seconds.
-func (s *Server) RateLimit(n, retryAfterSeconds int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.limited, s.retryAfter = n, retryAfterSeconds
 }
 
 // Messages returns the accepted messages, oldest first.
@@ -94,6 +99,9 @@ func reply(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// apiError answers as the Bot API's "Making requests" section describes an unsuccessful
+// request: ok false, a human-readable description, an integer error_code and, for some errors,
+// parameters (ResponseParameters, e.g. retry_after).
 func apiError(w http.ResponseWriter, status int, desc string, params map[string]any) {
 	body := map[string]any{"ok": false, "error_code": status, "description": desc}
 	if params != nil {
@@ -102,7 +110,8 @@ func apiError(w http.ResponseWriter, status int, desc string, params map[string]
 	reply(w, status, body)
 }
 
-// ServeHTTP routes /bot{token}/{method}, GET /_admin/messages and the assistant stand-in.
+// ServeHTTP routes /bot{token}/{method}, GET /_admin/messages and the assistant stand-in. Bot
+// API method names are case-insensitive.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/_admin/messages" && r.Method == http.MethodGet {
 		reply(w, http.StatusOK, s.Messages())
@@ -122,52 +131,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusUnauthorized, "Unauthorized", nil)
 		return
 	}
-	switch method {
-	case "getMe":
+	switch strings.ToLower(method) {
+	case "getme":
 		reply(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{"id": 1, "is_bot": true, "username": "taskloom_fake_bot"}})
-	case "sendMessage":
+	case "sendmessage":
 		s.sendMessage(w, r)
 	default:
 		apiError(w, http.StatusNotFound, "Not Found: method "+method, nil)
 	}
-}
-
-type sendRequest struct {
-	ChatID          json.RawMessage `json:"chat_id"`
-	Text            string          `json:"text"`
-	ReplyParameters *struct {
-		MessageID int64 `json:"message_id"`
-	} `json:"reply_parameters"`
-	ReplyToMessageID int64 `json:"reply_to_message_id"`
-}
-
-func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
-	var req sendRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		apiError(w, http.StatusBadRequest, "Bad Request: body is not JSON", nil)
-		return
-	}
-	chat := strings.Trim(string(req.ChatID), `"`)
-	if chat == "" || req.Text == "" {
-		apiError(w, http.StatusBadRequest, "Bad Request: chat_id and text are required", nil)
-		return
-	}
-	s.mu.Lock()
-	if s.limited > 0 {
-		s.limited--
-		s.rateLimited++
-		after := s.retryAfter
-		s.mu.Unlock()
-		apiError(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: retry after %d", after), map[string]any{"retry_after": after})
-		return
-	}
-	s.nextID++
-	m := Message{MessageID: s.nextID, ChatID: chat, Text: req.Text, ReplyTo: req.ReplyToMessageID, At: time.Now().UTC()}
-	if req.ReplyParameters != nil {
-		m.ReplyTo = req.ReplyParameters.MessageID
-	}
-	s.messages = append(s.messages, m)
-	s.mu.Unlock()
-	reply(w, http.StatusOK, map[string]any{"ok": true, "result": map[string]any{"message_id": m.MessageID,
-		"chat": map[string]any{"id": chat}, "text": m.Text, "date": m.At.Unix()}})
 }
