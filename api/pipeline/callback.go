@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -41,26 +41,26 @@ func (h *handlers) callback(c echo.Context) error {
 		return httpx.New(http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "callback body exceeds 1 MiB")
 	}
 	hdr := c.Request().Header
-	if err := h.verifier.Verify(domain.CallbackRequest{TaskID: taskID, StepIndex: stepParam, Timestamp: hdr.Get(domain.HeaderTimestamp),
-		Signature: hdr.Get(domain.HeaderSignature), Signature256: hdr.Get(domain.HeaderSignature256), Body: body}); err != nil {
+	if err := h.verifier.Verify(pipeline.CallbackRequest{TaskID: taskID, StepIndex: stepParam, Timestamp: hdr.Get(pipeline.HeaderTimestamp),
+		Signature: hdr.Get(pipeline.HeaderSignature), Signature256: hdr.Get(pipeline.HeaderSignature256), Body: body}); err != nil {
 		return httpx.New(http.StatusUnauthorized, "INVALID_SIGNATURE", err.Error())
 	}
 	stepIndex, err := strconv.Atoi(stepParam)
-	if err != nil || stepIndex < 0 || !domain.ValidTaskID(taskID) {
+	if err != nil || stepIndex < 0 || !pipeline.ValidTaskID(taskID) {
 		return httpx.NotFound("step " + stepParam + " of task " + taskID)
 	}
 	var cb callbackBody
 	if err := httpx.Decode(body, &cb); err != nil {
 		return err
 	}
-	if cb.Status != domain.StatusSuccess && cb.Status != domain.StatusFailed {
+	if cb.Status != pipeline.StatusSuccess && cb.Status != pipeline.StatusFailed {
 		return httpx.Validation("status", `status must be "success" or "failed"`)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return httpx.Validation("body", "callback body must be a JSON object")
 	}
-	d := domain.CallbackDelivery{StepIndex: stepIndex, Status: cb.Status, Body: raw}
+	d := pipeline.CallbackDelivery{StepIndex: stepIndex, Status: cb.Status, Body: raw}
 	if cb.ErrorMessage != nil {
 		d.ErrorMessage = *cb.ErrorMessage
 	}
@@ -71,8 +71,8 @@ func (h *handlers) callback(c echo.Context) error {
 }
 
 // deliver sends the callback update and waits until the workflow has accepted or refused it.
-func (h *handlers) deliver(ctx context.Context, taskID string, d domain.CallbackDelivery) error {
-	u, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: domain.WorkflowID(taskID),
+func (h *handlers) deliver(ctx context.Context, taskID string, d pipeline.CallbackDelivery) error {
+	u, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: pipeline.WorkflowID(taskID),
 		UpdateName: pipelinewf.UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		return err
@@ -88,13 +88,13 @@ func (h *handlers) callbackError(ctx context.Context, err error, taskID, step st
 		nf *serviceerror.NotFound
 	)
 	switch {
-	case errors.As(err, &ae) && ae.Type() == domain.ErrTypeStepNotFound:
+	case errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeStepNotFound:
 		return httpx.NotFound("step " + step + " of task " + taskID)
 	case errors.As(err, &ae):
 		return httpx.New(http.StatusConflict, "CONFLICT", ae.Message()).WithDetail("reason", ae.Type())
 	case errors.As(err, &nf):
 		// Temporal answers NotFound both for no such workflow and for a closed one.
-		if _, derr := h.temporal.DescribeWorkflowExecution(ctx, domain.WorkflowID(taskID), ""); derr == nil {
+		if _, derr := h.temporal.DescribeWorkflowExecution(ctx, pipeline.WorkflowID(taskID), ""); derr == nil {
 			return httpx.Conflict("task " + taskID + " is no longer running")
 		}
 		return httpx.NotFound("task " + taskID)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // The seed's three complete examples, unchanged, end to end against the fakes.
@@ -17,7 +17,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		name := h.publish("basic_clean_pipeline.json", nil)
 		id, user := h.startTask(name, map[string]any{"input_image": "https://cos.example/in/shirt.jpg"})
 		task := h.waitTask(id, time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		st := stepsOf(task)[0]
@@ -47,7 +47,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		name := h.publish("model_pose12_pipeline.json", nil)
 		id, _ := h.startTask(name, map[string]any{"input_image": "https://cos.example/in/model.jpg", "model_type": "female_asian", "style": "street"})
 		task := h.waitTask(id, 2*time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		st := stepsOf(task)[0]
@@ -66,7 +66,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		id, _ := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg", "https://cos.example/p/2.jpg"},
 			"background_music": "https://cos.example/music/bgm.mp3"})
 		task := h.waitTask(id, time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		steps := stepsOf(task)

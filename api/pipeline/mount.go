@@ -10,7 +10,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -20,7 +20,7 @@ type handlers struct {
 	store    *pipelinedb.Store
 	temporal client.Client
 	starter  *pipelinewf.Starter
-	verifier domain.Verifier
+	verifier pipeline.Verifier
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -35,7 +35,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		store:    store,
 		temporal: d.Platform.Temporal,
 		starter:  &pipelinewf.Starter{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
-		verifier: domain.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
+		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 	}
 	h.routes(e, d.Authn)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -42,9 +42,9 @@ func pipelinePublishCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					d, err := domain.ParseDefinition(raw)
+					d, err := pipeline.ParseDefinition(raw)
 					if err == nil {
-						err = domain.ValidateDefinition(d, lk)
+						err = pipeline.ValidateDefinition(d, lk)
 					}
 					if err != nil {
 						return fmt.Errorf("%s: %w", f, err)
@@ -82,10 +82,10 @@ func pipelineRunCmd() *cobra.Command {
 				return fmt.Errorf("--input must be a JSON object: %w", err)
 			}
 			if key != "" {
-				if err := domain.CheckIdempotencyKey(key); err != nil {
+				if err := pipeline.CheckIdempotencyKey(key); err != nil {
 					return fmt.Errorf("--idempotency-key: %w", err)
 				}
-				req.TaskID = domain.TaskIDForKey(cliKeyScope, key)
+				req.TaskID = pipeline.TaskIDForKey(cliKeyScope, key)
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := pipelinedb.New(p.Mongo)

@@ -4,7 +4,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 )
 
 // Register registers the pipeline workflows under their function names and the activities of a
@@ -12,7 +12,7 @@ import (
 // activities by method value) and recorded in histories, so they stay: the SDK resolves the
 // method value a workflow executes to the name its method was registered under. The method names
 // must therefore be unique among the worker's activities.
-func Register(w worker.Registry, a *pipelineacts.Activities) {
+func Register(w worker.Registry, a *pipelineact.Activities) {
 	w.RegisterWorkflow(PipelineWorkflow)
 	w.RegisterWorkflow(ProviderHealthWorkflow)
 	register := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }

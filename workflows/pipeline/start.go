@@ -10,16 +10,16 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
 // StartRequest asks for one pipeline task.
 type StartRequest struct {
-	// TaskID fixes the task (and workflow) id, e.g. domain.TaskIDForKey of an Idempotency-Key;
+	// TaskID fixes the task (and workflow) id, e.g. pipeline.TaskIDForKey of an Idempotency-Key;
 	// empty: a fresh one.
 	TaskID string
-	domain.TaskRequest
+	pipeline.TaskRequest
 }
 
 // ErrIdempotencyConflict: the task id (idempotency key) is taken by a different request.
@@ -35,21 +35,21 @@ type Starter struct {
 // Update-With-Start: nothing is written before the workflow exists, and the workflow's own
 // activity writes the task, its steps and the quota charge. Repeating a request with the same
 // TaskID answers the same admission (also after the workflow has finished); a different request
-// under it fails with ErrIdempotencyConflict. Other errors: domain.ErrNotFound (no such pipeline
-// or version), *domain.InputError (input_data lacks a field the schema reads),
-// domain.ErrQuotaExhausted, Temporal errors.
+// under it fails with ErrIdempotencyConflict. Other errors: pipeline.ErrNotFound (no such pipeline
+// or version), *pipeline.InputError (input_data lacks a field the schema reads),
+// pipeline.ErrQuotaExhausted, Temporal errors.
 func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, error) {
 	if req.InputData == nil {
 		req.InputData = map[string]any{}
 	}
 	if req.TaskID == "" {
-		req.TaskID = domain.NewTaskID()
+		req.TaskID = pipeline.NewTaskID()
 	}
 	hash, err := req.Hash()
 	if err != nil {
 		return nil, err
 	}
-	id := domain.WorkflowID(req.TaskID)
+	id := pipeline.WorkflowID(req.TaskID)
 	op := s.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: s.TaskQueue,
@@ -60,7 +60,7 @@ func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, erro
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(domain.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
 	}, PipelineWorkflow, Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
 		Version: req.Version, InputData: req.InputData, RequestHash: hash})
 	h, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
@@ -115,18 +115,18 @@ func asStartError(err error, id string) error {
 		return fmt.Errorf("start %s: %w", id, err)
 	}
 	switch ae.Type() {
-	case domain.ErrTypeIdempotencyConflict:
+	case pipeline.ErrTypeIdempotencyConflict:
 		return fmt.Errorf("%s: %w", id, ErrIdempotencyConflict)
-	case domain.ErrTypeUnknownPipeline:
-		return fmt.Errorf("%s: %w", ae.Message(), domain.ErrNotFound)
-	case domain.ErrTypeQuotaExhausted:
-		return fmt.Errorf("%s: %w", ae.Message(), domain.ErrQuotaExhausted)
-	case domain.ErrTypeInvalidInput:
-		var d domain.InputRefusal
+	case pipeline.ErrTypeUnknownPipeline:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrNotFound)
+	case pipeline.ErrTypeQuotaExhausted:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrQuotaExhausted)
+	case pipeline.ErrTypeInvalidInput:
+		var d pipeline.InputRefusal
 		if ae.HasDetails() {
 			_ = ae.Details(&d)
 		}
-		return &domain.InputError{Field: d.Field, Message: ae.Message()}
+		return &pipeline.InputError{Field: d.Field, Message: ae.Message()}
 	}
 	return fmt.Errorf("start %s: %w", id, err)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -61,13 +61,13 @@ func TestCollectionVideoInTheWholeApp(t *testing.T) {
 	var task map[string]any
 	e2e.Eventually(t, time.Minute, "task finished", func() bool {
 		task = env.Do(http.MethodGet, "/api/v1/pipeline-tasks/"+id, env.AdminKey, nil).Map(t)
-		return task["status"] == domain.StatusSuccess || task["status"] == domain.StatusFailed
+		return task["status"] == pipeline.StatusSuccess || task["status"] == pipeline.StatusFailed
 	})
-	if task["status"] != domain.StatusSuccess {
+	if task["status"] != pipeline.StatusSuccess {
 		t.Fatalf("task %v", task)
 	}
 	query := "TaskloomKind='pipeline' AND PipelineName='collection_video_pipeline' AND TaskloomStatus='success' AND WorkflowId='" +
-		domain.WorkflowID(id) + "'"
+		pipeline.WorkflowID(id) + "'"
 	e2e.Eventually(t, 30*time.Second, "workflow visible by its search attributes", func() bool {
 		resp, err := env.Platform.Temporal.ListWorkflow(env.Context(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		return err == nil && len(resp.Executions) == 1
