@@ -45,20 +45,20 @@ func AllowedEnv(allow []string) map[string]string {
 	return env
 }
 
-// FinishStep records a step's final status. Guard: only pending/processing steps change.
-func (a *Activities) FinishStep(ctx context.Context, req pipeline.FinishStepRequest) error {
+// PipelineFinishStep records a step's final status. Guard: only pending/processing steps change.
+func (a *Activities) PipelineFinishStep(ctx context.Context, req pipeline.FinishStepRequest) error {
 	return a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, req.Status, req.ProviderRef, req.Output, req.ErrorMessage)
 }
 
-// FinishTask records a task's final status, then refunds its quota unit (req.Refund) or keeps it
-// consumed. Guards: only a pending/processing task changes status; the unit moves only while the
-// task id is in the quota's open_tasks, so a retry moves nothing twice.
-func (a *Activities) FinishTask(ctx context.Context, req pipeline.FinishTaskRequest) error {
+// PipelineFinishTask records a task's final status, then refunds its quota unit (req.Refund) or
+// keeps it consumed. Guards: only a pending/processing task changes status; the unit moves only
+// while the task id is in the quota's open_tasks, so a retry moves nothing twice.
+func (a *Activities) PipelineFinishTask(ctx context.Context, req pipeline.FinishTaskRequest) error {
 	if err := a.Store.FinishTask(ctx, req.TaskID, req.Status, req.ErrorReason); err != nil {
 		return err
 	}
 	if req.Refund {
-		if _, err := a.RefundQuota(ctx, pipeline.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
+		if _, err := a.PipelineRefundQuota(ctx, pipeline.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
 			return err
 		}
 	} else if err := a.Store.SettleQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
@@ -68,10 +68,10 @@ func (a *Activities) FinishTask(ctx context.Context, req pipeline.FinishTaskRequ
 	return nil
 }
 
-// RefundQuota returns the task's unit (FinishTask's refund). Guard: the unit comes back only while
-// the task id is in the quota's open_tasks, in the same update that removes it, so a retried
-// activity refunds once; the task's `refunded` flag follows.
-func (a *Activities) RefundQuota(ctx context.Context, req pipeline.RefundRequest) (bool, error) {
+// PipelineRefundQuota returns the task's unit (PipelineFinishTask's refund). Guard: the unit comes
+// back only while the task id is in the quota's open_tasks, in the same update that removes it, so
+// a retried activity refunds once; the task's `refunded` flag follows.
+func (a *Activities) PipelineRefundQuota(ctx context.Context, req pipeline.RefundRequest) (bool, error) {
 	did, err := a.Store.RefundQuota(ctx, req.UserID, req.FeatureID, req.TaskID)
 	if err != nil {
 		return false, err
@@ -85,9 +85,9 @@ func (a *Activities) RefundQuota(ctx context.Context, req pipeline.RefundRequest
 	return did, nil
 }
 
-// ChooseProviders orders a step's candidates by health: `up` ones in the schema's order, then
-// `degraded` ones; `down` and unknown ones are skipped. Read-only.
-func (a *Activities) ChooseProviders(ctx context.Context, req pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
+// PipelineChooseProviders orders a step's candidates by health: `up` ones in the schema's order,
+// then `degraded` ones; `down` and unknown ones are skipped. Read-only.
+func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
 	health, err := a.Store.GetHealth(ctx, req.Candidates)
 	if err != nil {
 		return nil, err

@@ -10,16 +10,17 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// AdmitTask is the first thing PipelineWorkflow does: resolve the pipeline version, check the
-// input against it, record the task, charge one quota unit, record the pending steps. Four Mongo
-// commands; refusals are non-retryable errors of the pipeline.ErrType* kinds and leave nothing
-// behind.
+// PipelineAdmitTask is the first thing PipelineWorkflow does: resolve the pipeline version, check
+// the input against it, record the task, charge one quota unit, record the pending steps. Four
+// Mongo commands; refusals are non-retryable errors of the pipeline.ErrType* kinds and leave
+// nothing behind.
 //
 // Idempotent, for activity retries after a crash between any two writes: the task insert decides
 // (an existing task of this run means "carry on", of an earlier run means "adopt it and charge
-// nothing", or a conflict when that run had a different request); the charge is guarded by the quota's open_tasks; the step insert ignores rows that
-// exist; a refused task is deleted only by the run that wrote it.
-func (a *Activities) AdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
+// nothing", or a conflict when that run had a different request); the charge is guarded by the
+// quota's open_tasks; the step insert ignores rows that exist; a refused task is deleted only by
+// the run that wrote it.
+func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
 	rec, err := a.Store.GetSchema(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeUnknownPipeline, nil)

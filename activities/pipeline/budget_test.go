@@ -55,7 +55,7 @@ func TestCommandBudgets(t *testing.T) {
 	admit := func() (string, *mongox.Tally) {
 		tctx, tally := mongox.WithTally(ctx)
 		id := pipeline.NewTaskID()
-		if _, err := a.AdmitTask(tctx, pipeline.AdmitRequest{TaskID: id, RunID: "r", UserID: user, FeatureID: "f",
+		if _, err := a.PipelineAdmitTask(tctx, pipeline.AdmitRequest{TaskID: id, RunID: "r", UserID: user, FeatureID: "f",
 			Pipeline: "basic_clean_pipeline", InputData: map[string]any{"input_image": "x"}, RequestHash: "h"}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestCommandBudgets(t *testing.T) {
 	}
 	for range 40 { // an account with history: the costs must not grow with it
 		id, _ := admit()
-		if err := a.FinishTask(ctx, pipeline.FinishTaskRequest{TaskID: id, UserID: user, FeatureID: "f", Status: pipeline.StatusSuccess}); err != nil {
+		if err := a.PipelineFinishTask(ctx, pipeline.FinishTaskRequest{TaskID: id, UserID: user, FeatureID: "f", Status: pipeline.StatusSuccess}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,11 +88,11 @@ func TestCommandBudgets(t *testing.T) {
 	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("quota refund", budgetQuotaRefund, func(c context.Context) error {
-		_, err := a.RefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		_, err := a.PipelineRefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err
 	})
 	measure("repeated quota refund", budgetQuotaRefund, func(c context.Context) error {
-		_, err := a.RefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		_, err := a.PipelineRefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err
 	})
 }

@@ -24,10 +24,10 @@ const (
 	callRetentionWindows = 12 // provider_calls older than 12 health windows are pruned
 )
 
-// CheckProviderHealth probes every provider's health_url, aggregates its recent calls and updates
-// provider_health. Idempotent in effect: it writes the current measurement; a pinned (hand-set)
-// status is never overwritten.
-func (a *Activities) CheckProviderHealth(ctx context.Context) (*pipeline.HealthReport, error) {
+// PipelineCheckProviderHealth probes every provider's health_url, aggregates its recent calls and
+// updates provider_health. Idempotent in effect: it writes the current measurement; a pinned
+// (hand-set) status is never overwritten.
+func (a *Activities) PipelineCheckProviderHealth(ctx context.Context) (*pipeline.HealthReport, error) {
 	providers, err := a.Store.ListProviders(ctx)
 	if err != nil {
 		return nil, err

@@ -51,17 +51,17 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 	return a, fakes, d, id, ctx
 }
 
-// A retried SubmitAsync (the activity ran but its completion was lost) returns the stored vendor
-// task instead of creating a second vendor job.
+// A retried PipelineSubmitAsync (the activity ran but its completion was lost) returns the stored
+// vendor task instead of creating a second vendor job.
 func TestSubmitAsyncIsIdempotent(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/m.jpg", "model_type": "a", "style": "b"}
 	a, fakes, d, id, ctx := setup(t, "model_pose12_pipeline", input)
 	req := pipeline.CallRequest{TaskID: id, UserID: "u", StepIndex: 0, Step: d.Schema.Steps[0], ProviderRef: "runninghub", InputData: input}
-	first, err := a.SubmitAsync(ctx, req)
+	first, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := a.SubmitAsync(ctx, req)
+	again, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,27 +69,27 @@ func TestSubmitAsyncIsIdempotent(t *testing.T) {
 		t.Fatalf("first %+v again %+v calls %d", first, again, fakes.Calls("runninghub", "/workflow/execute"))
 	}
 	req.ProviderRef = "stable_diffusion_api" // falling through to another provider submits there
-	other, err := a.SubmitAsync(ctx, req)
+	other, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil || fakes.Calls("stable_diffusion_api", "/workflow/execute") != 1 || other.ProviderRef != "stable_diffusion_api" {
 		t.Fatalf("fall-through submit: %+v %v", other, err)
 	}
 }
 
-// A retried InvokeSCF after a successful invocation does not invoke the function again, and the
-// step is open for its callback.
+// A retried PipelineInvokeSCF after a successful invocation does not invoke the function again, and
+// the step is open for its callback.
 func TestInvokeSCFIsIdempotent(t *testing.T) {
 	input := map[string]any{"product_images": []any{"a"}, "background_music": "m"}
 	a, fakes, d, id, ctx := setup(t, "collection_video_pipeline", input)
 	req := pipeline.CallRequest{TaskID: id, UserID: "u", StepIndex: 1, Step: d.Schema.Steps[1], InputData: input,
 		StepOutputs: []map[string]any{{"cutout_urls": []any{"c1"}}}}
-	res, err := a.InvokeSCF(ctx, req)
+	res, err := a.PipelineInvokeSCF(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.CallbackURL != "http://backend.example/api/internal/tasks/"+id+"/steps/1/callback" {
 		t.Fatalf("callback url %s", res.CallbackURL)
 	}
-	if _, err := a.InvokeSCF(ctx, req); err != nil {
+	if _, err := a.PipelineInvokeSCF(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if n := fakes.Calls("scf", vendors.SCFCompositor); n != 1 {
@@ -101,9 +101,9 @@ func TestInvokeSCFIsIdempotent(t *testing.T) {
 	}
 }
 
-// AdmitTask retried after a crash between any two of its writes charges once and writes each
-// document once; a later run with the same task id adopts the task and charges nothing; a refused
-// admission leaves no document.
+// PipelineAdmitTask retried after a crash between any two of its writes charges once and writes
+// each document once; a later run with the same task id adopts the task and charges nothing; a
+// refused admission leaves no document.
 func TestAdmitTaskIsIdempotent(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/a.jpg"}
 	a, _, _, _, ctx := setup(t, "basic_clean_pipeline", input)
@@ -114,14 +114,14 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	req := pipeline.AdmitRequest{TaskID: pipeline.NewTaskID(), RunID: "run-1", UserID: user, FeatureID: "f",
 		Pipeline: "basic_clean_pipeline", InputData: input, RequestHash: "h"}
 	for range 3 {
-		res, err := a.AdmitTask(ctx, req)
+		res, err := a.PipelineAdmitTask(ctx, req)
 		if err != nil || res.Earlier != nil || res.Version != "1.0.0" || len(res.Schema.Steps) != 1 {
 			t.Fatalf("admit: %+v %v", res, err)
 		}
 	}
 	later := req
 	later.RunID = "run-2"
-	if res, err := a.AdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
+	if res, err := a.PipelineAdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
 		t.Fatalf("a later run must adopt the task: %+v %v", res, err)
 	}
 	q, err := storeOf(a).GetQuota(ctx, user, "f")
@@ -135,12 +135,12 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	// The last unit goes to one task; the next is refused and leaves nothing behind.
 	other := req
 	other.TaskID, other.RunID = pipeline.NewTaskID(), "run-3"
-	if _, err := a.AdmitTask(ctx, other); err != nil {
+	if _, err := a.PipelineAdmitTask(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	refused := req
 	refused.TaskID, refused.RunID = pipeline.NewTaskID(), "run-4"
-	_, err = a.AdmitTask(ctx, refused)
+	_, err = a.PipelineAdmitTask(ctx, refused)
 	if !isType(err, pipeline.ErrTypeQuotaExhausted) {
 		t.Fatalf("want %s, got %v", pipeline.ErrTypeQuotaExhausted, err)
 	}
@@ -149,11 +149,11 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	}
 	bad := req
 	bad.TaskID, bad.InputData = pipeline.NewTaskID(), map[string]any{}
-	if _, err := a.AdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeInvalidInput) {
+	if _, err := a.PipelineAdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeInvalidInput) {
 		t.Fatalf("want %s, got %v", pipeline.ErrTypeInvalidInput, err)
 	}
 	bad.Pipeline = "nope"
-	if _, err := a.AdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeUnknownPipeline) {
+	if _, err := a.PipelineAdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeUnknownPipeline) {
 		t.Fatalf("want %s, got %v", pipeline.ErrTypeUnknownPipeline, err)
 	}
 }

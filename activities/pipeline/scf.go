@@ -20,10 +20,10 @@ type scfInvocation struct {
 	CallbackURL string         `json:"callback_url"`
 }
 
-// InvokeSCF starts the step's SCF function. The step is opened for its callback before the
+// PipelineInvokeSCF starts the step's SCF function. The step is opened for its callback before the
 // request, so a fast function's callback is not refused. Guard: invoked_at on the step row; a
 // retried activity after a successful invocation does not invoke again.
-func (a *Activities) InvokeSCF(ctx context.Context, req pipeline.CallRequest) (*pipeline.InvokeResult, error) {
+func (a *Activities) PipelineInvokeSCF(ctx context.Context, req pipeline.CallRequest) (*pipeline.InvokeResult, error) {
 	if st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex); err == nil && st.InvokedAt != nil {
 		return &pipeline.InvokeResult{Input: st.Input}, nil
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// CallSync runs a sync_api step against one provider: render the input, POST it, map the
+// PipelineCallSync runs a sync_api step against one provider: render the input, POST it, map the
 // response, and record the step's success (so a sync step costs the workflow one activity).
 // Idempotency: the step row is updated with conditional writes (a finished step is never changed
 // again); a vendor call that is retried is the retry policy the schema asked for.
-func (a *Activities) CallSync(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
+func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
 	ref, input, out, err := a.postStep(ctx, req)
 	if err != nil {
 		return nil, err
@@ -49,10 +49,10 @@ func (a *Activities) postStep(ctx context.Context, req pipeline.CallRequest) (re
 	return p.Ref, input, out, nil
 }
 
-// SubmitAsync creates the vendor job of an async_api step. Guard: the vendor task id stored on the
-// step row; a retried or replayed submit for the same provider returns it instead of creating a
-// second job. The request also carries an Idempotency-Key for vendors that honour one.
-func (a *Activities) SubmitAsync(ctx context.Context, req pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+// PipelineSubmitAsync creates the vendor job of an async_api step. Guard: the vendor task id stored
+// on the step row; a retried or replayed submit for the same provider returns it instead of
+// creating a second job. The request also carries an Idempotency-Key for vendors that honour one.
+func (a *Activities) PipelineSubmitAsync(ctx context.Context, req pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 	if st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex); err == nil && st.VendorTaskID != "" && st.ProviderRef == req.ProviderRef {
 		return &pipeline.SubmitResult{ProviderRef: st.ProviderRef, Input: st.Input, VendorTaskID: st.VendorTaskID,
 			Output: map[string]any{"vendor_task_id": st.VendorTaskID}}, nil
@@ -72,8 +72,8 @@ func (a *Activities) SubmitAsync(ctx context.Context, req pipeline.CallRequest) 
 	return &pipeline.SubmitResult{ProviderRef: ref, Input: input, VendorTaskID: vid, Status: textOf(out["status"]), Output: out}, nil
 }
 
-// PollAsync asks the vendor for a job's status. Read-only at the vendor.
-func (a *Activities) PollAsync(ctx context.Context, req pipeline.PollRequest) (*pipeline.PollResult, error) {
+// PipelinePollAsync asks the vendor for a job's status. Read-only at the vendor.
+func (a *Activities) PipelinePollAsync(ctx context.Context, req pipeline.PollRequest) (*pipeline.PollResult, error) {
 	p, err := a.provider(ctx, req.ProviderRef)
 	if err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func TestAllProvidersDownFailsAndRefundsOnce(t *testing.T) {
 		t.Fatalf("quota %v", q)
 	}
 	// Refunding again (a retried activity) changes nothing.
-	h.acts.RefundQuota(t.Context(), refundReq(id, user))
+	h.acts.PipelineRefundQuota(t.Context(), refundReq(id, user))
 	if q := quotaOf(h, user); q["remaining"] != 1.0 || q["refunded"] != 1.0 {
 		t.Fatalf("second refund applied: %v", q)
 	}

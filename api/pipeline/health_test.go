@@ -19,8 +19,8 @@ func checkHealth(t *testing.T, h *harness) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(h.acts.CheckProviderHealth)
-	if _, err := env.ExecuteActivity(h.acts.CheckProviderHealth); err != nil {
+	env.RegisterActivity(h.acts.PipelineCheckProviderHealth)
+	if _, err := env.ExecuteActivity(h.acts.PipelineCheckProviderHealth); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -24,9 +23,9 @@ func ProviderHealthWorkflow(ctx workflow.Context) (*pipeline.HealthReport, error
 		HeartbeatTimeout: 20 * time.Second,
 		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 	})
-	var a *pipelineact.Activities // nil: its method value only names the activity
+	check := healthCheckFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	var rep pipeline.HealthReport
-	if err := workflow.ExecuteActivity(ctx, a.CheckProviderHealth).Get(ctx, &rep); err != nil {
+	if err := workflow.ExecuteActivity(ctx, check).Get(ctx, &rep); err != nil {
 		return nil, err
 	}
 	if len(rep.Changed) > 0 {

