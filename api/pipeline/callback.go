@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/api/httpx"
@@ -64,39 +61,24 @@ func (h *handlers) callback(c echo.Context) error {
 	if cb.ErrorMessage != nil {
 		d.ErrorMessage = *cb.ErrorMessage
 	}
-	if err := h.deliver(c.Request().Context(), taskID, d); err != nil {
-		return h.callbackError(c.Request().Context(), err, taskID, stepParam)
+	if err := h.workflows.DeliverCallback(c.Request().Context(), taskID, d); err != nil {
+		return callbackError(err, taskID, stepParam)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"accepted": true, "task_id": taskID, "step_index": stepIndex})
 }
 
-// deliver sends the callback update and waits until the workflow has accepted or refused it.
-func (h *handlers) deliver(ctx context.Context, taskID string, d pipeline.CallbackDelivery) error {
-	u, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: pipeline.WorkflowID(taskID),
-		UpdateName: pipelinewf.UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return err
-	}
-	return u.Get(ctx, nil)
-}
-
 // callbackError maps the workflow's refusals: no task or step → 404; a closed workflow or a
 // refused delivery → 409.
-func (h *handlers) callbackError(ctx context.Context, err error, taskID, step string) error {
-	var (
-		ae *temporal.ApplicationError
-		nf *serviceerror.NotFound
-	)
+func callbackError(err error, taskID, step string) error {
+	var ae *temporal.ApplicationError
 	switch {
 	case errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeStepNotFound:
 		return httpx.NotFound("step " + step + " of task " + taskID)
 	case errors.As(err, &ae):
 		return httpx.New(http.StatusConflict, "CONFLICT", ae.Message()).WithDetail("reason", ae.Type())
-	case errors.As(err, &nf):
-		// Temporal answers NotFound both for no such workflow and for a closed one.
-		if _, derr := h.temporal.DescribeWorkflowExecution(ctx, pipeline.WorkflowID(taskID), ""); derr == nil {
-			return httpx.Conflict("task " + taskID + " is no longer running")
-		}
+	case errors.Is(err, pipelinewf.ErrNotRunning):
+		return httpx.Conflict("task " + taskID + " is no longer running")
+	case errors.Is(err, pipeline.ErrNotFound):
 		return httpx.NotFound("task " + taskID)
 	}
 	return httpx.FromTemporal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
@@ -17,10 +16,10 @@ import (
 
 // handlers holds what the pipeline routes need.
 type handlers struct {
-	store    *pipelinedb.Store
-	temporal client.Client
-	starter  *pipelinewf.Starter
-	verifier pipeline.Verifier
+	store *pipelinedb.Store
+	// workflows is the one way the handlers reach Temporal.
+	workflows *pipelinewf.Client
+	verifier  pipeline.Verifier
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -32,9 +31,8 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	}
 	store := pipelinedb.New(d.Platform.Mongo)
 	h := &handlers{
-		store:    store,
-		temporal: d.Platform.Temporal,
-		starter:  &pipelinewf.Starter{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		store:     store,
+		workflows: &pipelinewf.Client{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
 		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 	}

@@ -51,7 +51,7 @@ func (h *handlers) createTask(c echo.Context) error {
 		}
 		start.TaskID = pipeline.TaskIDForKey(auth.From(c).KeyID, key)
 	}
-	adm, err := h.starter.Start(c.Request().Context(), start)
+	adm, err := h.workflows.Start(c.Request().Context(), start)
 	if err != nil {
 		return h.startError(err, req)
 	}

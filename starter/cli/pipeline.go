@@ -18,7 +18,7 @@ import (
 func pipelineCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pipeline",
-		Short: "Vendor pipelines (seed 003): publish schemas, run and inspect tasks",
+		Short: "Vendor pipelines: publish schemas, run and inspect tasks",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(pipelinePublishCmd(), pipelineRunCmd(), pipelineShowCmd())
@@ -89,8 +89,8 @@ func pipelineRunCmd() *cobra.Command {
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := pipelinedb.New(p.Mongo)
-				st := &pipelinewf.Starter{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
-				task, err := st.Start(ctx, req)
+				workflows := &pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
+				task, err := workflows.Start(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -104,7 +104,7 @@ func pipelineRunCmd() *cobra.Command {
 				}
 				wctx, cancel := context.WithTimeout(ctx, wait)
 				defer cancel()
-				_ = p.Temporal.GetWorkflow(wctx, task.WorkflowID, "").Get(wctx, nil)
+				_ = workflows.Wait(wctx, task.TaskID) // the task's record says how it ended
 				return printTask(ctx, c, store, task.TaskID)
 			})
 		},

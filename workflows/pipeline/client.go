@@ -14,6 +14,22 @@ import (
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
+// The client side of the pipeline workflows: every start, update, query and describe the API and
+// the CLI send about a pipeline goes through Client, with the workflow IDs below. Not workflow
+// code.
+
+// WorkflowID is the deterministic workflow ID of a task, pipeline-{taskId}: a retry or a double
+// click finds the same execution. (internal/pipeline keeps the rule, for the task documents that
+// record it.)
+func WorkflowID(taskID string) string { return pipeline.WorkflowID(taskID) }
+
+// Client talks to Temporal about pipelines; the API and the starter CLI share it.
+type Client struct {
+	Temporal client.Client
+	// TaskQueue is the configured TEMPORAL_TASK_QUEUE, which the worker polls for every subsystem.
+	TaskQueue string
+}
+
 // StartRequest asks for one pipeline task.
 type StartRequest struct {
 	// TaskID fixes the task (and workflow) id, e.g. pipeline.TaskIDForKey of an Idempotency-Key;
@@ -25,12 +41,6 @@ type StartRequest struct {
 // ErrIdempotencyConflict: the task id (idempotency key) is taken by a different request.
 var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 
-// Starter creates pipeline tasks; the API and the starter CLI share it.
-type Starter struct {
-	Temporal  client.Client
-	TaskQueue string
-}
-
 // Start starts PipelineWorkflow (ID pipeline-{taskId}) and waits for its admission with
 // Update-With-Start: nothing is written before the workflow exists, and the workflow's own
 // activity writes the task, its steps and the quota charge. Repeating a request with the same
@@ -38,7 +48,7 @@ type Starter struct {
 // under it fails with ErrIdempotencyConflict. Other errors: pipeline.ErrNotFound (no such pipeline
 // or version), *pipeline.InputError (input_data lacks a field the schema reads),
 // pipeline.ErrQuotaExhausted, Temporal errors.
-func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, error) {
+func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error) {
 	if req.InputData == nil {
 		req.InputData = map[string]any{}
 	}
@@ -49,21 +59,21 @@ func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, erro
 	if err != nil {
 		return nil, err
 	}
-	id := pipeline.WorkflowID(req.TaskID)
-	op := s.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+	id := WorkflowID(req.TaskID)
+	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:        id,
-		TaskQueue: s.TaskQueue,
+		TaskQueue: c.TaskQueue,
 		// A running workflow answers the update. After a run that failed (refused, or its pipeline
 		// failed) a new run may start: it admits afresh when nothing was admitted, and adopts the
-		// earlier task otherwise (AdmitTask). A successful run is final; a late retry is answered
-		// from its admission query below.
+		// earlier task otherwise (PipelineAdmitTask). A successful run is final; a late retry is
+		// answered from its admission query below.
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
 	}, PipelineWorkflow, Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
 		Version: req.Version, InputData: req.InputData, RequestHash: hash})
-	h, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			// Every request is its own update (the SDK names it), so the workflow can tell the
@@ -79,7 +89,7 @@ func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, erro
 	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return s.finished(ctx, id, hash)
+		return c.finished(ctx, id, hash)
 	}
 	if err != nil {
 		return nil, asStartError(err, id)
@@ -88,8 +98,8 @@ func (s *Starter) Start(ctx context.Context, req StartRequest) (*Admission, erro
 }
 
 // finished answers a request whose workflow has closed, from its admission query.
-func (s *Starter) finished(ctx context.Context, id, hash string) (*Admission, error) {
-	v, err := s.Temporal.QueryWorkflow(ctx, id, "", QueryAdmission)
+func (c *Client) finished(ctx context.Context, id, hash string) (*Admission, error) {
+	v, err := c.Temporal.QueryWorkflow(ctx, id, "", QueryAdmission)
 	if err != nil {
 		return nil, fmt.Errorf("query admission of %s: %w", id, err)
 	}
@@ -129,4 +139,36 @@ func asStartError(err error, id string) error {
 		return &pipeline.InputError{Field: d.Field, Message: ae.Message()}
 	}
 	return fmt.Errorf("start %s: %w", id, err)
+}
+
+// ErrNotRunning: the task's workflow has closed, so it takes no more callbacks.
+var ErrNotRunning = errors.New("the task's workflow is no longer running")
+
+// DeliverCallback sends a verified SCF callback to the task's workflow with the step-callback
+// update (UpdateStepCallback) and waits until the workflow has accepted or refused it. A refusal
+// is the validator's *temporal.ApplicationError (pipeline.ErrTypeStepNotFound,
+// ErrTypeCallbackStale, ErrTypeStepNotWaiting, ErrTypeCallbackDelivered). Temporal answers
+// NotFound both for no such workflow and for a closed one; Describe tells them apart:
+// ErrNotRunning for a closed one, pipeline.ErrNotFound otherwise. Other errors are Temporal's.
+func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.CallbackDelivery) error {
+	id := WorkflowID(taskID)
+	u, err := c.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id,
+		UpdateName: UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = u.Get(ctx, nil)
+	}
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return err
+	}
+	if _, derr := c.Temporal.DescribeWorkflowExecution(ctx, id, ""); derr == nil {
+		return fmt.Errorf("task %s: %w", taskID, ErrNotRunning)
+	}
+	return fmt.Errorf("task %s: %w", taskID, pipeline.ErrNotFound)
+}
+
+// Wait waits until the task's workflow has closed (or ctx ends) and returns how it ended: nil
+// for success, the workflow's error otherwise.
+func (c *Client) Wait(ctx context.Context, taskID string) error {
+	return c.Temporal.GetWorkflow(ctx, WorkflowID(taskID), "").Get(ctx, nil)
 }
