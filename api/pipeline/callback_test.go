@@ -48,7 +48,7 @@ func (s signed) headers() map[string]string {
 // signature is checked in the handler; 200/404/409 come from the workflow's update validator.
 func TestCallbackStatusMatrix(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	if err := json.Unmarshal([]byte(scfOnly), &def); err != nil {
@@ -120,13 +120,13 @@ func TestCallbackStatusMatrix(t *testing.T) {
 	if err := h.waitWorkflow(a); err != nil {
 		t.Fatal(err)
 	}
-	h.saveHistory(a, "scf_callback_success")
+	h.record(a, "scf_callback_success")
 }
 
 // A failed callback fails the step with the function's error_message.
 func TestCallbackFailedStatusFailsStep(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	_ = json.Unmarshal([]byte(scfOnly), &def)
@@ -150,7 +150,7 @@ func TestCallbackFailedStatusFailsStep(t *testing.T) {
 // PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE=true refuses the seed's v1-only signature.
 func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{}, func(c *config.Config) { c.Pipeline.RequireBodySignature = true })
+	h := newEnv(t, vendors.Options{}, func(c *config.Config) { c.Pipeline.RequireBodySignature = true })
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	_ = json.Unmarshal([]byte(scfOnly), &def)
@@ -172,7 +172,7 @@ func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 // steps still complete.
 func TestCallbackStaleAndNotWaitingSteps(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	name := h.publish("collection_video_pipeline.json", func(d map[string]any) {
 		d["name"] = "collection_silent"

@@ -11,7 +11,7 @@ import (
 // The seed's three complete examples, unchanged, end to end against the fakes.
 func TestSeedExamplesEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{PollsToComplete: 1})
+	h := newEnv(t, vendors.Options{PollsToComplete: 1})
 
 	t.Run("basic_clean_pipeline", func(t *testing.T) {
 		name := h.publish("basic_clean_pipeline.json", nil)
@@ -40,7 +40,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "basic_clean_success")
+		h.record(id, "basic_clean_success")
 	})
 
 	t.Run("model_pose12_pipeline", func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "model_pose12_success")
+		h.record(id, "model_pose12_success")
 	})
 
 	t.Run("collection_video_pipeline", func(t *testing.T) {
@@ -91,6 +91,6 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "collection_video_success")
+		h.record(id, "collection_video_success")
 	})
 }
