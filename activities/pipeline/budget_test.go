@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// Command budgets (issue 13): creating a pipeline task (the workflow's admission: schema, task,
+// Command budgets: creating a pipeline task (the workflow's admission: schema, task,
 // charge, steps) ≤ 4 MongoDB commands; charging or refunding a quota unit ≤ 2, the same for an
 // account with one task or with many.
 const (

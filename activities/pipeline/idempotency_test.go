@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// setup registers the fakes and creates one task of the named seed example.
+// setup registers the fakes and creates one task of the named example pipeline.
 func setup(t *testing.T, example string, input map[string]any) (*Activities, *vendors.Server, *pipeline.Definition, string, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

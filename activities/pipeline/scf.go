@@ -9,7 +9,7 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// defaultCallbackURL is the seed's callback route; callback_config.url may override it.
+// defaultCallbackURL is the API's callback route; callback_config.url may override it.
 const defaultCallbackURL = "${backend_url}/api/internal/tasks/${task_id}/steps/${step_index}/callback"
 
 // scfInvocation is the body an SCF function receives.

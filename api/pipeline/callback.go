@@ -24,7 +24,7 @@ type callbackBody struct {
 	ErrorMessage *string `json:"error_message"`
 }
 
-// callback is the seed's POST /api/internal/tasks/{taskId}/steps/{stepIndex}/callback: verify the
+// callback is POST /api/internal/tasks/{taskId}/steps/{stepIndex}/callback: verify the
 // signature (401) and the body (400) here, then deliver it to the task's workflow with the
 // step-callback update, whose validator answers: 200 accepted, 404 no such task or step, 409 for a
 // step that is not waiting, a step the pipeline has left, or a second callback.

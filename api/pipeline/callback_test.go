@@ -147,7 +147,7 @@ func TestCallbackFailedStatusFailsStep(t *testing.T) {
 		signed{secret: testSecret, ts: time.Now(), v1: true, taskID: id, stepIndex: "0", sentBody: bad}.headers())
 }
 
-// PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE=true refuses the seed's v1-only signature.
+// PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE=true refuses a callback signed with v1 only.
 func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 	t.Parallel()
 	h := newEnv(t, vendors.Options{}, func(c *config.Config) { c.Pipeline.RequireBodySignature = true })

@@ -8,8 +8,8 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// The seed's three complete examples, unchanged, end to end against the fakes.
-func TestSeedExamplesEndToEnd(t *testing.T) {
+// The three example pipelines of testdata/pipelines, unchanged, end to end against the fakes.
+func TestExamplePipelinesEndToEnd(t *testing.T) {
 	t.Parallel()
 	h := newEnv(t, vendors.Options{PollsToComplete: 1})
 

@@ -33,7 +33,7 @@ func TestPrimaryDownBackupServes(t *testing.T) {
 }
 
 // A primary that is "up" but fails every call is retried per the schema, then the next healthy
-// candidate serves (beyond the seed: fall-through after retries).
+// candidate serves (fall-through after the step's retries).
 func TestFailingPrimaryFallsThroughAfterRetries(t *testing.T) {
 	t.Parallel()
 	h := newEnv(t, vendors.Options{})

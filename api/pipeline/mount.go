@@ -1,5 +1,5 @@
-// Package pipeline is the HTTP API of the pipeline subsystem (seed 003): schemas, providers,
-// functions, quotas, tasks, and the SCF callback endpoint.
+// Package pipeline is the HTTP API of the pipeline subsystem (README, "Pipelines"): schemas,
+// providers, functions, quotas, tasks, and the SCF callback endpoint.
 package pipeline
 
 import (

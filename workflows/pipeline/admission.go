@@ -13,11 +13,11 @@ import (
 // UpdateAdmission answers once the task is admitted: its argument is the request hash, its result
 // an Admission, its error the refusal (ErrTypeUnknownPipeline, ErrTypeInvalidInput,
 // ErrTypeQuotaExhausted). The validator refuses a different request under the same workflow ID
-// (ErrTypeIdempotencyConflict). Starter sends it with Update-With-Start.
+// (ErrTypeIdempotencyConflict). Client.Start sends it with Update-With-Start.
 const UpdateAdmission = "pipeline-admission"
 
-// QueryAdmission returns the AdmissionState, also of a closed run (how Starter answers a retried
-// request whose workflow has finished).
+// QueryAdmission returns the AdmissionState, also of a closed run (how Client.Start answers a
+// retried request whose workflow has finished).
 const QueryAdmission = "admission"
 
 // Admission is the answer to a task creation.

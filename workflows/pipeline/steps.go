@@ -114,7 +114,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	status := sub.Status
 	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
 		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
-		// timeout_seconds (as in the seed's example) still gets its last poll.
+		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
 		left := deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
 			return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(

@@ -90,7 +90,7 @@ type run struct {
 // unit: all through its own idempotent activity), then runs the steps in order and stops at the
 // first failure, refunding the quota once when the schema's on_failure asks for it.
 // max_execution_time bounds the run. A caller that needs the admission's answer uses the
-// admission update (Update-With-Start, see Starter).
+// admission update (Update-With-Start, see Client.Start).
 func PipelineWorkflow(ctx workflow.Context, in Input) (*Result, error) {
 	r, err := setup(ctx, in)
 	if err != nil {

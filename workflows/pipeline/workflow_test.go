@@ -341,9 +341,10 @@ func TestCancelledPipelineFailsTaskAndRefunds(t *testing.T) {
 	}
 }
 
-// With interval×max_attempts equal to timeout_seconds (the seed's 10 s × 60 = 600 s), every poll
-// happens and the step fails for max_attempts, not for the timeout; a shorter timeout cuts it.
-func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
+// With interval×max_attempts equal to timeout_seconds (10 s × 60 = 600 s, as the model_pose12
+// example sets them), every poll happens and the step fails for max_attempts, not for the timeout;
+// a shorter timeout cuts it.
+func TestAsyncPollBudgetFillsTheStepTimeout(t *testing.T) {
 	polls := 0
 	f := &fakeActs{usable: []string{"a"},
 		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
