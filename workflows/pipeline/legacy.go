@@ -83,8 +83,9 @@ func registerLegacy(w worker.ActivityRegistry, a *pipelineact.Activities) {
 // legacyActivities holds the dotted activity names that pipelines started before
 // versionPrefixedNames still schedule. It is a struct of its own, registered beside
 // pipelineact.Activities, so the old names stay out of the activities' own API. Delete it, with
-// the DefaultVersion branches, once no run started before the change is open (README,
-// "Pipelines: activity names and versioning").
+// the DefaultVersion branches, once every run started before the change has closed and the
+// namespace's retention has passed since (a query on a closed run replays it): README, "Pipelines",
+// "Activity names and versioning".
 type legacyActivities struct{ acts *pipelineact.Activities }
 
 func (l *legacyActivities) AdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
