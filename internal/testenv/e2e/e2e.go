@@ -34,8 +34,9 @@ type Env struct {
 	T        testing.TB
 	Config   *config.Config
 	Platform *platform.Platform
-	API      *httptest.Server
-	Echo     *echo.Echo
+	// API serves the whole router; its URL is Config.API.PublicURL.
+	API  *httptest.Server
+	Echo *echo.Echo
 	// EchoService is the echo service the API and the worker share, as in a real process.
 	EchoService *taskecho.Service
 	AdminKey    string
