@@ -8,7 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
@@ -25,14 +25,14 @@ func registerPipeline(w sdkworker.Registry, p *platform.Platform) error {
 
 // PipelineActivities builds the pipeline activities over the pipelines' Mongo store, the vendor
 // HTTP client and the Prometheus series on reg.
-func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger, reg prometheus.Registerer) *pipelineacts.Activities {
+func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger, reg prometheus.Registerer) *pipelineact.Activities {
 	store := pipelinedb.New(db)
 	metrics := pipelineprom.New(reg)
-	return &pipelineacts.Activities{
+	return &pipelineact.Activities{
 		Store: store,
 		Vendors: &vendorhttp.Client{HTTP: &http.Client{Timeout: cfg.Pipeline.HTTPTimeoutCap}, Calls: store,
 			Metrics: metrics, Log: log},
-		Env:          pipelineacts.AllowedEnv(cfg.Pipeline.EnvAllowlist),
+		Env:          pipelineact.AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),
 		HealthWindow: cfg.Pipeline.HealthWindow,
 		Log:          log,

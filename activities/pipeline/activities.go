@@ -15,7 +15,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Activities holds the clients the pipeline activities need.
@@ -45,20 +45,20 @@ func AllowedEnv(allow []string) map[string]string {
 	return env
 }
 
-// FinishStep records a step's final status. Guard: only pending/processing steps change.
-func (a *Activities) FinishStep(ctx context.Context, req domain.FinishStepRequest) error {
+// PipelineFinishStep records a step's final status. Guard: only pending/processing steps change.
+func (a *Activities) PipelineFinishStep(ctx context.Context, req pipeline.FinishStepRequest) error {
 	return a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, req.Status, req.ProviderRef, req.Output, req.ErrorMessage)
 }
 
-// FinishTask records a task's final status, then refunds its quota unit (req.Refund) or keeps it
-// consumed. Guards: only a pending/processing task changes status; the unit moves only while the
-// task id is in the quota's open_tasks, so a retry moves nothing twice.
-func (a *Activities) FinishTask(ctx context.Context, req domain.FinishTaskRequest) error {
+// PipelineFinishTask records a task's final status, then refunds its quota unit (req.Refund) or
+// keeps it consumed. Guards: only a pending/processing task changes status; the unit moves only
+// while the task id is in the quota's open_tasks, so a retry moves nothing twice.
+func (a *Activities) PipelineFinishTask(ctx context.Context, req pipeline.FinishTaskRequest) error {
 	if err := a.Store.FinishTask(ctx, req.TaskID, req.Status, req.ErrorReason); err != nil {
 		return err
 	}
 	if req.Refund {
-		if _, err := a.RefundQuota(ctx, domain.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
+		if _, err := a.PipelineRefundQuota(ctx, pipeline.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
 			return err
 		}
 	} else if err := a.Store.SettleQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
@@ -68,10 +68,10 @@ func (a *Activities) FinishTask(ctx context.Context, req domain.FinishTaskReques
 	return nil
 }
 
-// RefundQuota returns the task's unit (FinishTask's refund). Guard: the unit comes back only while
-// the task id is in the quota's open_tasks, in the same update that removes it, so a retried
-// activity refunds once; the task's `refunded` flag follows.
-func (a *Activities) RefundQuota(ctx context.Context, req domain.RefundRequest) (bool, error) {
+// PipelineRefundQuota returns the task's unit (PipelineFinishTask's refund). Guard: the unit comes
+// back only while the task id is in the quota's open_tasks, in the same update that removes it, so
+// a retried activity refunds once; the task's `refunded` flag follows.
+func (a *Activities) PipelineRefundQuota(ctx context.Context, req pipeline.RefundRequest) (bool, error) {
 	did, err := a.Store.RefundQuota(ctx, req.UserID, req.FeatureID, req.TaskID)
 	if err != nil {
 		return false, err
@@ -85,23 +85,23 @@ func (a *Activities) RefundQuota(ctx context.Context, req domain.RefundRequest) 
 	return did, nil
 }
 
-// ChooseProviders orders a step's candidates by health: `up` ones in the schema's order, then
-// `degraded` ones; `down` and unknown ones are skipped. Read-only.
-func (a *Activities) ChooseProviders(ctx context.Context, req domain.ChooseRequest) (*domain.ChooseResult, error) {
+// PipelineChooseProviders orders a step's candidates by health: `up` ones in the schema's order,
+// then `degraded` ones; `down` and unknown ones are skipped. Read-only.
+func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
 	health, err := a.Store.GetHealth(ctx, req.Candidates)
 	if err != nil {
 		return nil, err
 	}
-	res := &domain.ChooseResult{}
+	res := &pipeline.ChooseResult{}
 	var degraded []string
 	for _, ref := range req.Candidates {
 		h, ok := health[ref]
 		switch {
 		case !ok:
 			res.Skipped = append(res.Skipped, ref+" (unknown)")
-		case h.Status == domain.HealthUp:
+		case h.Status == pipeline.HealthUp:
 			res.Usable = append(res.Usable, ref)
-		case h.Status == domain.HealthDegraded:
+		case h.Status == pipeline.HealthDegraded:
 			degraded = append(degraded, ref)
 		default:
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (%s)", ref, h.Status))
@@ -111,25 +111,25 @@ func (a *Activities) ChooseProviders(ctx context.Context, req domain.ChooseReque
 	return res, nil
 }
 
-func (a *Activities) scope(req domain.CallRequest) domain.Scope {
-	return domain.Scope{TaskID: req.TaskID, UserID: req.UserID, StepIndex: req.StepIndex, InputData: req.InputData,
+func (a *Activities) scope(req pipeline.CallRequest) pipeline.Scope {
+	return pipeline.Scope{TaskID: req.TaskID, UserID: req.UserID, StepIndex: req.StepIndex, InputData: req.InputData,
 		StepOutputs: req.StepOutputs, BackendURL: a.BackendURL, Env: a.Env}
 }
 
-func (a *Activities) renderInput(req domain.CallRequest) (map[string]any, error) {
-	in, err := domain.RenderMapping(req.Step.InputMapping, a.scope(req))
+func (a *Activities) renderInput(req pipeline.CallRequest) (map[string]any, error) {
+	in, err := pipeline.RenderMapping(req.Step.InputMapping, a.scope(req))
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("input_mapping: "+err.Error(), domain.ErrTypeRender, nil)
+		return nil, temporal.NewNonRetryableApplicationError("input_mapping: "+err.Error(), pipeline.ErrTypeRender, nil)
 	}
 	return in, nil
 }
 
-func (a *Activities) provider(ctx context.Context, ref string) (*domain.Provider, error) {
+func (a *Activities) provider(ctx context.Context, ref string) (*pipeline.Provider, error) {
 	p, err := a.providers.get(ctx, ref, a.Store.GetProvider)
 	if isNotFound(err) {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("provider %q is not registered", ref), domain.ErrTypeConfig, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("provider %q is not registered", ref), pipeline.ErrTypeConfig, nil)
 	}
 	return p, err
 }
 
-func isNotFound(err error) bool { return err != nil && errors.Is(err, domain.ErrNotFound) }
+func isNotFound(err error) bool { return err != nil && errors.Is(err, pipeline.ErrNotFound) }

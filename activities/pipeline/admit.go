@@ -7,36 +7,37 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// AdmitTask is the first thing PipelineWorkflow does: resolve the pipeline version, check the
-// input against it, record the task, charge one quota unit, record the pending steps. Four Mongo
-// commands; refusals are non-retryable errors of the domain.ErrType* kinds and leave nothing
-// behind.
+// PipelineAdmitTask is the first thing PipelineWorkflow does: resolve the pipeline version, check
+// the input against it, record the task, charge one quota unit, record the pending steps. Four
+// Mongo commands; refusals are non-retryable errors of the pipeline.ErrType* kinds and leave
+// nothing behind.
 //
 // Idempotent, for activity retries after a crash between any two writes: the task insert decides
 // (an existing task of this run means "carry on", of an earlier run means "adopt it and charge
-// nothing", or a conflict when that run had a different request); the charge is guarded by the quota's open_tasks; the step insert ignores rows that
-// exist; a refused task is deleted only by the run that wrote it.
-func (a *Activities) AdmitTask(ctx context.Context, req domain.AdmitRequest) (*domain.AdmitResult, error) {
+// nothing", or a conflict when that run had a different request); the charge is guarded by the
+// quota's open_tasks; the step insert ignores rows that exist; a refused task is deleted only by
+// the run that wrote it.
+func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
 	rec, err := a.Store.GetSchema(ctx, req.Pipeline, req.Version)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeUnknownPipeline, nil)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeUnknownPipeline, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := domain.CheckInput(&rec.Schema, req.InputData); err != nil {
+	if err := pipeline.CheckInput(&rec.Schema, req.InputData); err != nil {
 		field := "input_data"
-		var ie *domain.InputError
+		var ie *pipeline.InputError
 		if errors.As(err, &ie) {
 			field = ie.Field
 		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeInvalidInput, nil, domain.InputRefusal{Field: field})
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeInvalidInput, nil, pipeline.InputRefusal{Field: field})
 	}
-	res := &domain.AdmitResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema, EligibleForRefund: rec.Schema.RefundsOnFailure()}
-	task := &domain.Task{ID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name, Version: rec.Version,
+	res := &pipeline.AdmitResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema, EligibleForRefund: rec.Schema.RefundsOnFailure()}
+	task := &pipeline.Task{ID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name, Version: rec.Version,
 		InputData: req.InputData, EligibleForRefund: res.EligibleForRefund, RunID: req.RunID, RequestHash: req.RequestHash}
 	existing, err := a.Store.InsertTask(ctx, task)
 	if err != nil {
@@ -45,19 +46,19 @@ func (a *Activities) AdmitTask(ctx context.Context, req domain.AdmitRequest) (*d
 	if existing != nil && existing.RunID != req.RunID {
 		if existing.RequestHash != req.RequestHash {
 			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s was created by a different request", req.TaskID),
-				domain.ErrTypeIdempotencyConflict, nil)
+				pipeline.ErrTypeIdempotencyConflict, nil)
 		}
 		res.Earlier = existing
 		return res, nil
 	}
 	if err := a.Store.ConsumeQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
-		if !errors.Is(err, domain.ErrQuotaExhausted) {
+		if !errors.Is(err, pipeline.ErrQuotaExhausted) {
 			return nil, err
 		}
 		if err := a.Store.DeleteTask(ctx, req.TaskID, req.RunID); err != nil {
 			return nil, err
 		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeQuotaExhausted, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeQuotaExhausted, nil)
 	}
 	if err := a.Store.CreateSteps(ctx, req.TaskID, rec.Schema.Steps); err != nil {
 		return nil, err

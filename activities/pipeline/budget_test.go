@@ -10,12 +10,12 @@ import (
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/mongox"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// Command budgets (issue 13): creating a pipeline task (the workflow's admission: schema, task,
+// Command budgets: creating a pipeline task (the workflow's admission: schema, task,
 // charge, steps) ≤ 4 MongoDB commands; charging or refunding a quota unit ≤ 2, the same for an
 // account with one task or with many.
 const (
@@ -54,8 +54,8 @@ func TestCommandBudgets(t *testing.T) {
 	}
 	admit := func() (string, *mongox.Tally) {
 		tctx, tally := mongox.WithTally(ctx)
-		id := domain.NewTaskID()
-		if _, err := a.AdmitTask(tctx, domain.AdmitRequest{TaskID: id, RunID: "r", UserID: user, FeatureID: "f",
+		id := pipeline.NewTaskID()
+		if _, err := a.PipelineAdmitTask(tctx, pipeline.AdmitRequest{TaskID: id, RunID: "r", UserID: user, FeatureID: "f",
 			Pipeline: "basic_clean_pipeline", InputData: map[string]any{"input_image": "x"}, RequestHash: "h"}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestCommandBudgets(t *testing.T) {
 	}
 	for range 40 { // an account with history: the costs must not grow with it
 		id, _ := admit()
-		if err := a.FinishTask(ctx, domain.FinishTaskRequest{TaskID: id, UserID: user, FeatureID: "f", Status: domain.StatusSuccess}); err != nil {
+		if err := a.PipelineFinishTask(ctx, pipeline.FinishTaskRequest{TaskID: id, UserID: user, FeatureID: "f", Status: pipeline.StatusSuccess}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,15 +84,15 @@ func TestCommandBudgets(t *testing.T) {
 			t.Errorf("%s: %s, budget %d", what, tally, budget)
 		}
 	}
-	id := domain.NewTaskID()
+	id := pipeline.NewTaskID()
 	measure("quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("repeated quota charge", budgetQuotaCharge, func(c context.Context) error { return storeOf(a).ConsumeQuota(c, user, "f", id) })
 	measure("quota refund", budgetQuotaRefund, func(c context.Context) error {
-		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		_, err := a.PipelineRefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err
 	})
 	measure("repeated quota refund", budgetQuotaRefund, func(c context.Context) error {
-		_, err := a.RefundQuota(c, domain.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
+		_, err := a.PipelineRefundQuota(c, pipeline.RefundRequest{TaskID: first, UserID: user, FeatureID: "f"})
 		return err
 	})
 }

@@ -4,21 +4,21 @@ import (
 	"context"
 	"time"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Store is the pipelines' Mongo bookkeeping the activities do (pipelinedb.Store). Each write is
 // guarded by the state it expects; the activities' idempotency rests on those guards.
 type Store interface {
-	GetSchema(ctx context.Context, name, version string) (*domain.SchemaRecord, error)
+	GetSchema(ctx context.Context, name, version string) (*pipeline.SchemaRecord, error)
 
-	InsertTask(ctx context.Context, t *domain.Task) (existing *domain.Task, err error)
+	InsertTask(ctx context.Context, t *pipeline.Task) (existing *pipeline.Task, err error)
 	DeleteTask(ctx context.Context, id, runID string) error
 	FinishTask(ctx context.Context, id, status, reason string) error
 	MarkRefunded(ctx context.Context, id string) error
 
-	CreateSteps(ctx context.Context, taskID string, steps []domain.Step) error
-	GetStep(ctx context.Context, taskID string, index int) (*domain.StepRecord, error)
+	CreateSteps(ctx context.Context, taskID string, steps []pipeline.Step) error
+	GetStep(ctx context.Context, taskID string, index int) (*pipeline.StepRecord, error)
 	StartStep(ctx context.Context, taskID string, index int, providerRef string, input map[string]any) error
 	SetVendorTask(ctx context.Context, taskID string, index int, providerRef, vendorTaskID string) error
 	AwaitCallback(ctx context.Context, taskID string, index int) error
@@ -29,24 +29,24 @@ type Store interface {
 	RefundQuota(ctx context.Context, userID, featureID, taskID string) (refunded bool, err error)
 	SettleQuota(ctx context.Context, userID, featureID, taskID string) error
 
-	GetProvider(ctx context.Context, ref string) (*domain.Provider, error)
-	ListProviders(ctx context.Context) ([]domain.Provider, error)
-	GetFunction(ctx context.Context, name string) (*domain.Function, error)
-	GetHealth(ctx context.Context, refs []string) (map[string]domain.Health, error)
-	SaveHealth(ctx context.Context, h domain.Health) error
-	RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (domain.CallStats, error)
+	GetProvider(ctx context.Context, ref string) (*pipeline.Provider, error)
+	ListProviders(ctx context.Context) ([]pipeline.Provider, error)
+	GetFunction(ctx context.Context, name string) (*pipeline.Function, error)
+	GetHealth(ctx context.Context, refs []string) (map[string]pipeline.Health, error)
+	SaveHealth(ctx context.Context, h pipeline.Health) error
+	RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (pipeline.CallStats, error)
 	PruneCalls(ctx context.Context, before time.Time) error
 }
 
 // Vendors sends the steps' HTTP requests (vendorhttp.Client): each call is recorded for the
 // health check, and a vendor's refusal or outage comes back as the activity error the workflow
-// decides on (domain.ErrTypeVendorRejected, or a retryable one).
+// decides on (pipeline.ErrTypeVendorRejected, or a retryable one).
 type Vendors interface {
 	// Post sends body as JSON to url on p's behalf, with idemKey as Idempotency-Key, and returns
 	// the decoded JSON answer.
-	Post(ctx context.Context, p *domain.Provider, url string, body any, idemKey string) (any, error)
+	Post(ctx context.Context, p *pipeline.Provider, url string, body any, idemKey string) (any, error)
 	// Get fetches url on p's behalf and returns the decoded JSON answer.
-	Get(ctx context.Context, p *domain.Provider, url string) (any, error)
+	Get(ctx context.Context, p *pipeline.Provider, url string) (any, error)
 	// Probe reports whether a provider's health_url answers 2xx in time.
 	Probe(ctx context.Context, healthURL string) bool
 }

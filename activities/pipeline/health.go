@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Health-check thresholds. Hysteresis: a provider goes down after two failed probes in a row (or
@@ -24,10 +24,10 @@ const (
 	callRetentionWindows = 12 // provider_calls older than 12 health windows are pruned
 )
 
-// CheckProviderHealth probes every provider's health_url, aggregates its recent calls and updates
-// provider_health. Idempotent in effect: it writes the current measurement; a pinned (hand-set)
-// status is never overwritten.
-func (a *Activities) CheckProviderHealth(ctx context.Context) (*domain.HealthReport, error) {
+// PipelineCheckProviderHealth probes every provider's health_url, aggregates its recent calls and
+// updates provider_health. Idempotent in effect: it writes the current measurement; a pinned
+// (hand-set) status is never overwritten.
+func (a *Activities) PipelineCheckProviderHealth(ctx context.Context) (*pipeline.HealthReport, error) {
 	providers, err := a.Store.ListProviders(ctx)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (a *Activities) CheckProviderHealth(ctx context.Context) (*domain.HealthRep
 		window = 5 * time.Minute
 	}
 	now := time.Now().UTC()
-	rep := &domain.HealthReport{}
+	rep := &pipeline.HealthReport{}
 	for _, p := range providers {
 		activity.RecordHeartbeat(ctx, p.Ref)
 		stats, err := a.Store.RecentCalls(ctx, p.Ref, now.Add(-window), maxCallsPerCheck)
@@ -55,7 +55,7 @@ func (a *Activities) CheckProviderHealth(ctx context.Context) (*domain.HealthRep
 		h := current[p.Ref]
 		h.ProviderRef = p.Ref
 		if h.Status == "" {
-			h.Status = domain.HealthUp
+			h.Status = pipeline.HealthUp
 		}
 		next := Assess(h, a.probe(ctx, p.HealthURL), stats)
 		next.LastCheckAt = now
@@ -93,7 +93,7 @@ func (a *Activities) probe(ctx context.Context, healthURL string) probeResult {
 }
 
 // Assess computes the next health from the previous one, a probe and recent call statistics.
-func Assess(prev domain.Health, probe probeResult, stats domain.CallStats) domain.Health {
+func Assess(prev pipeline.Health, probe probeResult, stats pipeline.CallStats) pipeline.Health {
 	h := prev
 	h.AvgResponseTime = stats.AvgMS
 	h.ErrorRate = 0
@@ -113,19 +113,19 @@ func Assess(prev domain.Health, probe probeResult, stats domain.CallStats) domai
 	slow := (rated && h.ErrorRate >= degradedErrorRate) || h.AvgResponseTime >= degradedAvgMS
 	switch {
 	case sick:
-		h.Status = domain.HealthDown
-	case prev.Status == domain.HealthDown:
+		h.Status = pipeline.HealthDown
+	case prev.Status == pipeline.HealthDown:
 		recovered := (probe == noProbe || h.ConsecutiveSuccesses >= successesToUp) && !(rated && h.ErrorRate >= degradedErrorRate)
 		if recovered {
-			h.Status = domain.HealthUp
+			h.Status = pipeline.HealthUp
 			if slow {
-				h.Status = domain.HealthDegraded
+				h.Status = pipeline.HealthDegraded
 			}
 		}
 	case slow:
-		h.Status = domain.HealthDegraded
+		h.Status = pipeline.HealthDegraded
 	default:
-		h.Status = domain.HealthUp
+		h.Status = pipeline.HealthUp
 	}
 	return h
 }

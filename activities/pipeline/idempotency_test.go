@@ -10,13 +10,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// setup registers the fakes and creates one task of the named seed example.
-func setup(t *testing.T, example string, input map[string]any) (*Activities, *vendors.Server, *domain.Definition, string, context.Context) {
+// setup registers the fakes and creates one task of the named example pipeline.
+func setup(t *testing.T, example string, input map[string]any) (*Activities, *vendors.Server, *pipeline.Definition, string, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -36,12 +36,12 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := domain.ParseDefinition(raw)
+	d, err := pipeline.ParseDefinition(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := domain.NewTaskID()
-	if _, err := store.InsertTask(ctx, &domain.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
+	id := pipeline.NewTaskID()
+	if _, err := store.InsertTask(ctx, &pipeline.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateSteps(ctx, id, d.Schema.Steps); err != nil {
@@ -51,17 +51,17 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 	return a, fakes, d, id, ctx
 }
 
-// A retried SubmitAsync (the activity ran but its completion was lost) returns the stored vendor
-// task instead of creating a second vendor job.
+// A retried PipelineSubmitAsync (the activity ran but its completion was lost) returns the stored
+// vendor task instead of creating a second vendor job.
 func TestSubmitAsyncIsIdempotent(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/m.jpg", "model_type": "a", "style": "b"}
 	a, fakes, d, id, ctx := setup(t, "model_pose12_pipeline", input)
-	req := domain.CallRequest{TaskID: id, UserID: "u", StepIndex: 0, Step: d.Schema.Steps[0], ProviderRef: "runninghub", InputData: input}
-	first, err := a.SubmitAsync(ctx, req)
+	req := pipeline.CallRequest{TaskID: id, UserID: "u", StepIndex: 0, Step: d.Schema.Steps[0], ProviderRef: "runninghub", InputData: input}
+	first, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := a.SubmitAsync(ctx, req)
+	again, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,41 +69,41 @@ func TestSubmitAsyncIsIdempotent(t *testing.T) {
 		t.Fatalf("first %+v again %+v calls %d", first, again, fakes.Calls("runninghub", "/workflow/execute"))
 	}
 	req.ProviderRef = "stable_diffusion_api" // falling through to another provider submits there
-	other, err := a.SubmitAsync(ctx, req)
+	other, err := a.PipelineSubmitAsync(ctx, req)
 	if err != nil || fakes.Calls("stable_diffusion_api", "/workflow/execute") != 1 || other.ProviderRef != "stable_diffusion_api" {
 		t.Fatalf("fall-through submit: %+v %v", other, err)
 	}
 }
 
-// A retried InvokeSCF after a successful invocation does not invoke the function again, and the
-// step is open for its callback.
+// A retried PipelineInvokeSCF after a successful invocation does not invoke the function again, and
+// the step is open for its callback.
 func TestInvokeSCFIsIdempotent(t *testing.T) {
 	input := map[string]any{"product_images": []any{"a"}, "background_music": "m"}
 	a, fakes, d, id, ctx := setup(t, "collection_video_pipeline", input)
-	req := domain.CallRequest{TaskID: id, UserID: "u", StepIndex: 1, Step: d.Schema.Steps[1], InputData: input,
+	req := pipeline.CallRequest{TaskID: id, UserID: "u", StepIndex: 1, Step: d.Schema.Steps[1], InputData: input,
 		StepOutputs: []map[string]any{{"cutout_urls": []any{"c1"}}}}
-	res, err := a.InvokeSCF(ctx, req)
+	res, err := a.PipelineInvokeSCF(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.CallbackURL != "http://backend.example/api/internal/tasks/"+id+"/steps/1/callback" {
 		t.Fatalf("callback url %s", res.CallbackURL)
 	}
-	if _, err := a.InvokeSCF(ctx, req); err != nil {
+	if _, err := a.PipelineInvokeSCF(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if n := fakes.Calls("scf", vendors.SCFCompositor); n != 1 {
 		t.Fatalf("function invoked %d times", n)
 	}
 	st, err := storeOf(a).GetStep(ctx, id, 1)
-	if err != nil || st.CallbackState != domain.CallbackWaiting || st.Status != domain.StatusProcessing || st.InvokedAt == nil {
+	if err != nil || st.CallbackState != pipeline.CallbackWaiting || st.Status != pipeline.StatusProcessing || st.InvokedAt == nil {
 		t.Fatalf("step %+v %v", st, err)
 	}
 }
 
-// AdmitTask retried after a crash between any two of its writes charges once and writes each
-// document once; a later run with the same task id adopts the task and charges nothing; a refused
-// admission leaves no document.
+// PipelineAdmitTask retried after a crash between any two of its writes charges once and writes
+// each document once; a later run with the same task id adopts the task and charges nothing; a
+// refused admission leaves no document.
 func TestAdmitTaskIsIdempotent(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/a.jpg"}
 	a, _, _, _, ctx := setup(t, "basic_clean_pipeline", input)
@@ -111,17 +111,17 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	if _, err := storeOf(a).SetQuota(ctx, user, "f", 2); err != nil {
 		t.Fatal(err)
 	}
-	req := domain.AdmitRequest{TaskID: domain.NewTaskID(), RunID: "run-1", UserID: user, FeatureID: "f",
+	req := pipeline.AdmitRequest{TaskID: pipeline.NewTaskID(), RunID: "run-1", UserID: user, FeatureID: "f",
 		Pipeline: "basic_clean_pipeline", InputData: input, RequestHash: "h"}
 	for range 3 {
-		res, err := a.AdmitTask(ctx, req)
+		res, err := a.PipelineAdmitTask(ctx, req)
 		if err != nil || res.Earlier != nil || res.Version != "1.0.0" || len(res.Schema.Steps) != 1 {
 			t.Fatalf("admit: %+v %v", res, err)
 		}
 	}
 	later := req
 	later.RunID = "run-2"
-	if res, err := a.AdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
+	if res, err := a.PipelineAdmitTask(ctx, later); err != nil || res.Earlier == nil || res.Earlier.ID != req.TaskID {
 		t.Fatalf("a later run must adopt the task: %+v %v", res, err)
 	}
 	q, err := storeOf(a).GetQuota(ctx, user, "f")
@@ -134,27 +134,27 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 
 	// The last unit goes to one task; the next is refused and leaves nothing behind.
 	other := req
-	other.TaskID, other.RunID = domain.NewTaskID(), "run-3"
-	if _, err := a.AdmitTask(ctx, other); err != nil {
+	other.TaskID, other.RunID = pipeline.NewTaskID(), "run-3"
+	if _, err := a.PipelineAdmitTask(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	refused := req
-	refused.TaskID, refused.RunID = domain.NewTaskID(), "run-4"
-	_, err = a.AdmitTask(ctx, refused)
-	if !isType(err, domain.ErrTypeQuotaExhausted) {
-		t.Fatalf("want %s, got %v", domain.ErrTypeQuotaExhausted, err)
+	refused.TaskID, refused.RunID = pipeline.NewTaskID(), "run-4"
+	_, err = a.PipelineAdmitTask(ctx, refused)
+	if !isType(err, pipeline.ErrTypeQuotaExhausted) {
+		t.Fatalf("want %s, got %v", pipeline.ErrTypeQuotaExhausted, err)
 	}
-	if _, err := storeOf(a).GetTask(ctx, refused.TaskID); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := storeOf(a).GetTask(ctx, refused.TaskID); !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("a refused task must not stay: %v", err)
 	}
 	bad := req
-	bad.TaskID, bad.InputData = domain.NewTaskID(), map[string]any{}
-	if _, err := a.AdmitTask(ctx, bad); !isType(err, domain.ErrTypeInvalidInput) {
-		t.Fatalf("want %s, got %v", domain.ErrTypeInvalidInput, err)
+	bad.TaskID, bad.InputData = pipeline.NewTaskID(), map[string]any{}
+	if _, err := a.PipelineAdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeInvalidInput) {
+		t.Fatalf("want %s, got %v", pipeline.ErrTypeInvalidInput, err)
 	}
 	bad.Pipeline = "nope"
-	if _, err := a.AdmitTask(ctx, bad); !isType(err, domain.ErrTypeUnknownPipeline) {
-		t.Fatalf("want %s, got %v", domain.ErrTypeUnknownPipeline, err)
+	if _, err := a.PipelineAdmitTask(ctx, bad); !isType(err, pipeline.ErrTypeUnknownPipeline) {
+		t.Fatalf("want %s, got %v", pipeline.ErrTypeUnknownPipeline, err)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // providerCacheTTL is how long a worker reuses a provider document (base URL, auth header) before
@@ -21,12 +21,12 @@ type providerCache struct {
 }
 
 type cachedProvider struct {
-	p  *domain.Provider
+	p  *pipeline.Provider
 	at time.Time
 }
 
 // get returns the provider, from the cache while it is fresh.
-func (c *providerCache) get(ctx context.Context, ref string, load func(context.Context, string) (*domain.Provider, error)) (*domain.Provider, error) {
+func (c *providerCache) get(ctx context.Context, ref string, load func(context.Context, string) (*pipeline.Provider, error)) (*pipeline.Provider, error) {
 	c.mu.Lock()
 	e, ok := c.entries[ref]
 	c.mu.Unlock()

@@ -5,16 +5,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // A fresh entry is served from memory; concurrent callers are safe (run with -race).
 func TestProviderCacheReusesFreshEntries(t *testing.T) {
 	var c providerCache
 	var loads atomic.Int32
-	load := func(_ context.Context, ref string) (*domain.Provider, error) {
+	load := func(_ context.Context, ref string) (*pipeline.Provider, error) {
 		loads.Add(1)
-		return &domain.Provider{Ref: ref}, nil
+		return &pipeline.Provider{Ref: ref}, nil
 	}
 	done := make(chan struct{})
 	for range 8 {

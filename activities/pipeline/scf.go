@@ -6,10 +6,10 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// defaultCallbackURL is the seed's callback route; callback_config.url may override it.
+// defaultCallbackURL is the API's callback route; callback_config.url may override it.
 const defaultCallbackURL = "${backend_url}/api/internal/tasks/${task_id}/steps/${step_index}/callback"
 
 // scfInvocation is the body an SCF function receives.
@@ -20,16 +20,16 @@ type scfInvocation struct {
 	CallbackURL string         `json:"callback_url"`
 }
 
-// InvokeSCF starts the step's SCF function. The step is opened for its callback before the
+// PipelineInvokeSCF starts the step's SCF function. The step is opened for its callback before the
 // request, so a fast function's callback is not refused. Guard: invoked_at on the step row; a
 // retried activity after a successful invocation does not invoke again.
-func (a *Activities) InvokeSCF(ctx context.Context, req domain.CallRequest) (*domain.InvokeResult, error) {
+func (a *Activities) PipelineInvokeSCF(ctx context.Context, req pipeline.CallRequest) (*pipeline.InvokeResult, error) {
 	if st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex); err == nil && st.InvokedAt != nil {
-		return &domain.InvokeResult{Input: st.Input}, nil
+		return &pipeline.InvokeResult{Input: st.Input}, nil
 	}
 	fn, err := a.Store.GetFunction(ctx, req.Step.SCFFunction)
 	if isNotFound(err) {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("function %q is not registered", req.Step.SCFFunction), domain.ErrTypeConfig, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("function %q is not registered", req.Step.SCFFunction), pipeline.ErrTypeConfig, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -42,9 +42,9 @@ func (a *Activities) InvokeSCF(ctx context.Context, req domain.CallRequest) (*do
 	if cc := req.Step.CallbackConfig; cc != nil && cc.URL != "" {
 		tmpl = cc.URL
 	}
-	cb, err := domain.RenderString(tmpl, a.scope(req))
+	cb, err := pipeline.RenderString(tmpl, a.scope(req))
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("callback_config.url: "+err.Error(), domain.ErrTypeRender, nil)
+		return nil, temporal.NewNonRetryableApplicationError("callback_config.url: "+err.Error(), pipeline.ErrTypeRender, nil)
 	}
 	if err := a.Store.StartStep(ctx, req.TaskID, req.StepIndex, "", input); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (a *Activities) InvokeSCF(ctx context.Context, req domain.CallRequest) (*do
 	if err := a.Store.AwaitCallback(ctx, req.TaskID, req.StepIndex); err != nil {
 		return nil, err
 	}
-	fnAsProvider := &domain.Provider{Ref: "scf:" + fn.Name}
+	fnAsProvider := &pipeline.Provider{Ref: "scf:" + fn.Name}
 	if _, err := a.Vendors.Post(ctx, fnAsProvider, fn.InvokeURL,
 		scfInvocation{TaskID: req.TaskID, StepIndex: req.StepIndex, Input: input, CallbackURL: cb}, idempotencyKey(req)); err != nil {
 		return nil, err
@@ -60,5 +60,5 @@ func (a *Activities) InvokeSCF(ctx context.Context, req domain.CallRequest) (*do
 	if err := a.Store.MarkInvoked(ctx, req.TaskID, req.StepIndex); err != nil {
 		return nil, err
 	}
-	return &domain.InvokeResult{Input: input, CallbackURL: cb}, nil
+	return &pipeline.InvokeResult{Input: input, CallbackURL: cb}, nil
 }

@@ -8,27 +8,27 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// CallSync runs a sync_api step against one provider: render the input, POST it, map the
+// PipelineCallSync runs a sync_api step against one provider: render the input, POST it, map the
 // response, and record the step's success (so a sync step costs the workflow one activity).
 // Idempotency: the step row is updated with conditional writes (a finished step is never changed
 // again); a vendor call that is retried is the retry policy the schema asked for.
-func (a *Activities) CallSync(ctx context.Context, req domain.CallRequest) (*domain.CallResult, error) {
+func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
 	ref, input, out, err := a.postStep(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, domain.StatusSuccess, ref, out, ""); err != nil {
+	if err := a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, pipeline.StatusSuccess, ref, out, ""); err != nil {
 		return nil, err
 	}
-	return &domain.CallResult{ProviderRef: ref, Input: input, Output: out}, nil
+	return &pipeline.CallResult{ProviderRef: ref, Input: input, Output: out}, nil
 }
 
 // postStep renders a step's input, marks the step processing, POSTs the input to the provider's
 // endpoint and maps the answer through output_mapping. It returns the provider that served.
-func (a *Activities) postStep(ctx context.Context, req domain.CallRequest) (ref string, input, out map[string]any, err error) {
+func (a *Activities) postStep(ctx context.Context, req pipeline.CallRequest) (ref string, input, out map[string]any, err error) {
 	p, err := a.provider(ctx, req.ProviderRef)
 	if err != nil {
 		return "", nil, nil, err
@@ -43,18 +43,18 @@ func (a *Activities) postStep(ctx context.Context, req domain.CallRequest) (ref 
 	if err != nil {
 		return "", nil, nil, err
 	}
-	if out, _, err = domain.MapOutput(req.Step.OutputMapping, resp); err != nil {
-		return "", nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeRender, nil)
+	if out, _, err = pipeline.MapOutput(req.Step.OutputMapping, resp); err != nil {
+		return "", nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeRender, nil)
 	}
 	return p.Ref, input, out, nil
 }
 
-// SubmitAsync creates the vendor job of an async_api step. Guard: the vendor task id stored on the
-// step row; a retried or replayed submit for the same provider returns it instead of creating a
-// second job. The request also carries an Idempotency-Key for vendors that honour one.
-func (a *Activities) SubmitAsync(ctx context.Context, req domain.CallRequest) (*domain.SubmitResult, error) {
+// PipelineSubmitAsync creates the vendor job of an async_api step. Guard: the vendor task id stored
+// on the step row; a retried or replayed submit for the same provider returns it instead of
+// creating a second job. The request also carries an Idempotency-Key for vendors that honour one.
+func (a *Activities) PipelineSubmitAsync(ctx context.Context, req pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 	if st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex); err == nil && st.VendorTaskID != "" && st.ProviderRef == req.ProviderRef {
-		return &domain.SubmitResult{ProviderRef: st.ProviderRef, Input: st.Input, VendorTaskID: st.VendorTaskID,
+		return &pipeline.SubmitResult{ProviderRef: st.ProviderRef, Input: st.Input, VendorTaskID: st.VendorTaskID,
 			Output: map[string]any{"vendor_task_id": st.VendorTaskID}}, nil
 	}
 	ref, input, out, err := a.postStep(ctx, req)
@@ -64,16 +64,16 @@ func (a *Activities) SubmitAsync(ctx context.Context, req domain.CallRequest) (*
 	vid := textOf(out["vendor_task_id"])
 	if vid == "" && strings.Contains(req.Step.Polling.StatusEndpoint, "{vendor_task_id}") {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s returned no vendor_task_id (output_mapping.vendor_task_id = %s)",
-			ref, req.Step.OutputMapping["vendor_task_id"]), domain.ErrTypeVendorRejected, nil)
+			ref, req.Step.OutputMapping["vendor_task_id"]), pipeline.ErrTypeVendorRejected, nil)
 	}
 	if err := a.Store.SetVendorTask(ctx, req.TaskID, req.StepIndex, ref, vid); err != nil {
 		return nil, err
 	}
-	return &domain.SubmitResult{ProviderRef: ref, Input: input, VendorTaskID: vid, Status: textOf(out["status"]), Output: out}, nil
+	return &pipeline.SubmitResult{ProviderRef: ref, Input: input, VendorTaskID: vid, Status: textOf(out["status"]), Output: out}, nil
 }
 
-// PollAsync asks the vendor for a job's status. Read-only at the vendor.
-func (a *Activities) PollAsync(ctx context.Context, req domain.PollRequest) (*domain.PollResult, error) {
+// PipelinePollAsync asks the vendor for a job's status. Read-only at the vendor.
+func (a *Activities) PipelinePollAsync(ctx context.Context, req pipeline.PollRequest) (*pipeline.PollResult, error) {
 	p, err := a.provider(ctx, req.ProviderRef)
 	if err != nil {
 		return nil, err
@@ -83,14 +83,14 @@ func (a *Activities) PollAsync(ctx context.Context, req domain.PollRequest) (*do
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := domain.MapOutput(req.Step.OutputMapping, resp)
+	out, _, err := pipeline.MapOutput(req.Step.OutputMapping, resp)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeRender, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeRender, nil)
 	}
-	return &domain.PollResult{Status: textOf(out["status"]), Output: out}, nil
+	return &pipeline.PollResult{Status: textOf(out["status"]), Output: out}, nil
 }
 
-func idempotencyKey(req domain.CallRequest) string {
+func idempotencyKey(req pipeline.CallRequest) string {
 	return fmt.Sprintf("%s:%d:%s", req.TaskID, req.StepIndex, req.ProviderRef)
 }
 

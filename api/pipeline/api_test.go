@@ -14,7 +14,7 @@ import (
 // Every malformed case of testdata/pipelines/invalid is a 400 whose message names step and field.
 func TestPublishRejectsInvalidSchemas(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "testdata", "pipelines", "invalid", "*.json"))
 	if len(files) == 0 {
 		t.Fatal("no invalid cases")
@@ -36,7 +36,7 @@ func TestPublishRejectsInvalidSchemas(t *testing.T) {
 
 func TestPipelineVersionsAreImmutable(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	raw, _ := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "pipelines", "basic_clean_pipeline.json"))
 	h.do("POST", "/api/v1/pipelines", raw, 200) // same schema again: idempotent
@@ -61,7 +61,7 @@ func TestPipelineVersionsAreImmutable(t *testing.T) {
 
 func TestTaskCreationErrors(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	user := testenv.Unique("u-")
 	out := h.do("POST", "/api/v1/pipeline-tasks", map[string]any{"pipeline": name, "user_id": user, "feature_id": "feat",
@@ -82,7 +82,7 @@ func TestTaskCreationErrors(t *testing.T) {
 
 func TestProviderAndFunctionRegistry(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	p := h.do("PUT", "/api/v1/providers/acme_ai", map[string]any{"base_url": "https://acme.example/api/", "auth_header": "Authorization",
 		"auth_value": "Bearer s3cret"}, 200)
 	if p["base_url"] != "https://acme.example/api" || p["health"].(map[string]any)["status"] != "up" {

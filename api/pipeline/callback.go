@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,12 +8,10 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -27,7 +24,7 @@ type callbackBody struct {
 	ErrorMessage *string `json:"error_message"`
 }
 
-// callback is the seed's POST /api/internal/tasks/{taskId}/steps/{stepIndex}/callback: verify the
+// callback is POST /api/internal/tasks/{taskId}/steps/{stepIndex}/callback: verify the
 // signature (401) and the body (400) here, then deliver it to the task's workflow with the
 // step-callback update, whose validator answers: 200 accepted, 404 no such task or step, 409 for a
 // step that is not waiting, a step the pipeline has left, or a second callback.
@@ -41,62 +38,47 @@ func (h *handlers) callback(c echo.Context) error {
 		return httpx.New(http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "callback body exceeds 1 MiB")
 	}
 	hdr := c.Request().Header
-	if err := h.verifier.Verify(domain.CallbackRequest{TaskID: taskID, StepIndex: stepParam, Timestamp: hdr.Get(domain.HeaderTimestamp),
-		Signature: hdr.Get(domain.HeaderSignature), Signature256: hdr.Get(domain.HeaderSignature256), Body: body}); err != nil {
+	if err := h.verifier.Verify(pipeline.CallbackRequest{TaskID: taskID, StepIndex: stepParam, Timestamp: hdr.Get(pipeline.HeaderTimestamp),
+		Signature: hdr.Get(pipeline.HeaderSignature), Signature256: hdr.Get(pipeline.HeaderSignature256), Body: body}); err != nil {
 		return httpx.New(http.StatusUnauthorized, "INVALID_SIGNATURE", err.Error())
 	}
 	stepIndex, err := strconv.Atoi(stepParam)
-	if err != nil || stepIndex < 0 || !domain.ValidTaskID(taskID) {
+	if err != nil || stepIndex < 0 || !pipeline.ValidTaskID(taskID) {
 		return httpx.NotFound("step " + stepParam + " of task " + taskID)
 	}
 	var cb callbackBody
 	if err := httpx.Decode(body, &cb); err != nil {
 		return err
 	}
-	if cb.Status != domain.StatusSuccess && cb.Status != domain.StatusFailed {
+	if cb.Status != pipeline.StatusSuccess && cb.Status != pipeline.StatusFailed {
 		return httpx.Validation("status", `status must be "success" or "failed"`)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return httpx.Validation("body", "callback body must be a JSON object")
 	}
-	d := domain.CallbackDelivery{StepIndex: stepIndex, Status: cb.Status, Body: raw}
+	d := pipeline.CallbackDelivery{StepIndex: stepIndex, Status: cb.Status, Body: raw}
 	if cb.ErrorMessage != nil {
 		d.ErrorMessage = *cb.ErrorMessage
 	}
-	if err := h.deliver(c.Request().Context(), taskID, d); err != nil {
-		return h.callbackError(c.Request().Context(), err, taskID, stepParam)
+	if err := h.workflows.DeliverCallback(c.Request().Context(), taskID, d); err != nil {
+		return callbackError(err, taskID, stepParam)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"accepted": true, "task_id": taskID, "step_index": stepIndex})
 }
 
-// deliver sends the callback update and waits until the workflow has accepted or refused it.
-func (h *handlers) deliver(ctx context.Context, taskID string, d domain.CallbackDelivery) error {
-	u, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: domain.WorkflowID(taskID),
-		UpdateName: pipelinewf.UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return err
-	}
-	return u.Get(ctx, nil)
-}
-
 // callbackError maps the workflow's refusals: no task or step → 404; a closed workflow or a
 // refused delivery → 409.
-func (h *handlers) callbackError(ctx context.Context, err error, taskID, step string) error {
-	var (
-		ae *temporal.ApplicationError
-		nf *serviceerror.NotFound
-	)
+func callbackError(err error, taskID, step string) error {
+	var ae *temporal.ApplicationError
 	switch {
-	case errors.As(err, &ae) && ae.Type() == domain.ErrTypeStepNotFound:
+	case errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeStepNotFound:
 		return httpx.NotFound("step " + step + " of task " + taskID)
 	case errors.As(err, &ae):
 		return httpx.New(http.StatusConflict, "CONFLICT", ae.Message()).WithDetail("reason", ae.Type())
-	case errors.As(err, &nf):
-		// Temporal answers NotFound both for no such workflow and for a closed one.
-		if _, derr := h.temporal.DescribeWorkflowExecution(ctx, domain.WorkflowID(taskID), ""); derr == nil {
-			return httpx.Conflict("task " + taskID + " is no longer running")
-		}
+	case errors.Is(err, pipelinewf.ErrNotRunning):
+		return httpx.Conflict("task " + taskID + " is no longer running")
+	case errors.Is(err, pipeline.ErrNotFound):
 		return httpx.NotFound("task " + taskID)
 	}
 	return httpx.FromTemporal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 const scfOnly = `{"name":"scf_only","version":"1.0.0","schema":{"steps":[{"name":"compose","type":"scf",
@@ -29,16 +29,16 @@ type signed struct {
 
 func (s signed) headers() map[string]string {
 	ts := strconv.FormatInt(s.ts.Unix(), 10)
-	hdr := map[string]string{domain.HeaderTimestamp: ts}
+	hdr := map[string]string{pipeline.HeaderTimestamp: ts}
 	covered := s.signBody
 	if covered == nil {
 		covered = s.sentBody
 	}
 	if s.v1 {
-		hdr[domain.HeaderSignature] = domain.SignV1([]byte(s.secret), s.taskID, s.stepIndex, ts)
+		hdr[pipeline.HeaderSignature] = pipeline.SignV1([]byte(s.secret), s.taskID, s.stepIndex, ts)
 	}
 	if s.v2 {
-		hdr[domain.HeaderSignature256] = domain.SignV2([]byte(s.secret), s.taskID, s.stepIndex, ts, covered)
+		hdr[pipeline.HeaderSignature256] = pipeline.SignV2([]byte(s.secret), s.taskID, s.stepIndex, ts, covered)
 	}
 	return hdr
 }
@@ -48,7 +48,7 @@ func (s signed) headers() map[string]string {
 // signature is checked in the handler; 200/404/409 come from the workflow's update validator.
 func TestCallbackStatusMatrix(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	if err := json.Unmarshal([]byte(scfOnly), &def); err != nil {
@@ -59,7 +59,7 @@ func TestCallbackStatusMatrix(t *testing.T) {
 	b, _ := h.startTask("scf_only", map[string]any{"images": []any{"y"}})
 	c, _ := h.startTask("scf_only", map[string]any{"images": []any{"z"}})
 	for _, id := range []string{a, b, c} {
-		h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+		h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == pipeline.CallbackWaiting })
 	}
 	body := func(url string) []byte {
 		raw, _ := json.Marshal(map[string]any{"status": "success", "output": map[string]any{"video_url": url}, "error_message": nil})
@@ -90,13 +90,13 @@ func TestCallbackStatusMatrix(t *testing.T) {
 		}
 		// The replay is refused by the update validator while the workflow runs, or as "no longer
 		// running" once it has closed (TestCallbackStaleAndNotWaitingSteps pins the former).
-		if d, _ := errObj["details"].(map[string]any); tc.want == 409 && d["reason"] != domain.ErrTypeCallbackDelivered &&
+		if d, _ := errObj["details"].(map[string]any); tc.want == 409 && d["reason"] != pipeline.ErrTypeCallbackDelivered &&
 			!strings.Contains(fmt.Sprint(errObj["message"]), "no longer running") {
 			t.Fatalf("%s: %v", tc.name, out)
 		}
 	}
 	// Unknown task / step with a valid signature → 404.
-	unknown := domain.NewTaskID()
+	unknown := pipeline.NewTaskID()
 	h.doRaw("POST", path(unknown), body("u"), 404, signed{secret: testSecret, ts: now, v1: true, taskID: unknown, stepIndex: "0", sentBody: body("u")}.headers())
 	h.doRaw("POST", "/api/internal/tasks/"+c+"/steps/5/callback", body("u"), 404,
 		signed{secret: testSecret, ts: now, v1: true, taskID: c, stepIndex: "5", sentBody: body("u")}.headers())
@@ -120,19 +120,19 @@ func TestCallbackStatusMatrix(t *testing.T) {
 	if err := h.waitWorkflow(a); err != nil {
 		t.Fatal(err)
 	}
-	h.saveHistory(a, "scf_callback_success")
+	h.record(a, "scf_callback_success")
 }
 
 // A failed callback fails the step with the function's error_message.
 func TestCallbackFailedStatusFailsStep(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	_ = json.Unmarshal([]byte(scfOnly), &def)
 	h.do("POST", "/api/v1/pipelines", def, 201)
 	id, user := h.startTask("scf_only", map[string]any{"images": []any{"x"}})
-	h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+	h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == pipeline.CallbackWaiting })
 	raw := []byte(`{"status":"failed","output":null,"error_message":"codec exploded"}`)
 	h.doRaw("POST", "/api/internal/tasks/"+id+"/steps/0/callback", raw, 200,
 		signed{secret: testSecret, ts: time.Now(), v2: true, taskID: id, stepIndex: "0", sentBody: raw}.headers())
@@ -147,16 +147,16 @@ func TestCallbackFailedStatusFailsStep(t *testing.T) {
 		signed{secret: testSecret, ts: time.Now(), v1: true, taskID: id, stepIndex: "0", sentBody: bad}.headers())
 }
 
-// PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE=true refuses the seed's v1-only signature.
+// PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE=true refuses a callback signed with v1 only.
 func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{}, func(c *config.Config) { c.Pipeline.RequireBodySignature = true })
+	h := newEnv(t, vendors.Options{}, func(c *config.Config) { c.Pipeline.RequireBodySignature = true })
 	h.silentFunction("silent-compositor")
 	var def map[string]any
 	_ = json.Unmarshal([]byte(scfOnly), &def)
 	h.do("POST", "/api/v1/pipelines", def, 201)
 	id, _ := h.startTask("scf_only", map[string]any{"images": []any{"x"}})
-	h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+	h.waitStep(id, 0, func(st map[string]any) bool { return st["callback_state"] == pipeline.CallbackWaiting })
 	raw := []byte(`{"status":"success","output":{"video_url":"v"}}`)
 	path := "/api/internal/tasks/" + id + "/steps/0/callback"
 	out := h.doRaw("POST", path, raw, 401, signed{secret: testSecret, ts: time.Now(), v1: true, taskID: id, stepIndex: "0", sentBody: raw}.headers())
@@ -172,7 +172,7 @@ func TestCallbackBodySignatureCanBeRequired(t *testing.T) {
 // steps still complete.
 func TestCallbackStaleAndNotWaitingSteps(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.silentFunction("silent-compositor")
 	name := h.publish("collection_video_pipeline.json", func(d map[string]any) {
 		d["name"] = "collection_silent"
@@ -183,7 +183,7 @@ func TestCallbackStaleAndNotWaitingSteps(t *testing.T) {
 			"output_mapping": map[string]any{"video_url": "$.output.video_url"}, "timeout_seconds": 120}
 	})
 	id, _ := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg"}, "background_music": "m"})
-	h.waitStep(id, 1, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
+	h.waitStep(id, 1, func(st map[string]any) bool { return st["callback_state"] == pipeline.CallbackWaiting })
 	send := func(step string, want int) map[string]any {
 		raw := []byte(`{"status":"success","output":{"video_url":"https://v/` + step + `.mp4"}}`)
 		return h.doRaw("POST", "/api/internal/tasks/"+id+"/steps/"+step+"/callback", raw, want,
@@ -192,16 +192,16 @@ func TestCallbackStaleAndNotWaitingSteps(t *testing.T) {
 	reason := func(out map[string]any) any {
 		return out["error"].(map[string]any)["details"].(map[string]any)["reason"]
 	}
-	if r := reason(send("0", 409)); r != domain.ErrTypeCallbackStale {
+	if r := reason(send("0", 409)); r != pipeline.ErrTypeCallbackStale {
 		t.Fatalf("stale step: %v", r)
 	}
-	if r := reason(send("2", 409)); r != domain.ErrTypeStepNotWaiting {
+	if r := reason(send("2", 409)); r != pipeline.ErrTypeStepNotWaiting {
 		t.Fatalf("step not waiting: %v", r)
 	}
 	send("3", 404)
 	send("1", 200)
-	h.waitStep(id, 2, func(st map[string]any) bool { return st["callback_state"] == domain.CallbackWaiting })
-	if r := reason(send("1", 409)); r != domain.ErrTypeCallbackDelivered {
+	h.waitStep(id, 2, func(st map[string]any) bool { return st["callback_state"] == pipeline.CallbackWaiting })
+	if r := reason(send("1", 409)); r != pipeline.ErrTypeCallbackDelivered {
 		t.Fatalf("replayed callback: %v", r)
 	}
 	send("2", 200)

@@ -11,7 +11,7 @@ import (
 // finishes from its history (durable timers) without submitting the vendor job again.
 func TestWorkerRestartMidPollDoesNotResubmit(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{PollsToComplete: 4})
+	h := newEnv(t, vendors.Options{PollsToComplete: 4})
 	name := h.publish("model_pose12_pipeline.json", func(d map[string]any) {
 		d["name"] = "model_pose12_fast_poll"
 		step := d["schema"].(map[string]any)["steps"].([]any)[0].(map[string]any)
@@ -25,13 +25,13 @@ func TestWorkerRestartMidPollDoesNotResubmit(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	h.stopWorker()
+	h.StopWorker()
 	polledBefore := h.vendors.Calls("runninghub", "/workflow/status")
 	time.Sleep(2 * time.Second) // timers fire while no worker is running
 	if n := h.vendors.Calls("runninghub", "/workflow/status"); n != polledBefore {
 		t.Fatalf("polls continued without a worker: %d → %d", polledBefore, n)
 	}
-	h.startWorker()
+	h.StartWorker()
 	task := h.waitTask(id, time.Minute)
 	if task["status"] != "success" {
 		t.Fatalf("task %v", task)
@@ -45,13 +45,13 @@ func TestWorkerRestartMidPollDoesNotResubmit(t *testing.T) {
 	if err := h.waitWorkflow(id); err != nil {
 		t.Fatal(err)
 	}
-	h.saveHistory(id, "model_pose12_worker_restart")
+	h.record(id, "model_pose12_worker_restart")
 }
 
 // max_execution_time bounds the whole run even when each step is inside its own timeout.
 func TestMaxExecutionTimeFailsTask(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{SlowDelay: 1500 * time.Millisecond})
+	h := newEnv(t, vendors.Options{SlowDelay: 1500 * time.Millisecond})
 	h.silentFunction("silent-compositor")
 	def := map[string]any{"name": "bounded", "version": "1.0.0", "schema": map[string]any{
 		"max_execution_time": 3,
@@ -81,9 +81,9 @@ func TestMaxExecutionTimeFailsTask(t *testing.T) {
 // loop; a new worker finishes the pipeline from history and the vendor job is not submitted again.
 func TestWorkerProcessKilledMidPoll(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{PollsToComplete: 5})
-	h.stopWorker()
-	child := h.startWorkerProcess(t)
+	h := newEnv(t, vendors.Options{PollsToComplete: 5})
+	h.StopWorker()
+	child := h.StartWorkerProcess()
 	name := h.publish("model_pose12_pipeline.json", func(d map[string]any) {
 		d["name"] = "model_pose12_kill"
 		step := d["schema"].(map[string]any)["steps"].([]any)[0].(map[string]any)
@@ -98,11 +98,8 @@ func TestWorkerProcessKilledMidPoll(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Right after a poll the loop sleeps on a durable timer: kill the process there.
-	if err := child.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
-	h.startWorker()
+	child.Kill()
+	h.StartWorker()
 	task := h.waitTask(id, 2*time.Minute)
 	if task["status"] != "success" {
 		t.Fatalf("task %v", task)

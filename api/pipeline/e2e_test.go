@@ -5,19 +5,19 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// The seed's three complete examples, unchanged, end to end against the fakes.
-func TestSeedExamplesEndToEnd(t *testing.T) {
+// The three example pipelines of testdata/pipelines, unchanged, end to end against the fakes.
+func TestExamplePipelinesEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{PollsToComplete: 1})
+	h := newEnv(t, vendors.Options{PollsToComplete: 1})
 
 	t.Run("basic_clean_pipeline", func(t *testing.T) {
 		name := h.publish("basic_clean_pipeline.json", nil)
 		id, user := h.startTask(name, map[string]any{"input_image": "https://cos.example/in/shirt.jpg"})
 		task := h.waitTask(id, time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		st := stepsOf(task)[0]
@@ -40,14 +40,14 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "basic_clean_success")
+		h.record(id, "basic_clean_success")
 	})
 
 	t.Run("model_pose12_pipeline", func(t *testing.T) {
 		name := h.publish("model_pose12_pipeline.json", nil)
 		id, _ := h.startTask(name, map[string]any{"input_image": "https://cos.example/in/model.jpg", "model_type": "female_asian", "style": "street"})
 		task := h.waitTask(id, 2*time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		st := stepsOf(task)[0]
@@ -58,7 +58,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "model_pose12_success")
+		h.record(id, "model_pose12_success")
 	})
 
 	t.Run("collection_video_pipeline", func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		id, _ := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg", "https://cos.example/p/2.jpg"},
 			"background_music": "https://cos.example/music/bgm.mp3"})
 		task := h.waitTask(id, time.Minute)
-		if task["status"] != domain.StatusSuccess {
+		if task["status"] != pipeline.StatusSuccess {
 			t.Fatalf("task: %v", task)
 		}
 		steps := stepsOf(task)
@@ -91,6 +91,6 @@ func TestSeedExamplesEndToEnd(t *testing.T) {
 		if err := h.waitWorkflow(id); err != nil {
 			t.Fatal(err)
 		}
-		h.saveHistory(id, "collection_video_success")
+		h.record(id, "collection_video_success")
 	})
 }

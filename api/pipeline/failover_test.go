@@ -13,7 +13,7 @@ import (
 // A primary marked down by hand is skipped; the backup serves and is recorded.
 func TestPrimaryDownBackupServes(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	h.do("PUT", "/api/v1/providers/tencent_cloud_infinite/health", map[string]any{"status": "down"}, 200)
 	id, _ := h.startTask(name, map[string]any{"input_image": "https://cos.example/a.jpg"})
@@ -27,16 +27,16 @@ func TestPrimaryDownBackupServes(t *testing.T) {
 		t.Fatalf("the down primary was called %d times", n)
 	}
 	var m dto.Metric
-	if err := h.metrics.VendorCalls.WithLabelValues("aliyun_image_ai", "ok").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+	if err := h.metrics().VendorCalls.WithLabelValues("aliyun_image_ai", "ok").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
 		t.Fatalf("vendor call metric %v %v", m.GetCounter().GetValue(), err)
 	}
 }
 
 // A primary that is "up" but fails every call is retried per the schema, then the next healthy
-// candidate serves (beyond the seed: fall-through after retries).
+// candidate serves (fall-through after the step's retries).
 func TestFailingPrimaryFallsThroughAfterRetries(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	h.vendors.SetMode("tencent_cloud_infinite", vendors.ModeFail)
 	name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
 		step := d["schema"].(map[string]any)["steps"].([]any)[0].(map[string]any)
@@ -60,7 +60,7 @@ func TestFailingPrimaryFallsThroughAfterRetries(t *testing.T) {
 // back exactly once.
 func TestAllProvidersDownFailsAndRefundsOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	for _, ref := range []string{"tencent_cloud_infinite", "aliyun_image_ai"} {
 		h.do("PUT", "/api/v1/providers/"+ref+"/health", map[string]any{"status": "down"}, 200)
@@ -88,11 +88,11 @@ func TestAllProvidersDownFailsAndRefundsOnce(t *testing.T) {
 		t.Fatalf("quota %v", q)
 	}
 	// Refunding again (a retried activity) changes nothing.
-	h.acts.RefundQuota(t.Context(), refundReq(id, user))
+	h.activities().PipelineRefundQuota(t.Context(), refundReq(id, user))
 	if q := quotaOf(h, user); q["remaining"] != 1.0 || q["refunded"] != 1.0 {
 		t.Fatalf("second refund applied: %v", q)
 	}
-	h.saveHistory(id, "basic_clean_all_down")
+	h.record(id, "basic_clean_all_down")
 	if n := h.vendors.Calls("tencent_cloud_infinite", "/image/process") + h.vendors.Calls("aliyun_image_ai", "/image/process"); n != 0 {
 		t.Fatalf("down providers were called %d times", n)
 	}
@@ -102,7 +102,7 @@ func TestAllProvidersDownFailsAndRefundsOnce(t *testing.T) {
 // step, the quota is refunded.
 func TestFailedStepStopsPipeline(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("collection_video_pipeline.json", nil)
 	h.vendors.SetMode("scf", vendors.ModeFail)
 	id, user := h.startTask(name, map[string]any{"product_images": []any{"https://cos.example/p/1.jpg"},
@@ -123,13 +123,13 @@ func TestFailedStepStopsPipeline(t *testing.T) {
 	if q := quotaOf(h, user); q["remaining"] != 1.0 {
 		t.Fatalf("quota not refunded: %v", q)
 	}
-	h.saveHistory(id, "collection_video_scf_failed")
+	h.record(id, "collection_video_scf_failed")
 }
 
 // on_failure: no_refund keeps the unit consumed.
 func TestNoRefundPolicy(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
 		d["name"] = "basic_clean_no_refund"
 		d["schema"].(map[string]any)["on_failure"] = "no_refund"
@@ -150,7 +150,7 @@ func TestNoRefundPolicy(t *testing.T) {
 // A task whose input_data lacks a field the schema reads is refused before it consumes quota.
 func TestMissingInputIsRefusedUpFront(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	user := testenv.Unique("user-")
 	h.do("PUT", "/api/v1/quotas/"+user+"/feat", map[string]any{"remaining": 1}, 200)
@@ -170,7 +170,7 @@ func TestMissingInputIsRefusedUpFront(t *testing.T) {
 // step before any vendor call, with a plain reason, and refunds.
 func TestUnrenderableInputFailsBeforeCallingVendors(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
 		d["name"] = "basic_clean_secret"
 		step := d["schema"].(map[string]any)["steps"].([]any)[0].(map[string]any)
@@ -195,7 +195,7 @@ func TestUnrenderableInputFailsBeforeCallingVendors(t *testing.T) {
 // A provider slower than the step's timeout_seconds counts as failed; the next candidate serves.
 func TestSlowProviderTimesOutAndNextServes(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{SlowDelay: 3 * time.Second})
+	h := newEnv(t, vendors.Options{SlowDelay: 3 * time.Second})
 	name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
 		d["name"] = "basic_clean_slow_first"
 		step := d["schema"].(map[string]any)["steps"].([]any)[0].(map[string]any)

@@ -2,46 +2,58 @@ package pipeline_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
+	"github.com/taskloom/taskloom/internal/testenv/histories"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
-// checkHealth runs the health-check activity once in the SDK's activity test environment (the
-// activity heartbeats, so it needs an activity context).
-func checkHealth(t *testing.T, h *harness) {
+// checkHealth runs ProviderHealthWorkflow once on the worker, as a tick of the schedule does, and
+// returns its report and workflow ID.
+func checkHealth(t *testing.T, h *pipelineEnv) (*pipeline.HealthReport, string) {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(h.acts.CheckProviderHealth)
-	if _, err := env.ExecuteActivity(h.acts.CheckProviderHealth); err != nil {
+	ctx, cancel := context.WithTimeout(h.Context(), time.Minute)
+	defer cancel()
+	run, err := h.Platform.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("pipeline-health-check-"),
+		TaskQueue: h.Config.Temporal.TaskQueue}, pipelinewf.ProviderHealthWorkflow)
+	if err != nil {
 		t.Fatal(err)
 	}
+	var rep pipeline.HealthReport
+	if err := run.Get(ctx, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep, run.GetID()
 }
 
-func healthOf(h *harness, ref string) map[string]any {
+func healthOf(h *pipelineEnv, ref string) map[string]any {
 	return h.do("GET", "/api/v1/providers/"+ref, nil, 200)["health"].(map[string]any)
 }
 
 // The health check probes health_url with hysteresis and keeps hand-set statuses.
 func TestHealthCheckMarksFailingProviderDown(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{SlowDelay: 10 * time.Millisecond})
+	h := newEnv(t, vendors.Options{SlowDelay: 10 * time.Millisecond})
 	h.do("PUT", "/api/v1/providers/aliyun_image_ai/health", map[string]any{"status": "down"}, 200)
 	checkHealth(t, h)
 	if s := healthOf(h, vendors.FailingVendor)["status"]; s != "up" {
 		t.Fatalf("one failed probe took it %v", s)
 	}
-	checkHealth(t, h)
+	rep, id := checkHealth(t, h)
 	if hh := healthOf(h, vendors.FailingVendor); hh["status"] != "down" || hh["consecutive_failures"] != 2.0 {
 		t.Fatalf("failing vendor after two probes: %v", hh)
 	}
+	if len(rep.Changed) != 1 || !strings.HasPrefix(rep.Changed[0], vendors.FailingVendor+": up → down") {
+		t.Fatalf("report %+v", rep)
+	}
+	histories.Record(t, h.Platform.Temporal, "pipeline", id, "", "provider_health_marks_down")
 	if s := healthOf(h, "tencent_cloud_infinite")["status"]; s != "up" {
 		t.Fatalf("healthy vendor %v", s)
 	}
@@ -59,8 +71,8 @@ func TestHealthCheckMarksFailingProviderDown(t *testing.T) {
 // The schedule `starter schedules apply` creates runs ProviderHealthWorkflow on the worker.
 func TestHealthScheduleRunsTheCheck(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
-	cfg := *h.cfg
+	h := newEnv(t, vendors.Options{})
+	cfg := *h.Config
 	cfg.Pipeline.HealthInterval = time.Hour
 	opts := pipelinewf.ScheduleOptions(&cfg)
 	if len(opts) != 1 || opts[0].ID != pipelinewf.HealthScheduleID {
@@ -71,7 +83,7 @@ func TestHealthScheduleRunsTheCheck(t *testing.T) {
 	s.Action.(*client.ScheduleWorkflowAction).ID = s.ID
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	handle, err := h.temporal.ScheduleClient().Create(ctx, s)
+	handle, err := h.Platform.Temporal.ScheduleClient().Create(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

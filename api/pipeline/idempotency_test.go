@@ -13,7 +13,7 @@ import (
 // every request is a new task.
 func TestIdempotencyKeyOnTaskCreation(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	user := testenv.Unique("idem-")
 	h.do("PUT", "/api/v1/quotas/"+user+"/feat", map[string]any{"remaining": 5}, 200)
@@ -21,7 +21,7 @@ func TestIdempotencyKeyOnTaskCreation(t *testing.T) {
 		return map[string]any{"pipeline": name, "user_id": user, "feature_id": "feat", "input_data": map[string]any{"input_image": img}}
 	}
 	hdr := func(key string) map[string]string {
-		return map[string]string{"X-API-Key": h.key, "Idempotency-Key": key}
+		return map[string]string{"X-API-Key": h.AdminKey, "Idempotency-Key": key}
 	}
 	key := testenv.Unique("key-")
 	first := h.doRaw("POST", "/api/v1/pipeline-tasks", body("https://cos.example/a.jpg"), 201, hdr(key))
@@ -61,11 +61,11 @@ func TestIdempotencyKeyOnTaskCreation(t *testing.T) {
 // key creates the task.
 func TestIdempotencyKeyAfterRefusal(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, vendors.Options{})
+	h := newEnv(t, vendors.Options{})
 	name := h.publish("basic_clean_pipeline.json", nil)
 	user := testenv.Unique("idem-refused-")
 	body := map[string]any{"pipeline": name, "user_id": user, "feature_id": "feat", "input_data": map[string]any{"input_image": "a"}}
-	hdr := map[string]string{"X-API-Key": h.key, "Idempotency-Key": testenv.Unique("key-")}
+	hdr := map[string]string{"X-API-Key": h.AdminKey, "Idempotency-Key": testenv.Unique("key-")}
 	h.doRaw("POST", "/api/v1/pipeline-tasks", body, 402, hdr)
 	h.do("PUT", "/api/v1/quotas/"+user+"/feat", map[string]any{"remaining": 1}, 200)
 	created := h.doRaw("POST", "/api/v1/pipeline-tasks", body, 201, hdr)

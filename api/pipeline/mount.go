@@ -1,26 +1,25 @@
-// Package pipeline is the HTTP API of the pipeline subsystem (seed 003): schemas, providers,
-// functions, quotas, tasks, and the SCF callback endpoint.
+// Package pipeline is the HTTP API of the pipeline subsystem (README, "Pipelines"): schemas,
+// providers, functions, quotas, tasks, and the SCF callback endpoint.
 package pipeline
 
 import (
 	"errors"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
 // handlers holds what the pipeline routes need.
 type handlers struct {
-	store    *pipelinedb.Store
-	temporal client.Client
-	starter  *pipelinewf.Starter
-	verifier domain.Verifier
+	store *pipelinedb.Store
+	// workflows is the one way the handlers reach Temporal.
+	workflows *pipelinewf.Client
+	verifier  pipeline.Verifier
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -32,10 +31,9 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	}
 	store := pipelinedb.New(d.Platform.Mongo)
 	h := &handlers{
-		store:    store,
-		temporal: d.Platform.Temporal,
-		starter:  &pipelinewf.Starter{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
-		verifier: domain.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
+		store:     store,
+		workflows: &pipelinewf.Client{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 	}
 	h.routes(e, d.Authn)

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 type quotaRequest struct {
@@ -37,7 +37,7 @@ func (h *handlers) putQuota(c echo.Context) error {
 
 func (h *handlers) getQuota(c echo.Context) error {
 	q, err := h.store.GetQuota(c.Request().Context(), c.Param("user_id"), c.Param("feature_id"))
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("quota of user " + c.Param("user_id") + " for feature " + c.Param("feature_id"))
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 type providerRequest struct {
@@ -30,12 +30,12 @@ type healthRequest struct {
 
 // providerView is a provider with its current health; the auth value is never shown.
 type providerView struct {
-	*domain.Provider
-	Health *domain.Health `json:"health,omitempty"`
+	*pipeline.Provider
+	Health *pipeline.Health `json:"health,omitempty"`
 }
 
 func validRef(ref string) error {
-	if ref == "" || len(ref) > domain.MaxProviderRefLen || strings.ContainsAny(ref, "/ \t") {
+	if ref == "" || len(ref) > pipeline.MaxProviderRefLen || strings.ContainsAny(ref, "/ \t") {
 		return httpx.Validation("ref", "provider_ref must be 1-50 characters without '/' or spaces")
 	}
 	return nil
@@ -56,7 +56,7 @@ func (h *handlers) putProvider(c echo.Context) error {
 	if (req.AuthHeader == "") != (req.AuthValue == "") {
 		return httpx.Validation("auth_header", "auth_header and auth_value go together")
 	}
-	p, err := h.store.PutProvider(c.Request().Context(), &domain.Provider{Ref: ref, BaseURL: strings.TrimRight(req.BaseURL, "/"),
+	p, err := h.store.PutProvider(c.Request().Context(), &pipeline.Provider{Ref: ref, BaseURL: strings.TrimRight(req.BaseURL, "/"),
 		HealthURL: req.HealthURL, AuthHeader: req.AuthHeader, AuthValue: req.AuthValue})
 	if err != nil {
 		return httpx.FromStore(err)
@@ -66,7 +66,7 @@ func (h *handlers) putProvider(c echo.Context) error {
 
 func (h *handlers) getProvider(c echo.Context) error {
 	p, err := h.store.GetProvider(c.Request().Context(), c.Param("ref"))
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("provider " + c.Param("ref"))
 	}
 	if err != nil {
@@ -75,7 +75,7 @@ func (h *handlers) getProvider(c echo.Context) error {
 	return h.providerView(c, p)
 }
 
-func (h *handlers) providerView(c echo.Context, p *domain.Provider) error {
+func (h *handlers) providerView(c echo.Context, p *pipeline.Provider) error {
 	hs, err := h.store.GetHealth(c.Request().Context(), []string{p.Ref})
 	if err != nil {
 		return httpx.FromStore(err)
@@ -97,7 +97,7 @@ func (h *handlers) listProviders(c echo.Context) error {
 	if err != nil {
 		return httpx.FromStore(err)
 	}
-	byRef := make(map[string]domain.Health, len(hs))
+	byRef := make(map[string]pipeline.Health, len(hs))
 	for _, x := range hs {
 		byRef[x.ProviderRef] = x
 	}
@@ -124,7 +124,7 @@ func (h *handlers) putHealth(c echo.Context) error {
 		status, pinned = "", false
 	}
 	hh, err := h.store.SetHealthManual(c.Request().Context(), c.Param("ref"), status, pinned)
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("provider " + c.Param("ref"))
 	}
 	if err != nil {
@@ -135,7 +135,7 @@ func (h *handlers) putHealth(c echo.Context) error {
 
 func (h *handlers) putFunction(c echo.Context) error {
 	name := c.Param("name")
-	if name == "" || len(name) > domain.MaxNameLen || strings.ContainsAny(name, "/ \t") {
+	if name == "" || len(name) > pipeline.MaxNameLen || strings.ContainsAny(name, "/ \t") {
 		return httpx.Validation("name", "function name must be 1-100 characters without '/' or spaces")
 	}
 	var req functionRequest
@@ -145,7 +145,7 @@ func (h *handlers) putFunction(c echo.Context) error {
 	if err := httpx.Validate(&req); err != nil {
 		return err
 	}
-	f, err := h.store.PutFunction(c.Request().Context(), &domain.Function{Name: name, InvokeURL: req.InvokeURL})
+	f, err := h.store.PutFunction(c.Request().Context(), &pipeline.Function{Name: name, InvokeURL: req.InvokeURL})
 	if err != nil {
 		return httpx.FromStore(err)
 	}
@@ -154,7 +154,7 @@ func (h *handlers) putFunction(c echo.Context) error {
 
 func (h *handlers) getFunction(c echo.Context) error {
 	f, err := h.store.GetFunction(c.Request().Context(), c.Param("name"))
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("function " + c.Param("name"))
 	}
 	if err != nil {

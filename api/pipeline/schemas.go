@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // listLimit bounds list responses.
@@ -21,7 +21,7 @@ func (h *handlers) publishPipeline(c echo.Context) error {
 	if err != nil {
 		return httpx.Validation("body", "cannot read the request body: "+err.Error())
 	}
-	def, err := domain.ParseDefinition(body)
+	def, err := pipeline.ParseDefinition(body)
 	if err != nil {
 		return schemaError(err)
 	}
@@ -30,11 +30,11 @@ func (h *handlers) publishPipeline(c echo.Context) error {
 	if err != nil {
 		return httpx.FromStore(err)
 	}
-	if err := domain.ValidateDefinition(def, lk); err != nil {
+	if err := pipeline.ValidateDefinition(def, lk); err != nil {
 		return schemaError(err)
 	}
 	rec, created, err := h.store.PublishSchema(ctx, def)
-	if errors.Is(err, domain.ErrSchemaConflict) {
+	if errors.Is(err, pipeline.ErrSchemaConflict) {
 		return httpx.Conflict(err.Error()).WithDetail("name", def.Name).WithDetail("version", def.Version)
 	}
 	if err != nil {
@@ -49,12 +49,12 @@ func (h *handlers) publishPipeline(c echo.Context) error {
 
 // schemaError is a 400 naming the first problem's field, with every problem in details.
 func schemaError(err error) error {
-	fe, ok := domain.AsFieldError(err)
+	fe, ok := pipeline.AsFieldError(err)
 	if !ok {
 		return httpx.Validation("body", err.Error())
 	}
 	e := httpx.Validation(fe.Path(), err.Error())
-	var ve *domain.ValidationError
+	var ve *pipeline.ValidationError
 	if errors.As(err, &ve) {
 		problems := make([]map[string]any, len(ve.Problems))
 		for i, p := range ve.Problems {
@@ -92,7 +92,7 @@ func (h *handlers) listPipelineVersions(c echo.Context) error {
 
 func (h *handlers) getPipeline(c echo.Context) error {
 	rec, err := h.store.GetSchema(c.Request().Context(), c.Param("name"), c.Param("version"))
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("pipeline " + c.Param("name") + " version " + c.Param("version"))
 	}
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -23,8 +23,8 @@ type createTaskRequest struct {
 
 // taskView is GET /api/v1/pipeline-tasks/{id}: the task with every task_steps row.
 type taskView struct {
-	*domain.Task
-	Steps []domain.StepRecord `json:"steps"`
+	*pipeline.Task
+	Steps []pipeline.StepRecord `json:"steps"`
 }
 
 // HeaderIdempotencyKey makes task creation safe to retry: the key (scoped to the caller's API key)
@@ -43,15 +43,15 @@ func (h *handlers) createTask(c echo.Context) error {
 	if err := httpx.Validate(&req); err != nil {
 		return err
 	}
-	start := pipelinewf.StartRequest{TaskRequest: domain.TaskRequest{Pipeline: req.Pipeline, Version: req.Version,
+	start := pipelinewf.StartRequest{TaskRequest: pipeline.TaskRequest{Pipeline: req.Pipeline, Version: req.Version,
 		UserID: req.UserID, FeatureID: req.FeatureID, InputData: req.InputData}}
 	if key := c.Request().Header.Get(HeaderIdempotencyKey); key != "" {
-		if err := domain.CheckIdempotencyKey(key); err != nil {
+		if err := pipeline.CheckIdempotencyKey(key); err != nil {
 			return httpx.Validation(HeaderIdempotencyKey, err.Error())
 		}
-		start.TaskID = domain.TaskIDForKey(auth.From(c).KeyID, key)
+		start.TaskID = pipeline.TaskIDForKey(auth.From(c).KeyID, key)
 	}
-	adm, err := h.starter.Start(c.Request().Context(), start)
+	adm, err := h.workflows.Start(c.Request().Context(), start)
 	if err != nil {
 		return h.startError(err, req)
 	}
@@ -64,13 +64,13 @@ func (h *handlers) createTask(c echo.Context) error {
 }
 
 func (h *handlers) startError(err error, req createTaskRequest) error {
-	var inputErr *domain.InputError
+	var inputErr *pipeline.InputError
 	switch {
 	case errors.As(err, &inputErr):
 		return httpx.Validation(inputErr.Field, inputErr.Error())
-	case errors.Is(err, domain.ErrNotFound):
+	case errors.Is(err, pipeline.ErrNotFound):
 		return httpx.NotFound(fmt.Sprintf("pipeline %s version %s", req.Pipeline, orLatest(req.Version)))
-	case errors.Is(err, domain.ErrQuotaExhausted):
+	case errors.Is(err, pipeline.ErrQuotaExhausted):
 		return errQuotaExhausted(err.Error())
 	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
 		return httpx.New(http.StatusConflict, "IDEMPOTENCY_CONFLICT",
@@ -82,7 +82,7 @@ func (h *handlers) startError(err error, req createTaskRequest) error {
 func (h *handlers) getTask(c echo.Context) error {
 	ctx := c.Request().Context()
 	task, err := h.store.GetTask(ctx, c.Param("id"))
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("pipeline task " + c.Param("id"))
 	}
 	if err != nil {

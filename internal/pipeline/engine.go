@@ -163,6 +163,6 @@ type CallbackDelivery struct {
 	Status       string
 	ErrorMessage string
 	// Body is the whole decoded callback body; the step's output_mapping reads it
-	// (the seed's example maps "$.output.video_url").
+	// (e.g. "$.output.video_url").
 	Body map[string]any
 }

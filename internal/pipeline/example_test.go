@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// loadExample parses one of the seed's example pipelines under testdata/pipelines.
+// loadExample parses one of the example pipelines under testdata/pipelines.
 func loadExample(t *testing.T, name string) *Definition {
 	t.Helper()
 	data, err := os.ReadFile("../../testdata/pipelines/" + name + ".json")

@@ -8,7 +8,7 @@ import (
 )
 
 // OutputPath is one compiled output_mapping value: a JSONPath (`$.data.output_url`) or a plain
-// top-level field name (`result_url`), the two forms the seed allows.
+// top-level field name (`result_url`), the two forms an output_mapping may use.
 type OutputPath struct {
 	expr  jp.Expr
 	field string

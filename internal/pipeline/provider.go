@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Provider health statuses of the seed's provider_health table.
+// Provider health statuses, as provider_health stores them.
 const (
 	HealthUp       = "up"
 	HealthDown     = "down"

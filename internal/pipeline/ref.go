@@ -9,8 +9,9 @@ import (
 // RefRoot is what a `${...}` placeholder reads from.
 type RefRoot int
 
-// The variables of the seed's input_mapping rules, plus step_index and backend_url which the seed
-// uses in callback_config.url.
+// The variables an input_mapping may read (input_data, a previous step's output, task_id,
+// user_id, an allow-listed env variable), plus step_index and backend_url, which
+// callback_config.url uses.
 const (
 	RootInputData RefRoot = iota + 1
 	RootStepOutput

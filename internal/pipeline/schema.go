@@ -1,6 +1,7 @@
-// Package pipeline holds the domain of seed 003 (PIPELINE_SCHEMA_SPEC): the schema types, their
-// validation, the input/output mapping language, the SCF callback signature and the Mongo stores.
-// It has no Temporal workflow code; workflows/pipeline drives these pieces.
+// Package pipeline holds the rules and model of the pipeline subsystem (README, "Pipelines"): the
+// pipeline schema types and their validation, the input/output mapping language, the SCF callback
+// signature, tasks, steps, quotas and provider health. It imports no driver and has no Temporal
+// workflow code: workflows/pipeline drives these pieces, the MongoDB store is pipelinedb.
 package pipeline
 
 import (
@@ -12,23 +13,24 @@ import (
 	"strings"
 )
 
-// StepType is the seed's step `type`.
+// StepType is a step's `type`.
 type StepType string
 
-// The three step types of the seed.
+// The three step types: a synchronous vendor call, a vendor job that is polled, and an SCF
+// function that reports back with a signed callback.
 const (
 	StepSyncAPI  StepType = "sync_api"
 	StepAsyncAPI StepType = "async_api"
 	StepSCF      StepType = "scf"
 )
 
-// OnFailure policies of the seed's top-level `on_failure`.
+// OnFailure policies of a schema's top-level `on_failure`.
 const (
 	OnFailureRefundQuota = "refund_quota"
 	OnFailureNoRefund    = "no_refund"
 )
 
-// DefaultVersion is the seed's column default for pipeline_schemas.version.
+// DefaultVersion is the pipeline_schemas.version of a definition that names none.
 const DefaultVersion = "1.0.0"
 
 // Definition is one entry of pipeline_schemas as posted by a client:
@@ -39,14 +41,14 @@ type Definition struct {
 	Schema  Schema `json:"schema" bson:"schema"`
 }
 
-// Schema is the seed's "Pipeline Schema" top-level object.
+// Schema is a pipeline schema's top-level object.
 type Schema struct {
 	Steps            []Step `json:"steps" bson:"steps"`
 	OnFailure        string `json:"on_failure,omitempty" bson:"on_failure,omitempty"`
 	MaxExecutionTime int    `json:"max_execution_time,omitempty" bson:"max_execution_time,omitempty"`
 }
 
-// Step is one element of `steps`, with every field the seed defines.
+// Step is one element of `steps`.
 type Step struct {
 	Name               string            `json:"name" bson:"name"`
 	Type               StepType          `json:"type" bson:"type"`
@@ -62,13 +64,13 @@ type Step struct {
 	CallbackConfig     *CallbackConfig   `json:"callback_config,omitempty" bson:"callback_config,omitempty"`
 }
 
-// Retry is the seed's step `retry` object.
+// Retry is a step's `retry` object.
 type Retry struct {
 	MaxAttempts  int `json:"max_attempts" bson:"max_attempts"`
 	DelaySeconds int `json:"delay_seconds" bson:"delay_seconds"`
 }
 
-// Polling is the seed's `polling` object of an async_api step.
+// Polling is the `polling` object of an async_api step.
 type Polling struct {
 	StatusEndpoint   string   `json:"status_endpoint" bson:"status_endpoint"`
 	IntervalSeconds  int      `json:"interval_seconds" bson:"interval_seconds"`
@@ -77,7 +79,7 @@ type Polling struct {
 	FailedStatuses   []string `json:"failed_statuses" bson:"failed_statuses"`
 }
 
-// CallbackConfig is the seed's `callback_config` of an scf step. The signature secret is never
+// CallbackConfig is the `callback_config` of an scf step. The signature secret is never
 // taken from the schema (a schema must not choose the secret); it is accepted for compatibility.
 type CallbackConfig struct {
 	URL             string `json:"url,omitempty" bson:"url,omitempty"`
@@ -95,8 +97,7 @@ func (s Step) Candidates() []string {
 	return nil
 }
 
-// Timeout defaults when a step does not set timeout_seconds: every external call must be bounded
-// (the seed's rule "所有API调用必须设置超时").
+// Timeout defaults when a step does not set timeout_seconds: every external call is bounded.
 const (
 	DefaultSyncTimeoutSeconds  = 30
 	DefaultAsyncTimeoutSeconds = 600
@@ -118,7 +119,8 @@ func (s Step) EffectiveTimeoutSeconds() int {
 	}
 }
 
-// RefundsOnFailure reports whether a failed run returns the quota (the seed's default).
+// RefundsOnFailure reports whether a failed run returns the quota (the default, unless
+// on_failure is no_refund).
 func (s Schema) RefundsOnFailure() bool { return s.OnFailure != OnFailureNoRefund }
 
 // ParseDefinition decodes a posted definition strictly: unknown fields and wrongly typed values are

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// ErrSchemaConflict: a published name+version is immutable (the seed forbids changing a live
-// pipeline's steps); publishing a new version is how a pipeline changes.
+// ErrSchemaConflict: a published name+version is immutable (a live pipeline's steps never
+// change under its running tasks); publishing a new version is how a pipeline changes.
 var ErrSchemaConflict = errors.New("this pipeline version is already published with a different schema; publish a new version instead")
 
 // SchemaRecord is one pipeline_schemas document.

@@ -10,16 +10,16 @@ import (
 	"time"
 )
 
-// Callback signature headers. X-Internal-Signature and X-Timestamp are the seed's; the v2 header
-// also covers the body, which the seed's signature does not (a captured callback could otherwise be
-// replayed with a different output inside the five-minute window).
+// Callback signature headers. X-Internal-Signature (v1) signs the task, step and X-Timestamp; the
+// v2 header X-Internal-Signature-256 also covers the body, which v1 does not (a captured callback
+// could otherwise be replayed with a different output inside the five-minute window).
 const (
 	HeaderSignature    = "X-Internal-Signature"
 	HeaderSignature256 = "X-Internal-Signature-256"
 	HeaderTimestamp    = "X-Timestamp"
 )
 
-// DefaultCallbackMaxSkew is the seed's replay window (±5 minutes).
+// DefaultCallbackMaxSkew is the replay window: X-Timestamp may be at most 5 minutes off.
 const DefaultCallbackMaxSkew = 5 * time.Minute
 
 // Reasons a callback signature is refused; the API answers 401 with the message.
@@ -31,7 +31,8 @@ var (
 	ErrSignatureMismatch   = errors.New("signature verification failed")
 )
 
-// SignV1 is the seed's signature: hex HMAC-SHA256 of taskId+stepIndex+timestamp.
+// SignV1 is the v1 signature SCF functions send: hex HMAC-SHA256 of taskId+stepIndex+timestamp,
+// concatenated without separators.
 func SignV1(secret []byte, taskID, stepIndex, timestamp string) string {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(taskID + stepIndex + timestamp))
@@ -39,7 +40,7 @@ func SignV1(secret []byte, taskID, stepIndex, timestamp string) string {
 }
 
 // SignV2 is hex HMAC-SHA256 of "taskId.stepIndex.timestamp.sha256hex(body)": the separators remove
-// the seed's concatenation ambiguity and the body hash binds the payload.
+// v1's concatenation ambiguity and the body hash binds the payload.
 func SignV2(secret []byte, taskID, stepIndex, timestamp string, body []byte) string {
 	bodySum := sha256.Sum256(body)
 	m := hmac.New(sha256.New, secret)
@@ -60,7 +61,7 @@ type CallbackRequest struct {
 // Verifier checks callback signatures.
 type Verifier struct {
 	Secret []byte
-	// RequireBody refuses callbacks that carry only the seed's v1 signature.
+	// RequireBody refuses callbacks that carry only the v1 signature.
 	RequireBody bool
 	MaxSkew     time.Duration
 	Now         func() time.Time

@@ -56,9 +56,9 @@ func TestVerifier(t *testing.T) {
 	}
 }
 
-func TestSignV1MatchesSeedPayload(t *testing.T) {
-	// The seed signs `${taskId}${stepIndex}${timestamp}` with no separators.
+func TestSignV1IsThePlainConcatenation(t *testing.T) {
+	// v1 signs `${taskId}${stepIndex}${timestamp}` with no separators, as SCF functions send it.
 	if SignV1([]byte("k"), "42", "1", "1700000000") != SignV1([]byte("k"), "421", "", "1700000000") {
-		t.Fatal("v1 must be the plain concatenation of the seed")
+		t.Fatal("v1 must be the plain concatenation of task id, step index and timestamp")
 	}
 }

@@ -9,8 +9,9 @@ import (
 // update, not by this field.
 const CallbackWaiting = "waiting"
 
-// StepRecord is one task_steps document: every field of the seed plus the engine's bookkeeping
-// (step type, vendor task id, callback state, the providers tried).
+// StepRecord is one task_steps document: the step's name, provider, status, input, output, error
+// and times, plus the engine's bookkeeping (step type, vendor task id, callback state, the
+// providers tried).
 type StepRecord struct {
 	ID             string         `bson:"_id" json:"id"`
 	TaskID         string         `bson:"task_id" json:"task_id"`

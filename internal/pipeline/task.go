@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Task and step statuses of the seed.
+// Task and step statuses.
 const (
 	StatusPending    = "pending"
 	StatusProcessing = "processing"

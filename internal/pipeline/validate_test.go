@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// knownRegistry is the provider and function set the seed's examples use.
+// knownRegistry is the provider and function set the example pipelines use.
 func knownRegistry() Lookup {
 	providers := map[string]bool{"tencent_cloud_infinite": true, "aliyun_image_ai": true, "runninghub": true,
 		"stable_diffusion_api": true, "tencent_cloud_vod": true}
@@ -17,10 +17,10 @@ func knownRegistry() Lookup {
 	}
 }
 
-func TestSeedExamplesAreValid(t *testing.T) {
+func TestExamplePipelinesAreValid(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/pipelines/*.json")
 	if err != nil || len(files) != 3 {
-		t.Fatalf("want the seed's three examples, got %v (%v)", files, err)
+		t.Fatalf("want the three example pipelines, got %v (%v)", files, err)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -18,7 +18,7 @@ import (
 func pipelineCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pipeline",
-		Short: "Vendor pipelines (seed 003): publish schemas, run and inspect tasks",
+		Short: "Vendor pipelines: publish schemas, run and inspect tasks",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(pipelinePublishCmd(), pipelineRunCmd(), pipelineShowCmd())
@@ -42,9 +42,9 @@ func pipelinePublishCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					d, err := domain.ParseDefinition(raw)
+					d, err := pipeline.ParseDefinition(raw)
 					if err == nil {
-						err = domain.ValidateDefinition(d, lk)
+						err = pipeline.ValidateDefinition(d, lk)
 					}
 					if err != nil {
 						return fmt.Errorf("%s: %w", f, err)
@@ -82,15 +82,15 @@ func pipelineRunCmd() *cobra.Command {
 				return fmt.Errorf("--input must be a JSON object: %w", err)
 			}
 			if key != "" {
-				if err := domain.CheckIdempotencyKey(key); err != nil {
+				if err := pipeline.CheckIdempotencyKey(key); err != nil {
 					return fmt.Errorf("--idempotency-key: %w", err)
 				}
-				req.TaskID = domain.TaskIDForKey(cliKeyScope, key)
+				req.TaskID = pipeline.TaskIDForKey(cliKeyScope, key)
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := pipelinedb.New(p.Mongo)
-				st := &pipelinewf.Starter{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
-				task, err := st.Start(ctx, req)
+				workflows := &pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
+				task, err := workflows.Start(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -104,7 +104,7 @@ func pipelineRunCmd() *cobra.Command {
 				}
 				wctx, cancel := context.WithTimeout(ctx, wait)
 				defer cancel()
-				_ = p.Temporal.GetWorkflow(wctx, task.WorkflowID, "").Get(wctx, nil)
+				_ = workflows.Wait(wctx, task.TaskID) // the task's record says how it ended
 				return printTask(ctx, c, store, task.TaskID)
 			})
 		},

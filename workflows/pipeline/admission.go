@@ -7,17 +7,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // UpdateAdmission answers once the task is admitted: its argument is the request hash, its result
 // an Admission, its error the refusal (ErrTypeUnknownPipeline, ErrTypeInvalidInput,
 // ErrTypeQuotaExhausted). The validator refuses a different request under the same workflow ID
-// (ErrTypeIdempotencyConflict). Starter sends it with Update-With-Start.
+// (ErrTypeIdempotencyConflict). Client.Start sends it with Update-With-Start.
 const UpdateAdmission = "pipeline-admission"
 
-// QueryAdmission returns the AdmissionState, also of a closed run (how Starter answers a retried
-// request whose workflow has finished).
+// QueryAdmission returns the AdmissionState, also of a closed run (how Client.Start answers a
+// retried request whose workflow has finished).
 const QueryAdmission = "admission"
 
 // Admission is the answer to a task creation.
@@ -32,7 +32,7 @@ type Admission struct {
 	Created bool
 }
 
-// Refusal is why a task was not admitted; Type is one of the domain.ErrType* admission kinds.
+// Refusal is why a task was not admitted; Type is one of the pipeline.ErrType* admission kinds.
 type Refusal struct {
 	Type    string
 	Message string
@@ -58,7 +58,7 @@ func (a *admission) decided() bool { return a.result != nil || a.refusal != nil 
 
 // Error turns a refusal into the non-retryable application error callers see.
 func (f *Refusal) Error() error {
-	return temporal.NewNonRetryableApplicationError(f.Message, f.Type, nil, domain.InputRefusal{Field: f.Field})
+	return temporal.NewNonRetryableApplicationError(f.Message, f.Type, nil, pipeline.InputRefusal{Field: f.Field})
 }
 
 func (r *run) registerAdmission(ctx workflow.Context) error {
@@ -78,7 +78,7 @@ func (r *run) registerAdmission(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(hash string) error {
 			if hash != r.in.RequestHash {
-				return temporal.NewApplicationError("the idempotency key was used with a different request", domain.ErrTypeIdempotencyConflict)
+				return temporal.NewApplicationError("the idempotency key was used with a different request", pipeline.ErrTypeIdempotencyConflict)
 			}
 			return nil
 		}})
@@ -104,14 +104,14 @@ func (r *run) registerAdmission(ctx workflow.Context) error {
 // id an earlier run admitted (earlier != nil) ends it with that task's state, untouched.
 func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 	info := workflow.GetInfo(ctx)
-	var res domain.AdmitResult
-	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, bookkeepingOptions), r.acts.AdmitTask,
-		domain.AdmitRequest{TaskID: r.in.TaskID, RunID: info.WorkflowExecution.RunID, UserID: r.in.UserID, FeatureID: r.in.FeatureID,
+	var res pipeline.AdmitResult
+	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, bookkeepingOptions), r.acts.admit,
+		pipeline.AdmitRequest{TaskID: r.in.TaskID, RunID: info.WorkflowExecution.RunID, UserID: r.in.UserID, FeatureID: r.in.FeatureID,
 			Pipeline: r.in.Pipeline, Version: r.in.Version, InputData: r.in.InputData, RequestHash: r.in.RequestHash}).Get(ctx, &res)
 	if f := refusalOf(err); f != nil {
 		r.adm.refusal = f
 		r.state.Status, r.state.ErrorReason = statusRefused, f.Message
-		r.upsertStatus(ctx, domain.StatusFailed)
+		r.upsertStatus(ctx, pipeline.StatusFailed)
 		return nil, f.Error()
 	}
 	if err != nil {
@@ -123,10 +123,10 @@ func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 		return &Result{Status: res.Earlier.Status}, nil
 	}
 	r.schema = res.Schema
-	r.state.Status = domain.StatusProcessing
+	r.state.Status = pipeline.StatusProcessing
 	r.state.StepStatus = make([]string, len(res.Schema.Steps))
 	for i := range r.state.StepStatus {
-		r.state.StepStatus[i] = domain.StatusPending
+		r.state.StepStatus[i] = pipeline.StatusPending
 	}
 	return nil, nil
 }
@@ -141,12 +141,12 @@ func refusalOf(err error) *Refusal {
 		return nil
 	}
 	switch ae.Type() {
-	case domain.ErrTypeUnknownPipeline, domain.ErrTypeInvalidInput, domain.ErrTypeQuotaExhausted, domain.ErrTypeIdempotencyConflict:
+	case pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted, pipeline.ErrTypeIdempotencyConflict:
 	default:
 		return nil
 	}
 	f := &Refusal{Type: ae.Type(), Message: ae.Message()}
-	var d domain.InputRefusal
+	var d pipeline.InputRefusal
 	if ae.HasDetails() && ae.Details(&d) == nil {
 		f.Field = d.Field
 	}

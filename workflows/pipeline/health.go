@@ -6,8 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // HealthScheduleID is the Temporal schedule that runs ProviderHealthWorkflow.
@@ -15,7 +14,7 @@ const HealthScheduleID = "pipeline-provider-health"
 
 // ProviderHealthWorkflow refreshes provider_health once (probes + recent call statistics). The
 // schedule runs it every PIPELINE_HEALTH_INTERVAL; overlapping runs are skipped.
-func ProviderHealthWorkflow(ctx workflow.Context) (*domain.HealthReport, error) {
+func ProviderHealthWorkflow(ctx workflow.Context) (*pipeline.HealthReport, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		// The check heartbeats once per provider (each probe is bounded by a few seconds), so a
@@ -24,9 +23,9 @@ func ProviderHealthWorkflow(ctx workflow.Context) (*domain.HealthReport, error) 
 		HeartbeatTimeout: 20 * time.Second,
 		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 	})
-	var a *pipelineacts.Activities // nil: its method value only names the activity
-	var rep domain.HealthReport
-	if err := workflow.ExecuteActivity(ctx, a.CheckProviderHealth).Get(ctx, &rep); err != nil {
+	check := healthCheckFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
+	var rep pipeline.HealthReport
+	if err := workflow.ExecuteActivity(ctx, check).Get(ctx, &rep); err != nil {
 		return nil, err
 	}
 	if len(rep.Changed) > 0 {

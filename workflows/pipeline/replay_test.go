@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,9 +26,66 @@ func TestReplayDetectsChangedCode(t *testing.T) {
 	changed := func(ctx workflow.Context, in Input) (*Result, error) {
 		return &Result{Status: "success"}, workflow.Sleep(ctx, time.Second)
 	}
+	file := filepath.Join(histories.Dir("pipeline"), "basic_clean_success.json")
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: "PipelineWorkflow"})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join(histories.Dir("pipeline"), "basic_clean_success.json")); err == nil {
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err == nil {
 		t.Fatal("a changed workflow replayed without error")
+	}
+}
+
+// The recorded histories cover every registered workflow type, and both activity namings: runs
+// started before versionPrefixedNames (the legacy_dotted_* files, scheduling "pipeline.CallSync",
+// …) and runs started after it (scheduling PipelineCallSync, …). TestReplayRecordedHistories
+// replays them all.
+func TestRecordedHistoriesCoverEveryTypeAndBothNamings(t *testing.T) {
+	files, err := histories.Files("pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]bool{}
+	namings := map[string]int{}
+	for _, f := range files {
+		typ, err := histories.WorkflowType(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		types[typ] = true
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Events []struct {
+				Scheduled *struct {
+					ActivityType struct{ Name string } `json:"activityType"`
+				} `json:"activityTaskScheduledEventAttributes"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range h.Events {
+			switch {
+			case ev.Scheduled == nil:
+			case strings.HasPrefix(ev.Scheduled.ActivityType.Name, "pipeline."):
+				namings["dotted"]++
+			case strings.HasPrefix(ev.Scheduled.ActivityType.Name, "Pipeline"):
+				namings["prefixed"]++
+			default:
+				t.Errorf("%s schedules activity %s", filepath.Base(f), ev.Scheduled.ActivityType.Name)
+			}
+		}
+	}
+	for _, typ := range histories.RegisteredWorkflowTypes(func(r worker.Registry) { Register(r, nil) }) {
+		if !types[typ] {
+			t.Errorf("no recorded history of %s", typ)
+		}
+	}
+	if namings["dotted"] == 0 || namings["prefixed"] == 0 {
+		t.Errorf("scheduled activities by naming: %v; want both", namings)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // Retry defaults for a step without a `retry` block: one retry after a second, then the next
@@ -33,9 +33,9 @@ type providerCall func(ctx workflow.Context, i int, provider string) (map[string
 func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (string, map[string]any, error) {
 	st := r.schema.Steps[i]
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	var choice domain.ChooseResult
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.ChooseProviders,
-		domain.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
+	var choice pipeline.ChooseResult
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
+		pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 		return "", nil, err
 	}
 	if len(choice.Usable) == 0 {
@@ -54,7 +54,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
-		if isType(err, domain.ErrTypeRender) {
+		if isType(err, pipeline.ErrTypeRender) {
 			return "", nil, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
 		}
 		r.log.Warn("provider failed, trying the next one", "step", i, "provider", provider, "err", err)
@@ -65,7 +65,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 }
 
 // callOptions turns the step's timeout_seconds and retry into activity options.
-func callOptions(st domain.Step) workflow.ActivityOptions {
+func callOptions(st pipeline.Step) workflow.ActivityOptions {
 	attempts, delay := defaultCallAttempts, defaultCallDelay
 	if st.Retry != nil {
 		attempts, delay = st.Retry.MaxAttempts, time.Duration(st.Retry.DelaySeconds)*time.Second
@@ -77,14 +77,14 @@ func callOptions(st domain.Step) workflow.ActivityOptions {
 		StartToCloseTimeout: time.Duration(st.EffectiveTimeoutSeconds()) * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: delay, BackoffCoefficient: 1, MaximumInterval: delay,
 			MaximumAttempts:        int32(attempts),
-			NonRetryableErrorTypes: []string{domain.ErrTypeRender, domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 	}
 }
 
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
-	var res domain.CallResult
-	if err := workflow.ExecuteActivity(actx, r.acts.CallSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
+	var res pipeline.CallResult
+	if err := workflow.ExecuteActivity(actx, r.acts.callSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
 	}
 	return res.Output, nil
@@ -97,8 +97,8 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	p := st.Polling
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	submitOpts := callOptions(st)
-	var sub domain.SubmitResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.SubmitAsync,
+	var sub pipeline.SubmitResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
 		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
 		return nil, err
 	}
@@ -108,13 +108,13 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
-			NonRetryableErrorTypes: []string{domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+			NonRetryableErrorTypes: []string{pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 	})
 	interval := time.Duration(p.IntervalSeconds) * time.Second
 	status := sub.Status
 	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
 		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
-		// timeout_seconds (as in the seed's example) still gets its last poll.
+		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
 		left := deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
 			return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
@@ -123,8 +123,8 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
 			return nil, err
 		}
-		var poll domain.PollResult
-		if err := workflow.ExecuteActivity(pollCtx, r.acts.PollAsync, domain.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
+		var poll pipeline.PollResult
+		if err := workflow.ExecuteActivity(pollCtx, r.acts.pollAsync, pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
 			ProviderRef: provider, Step: st, VendorTaskID: sub.VendorTaskID}).Get(ctx, &poll); err != nil {
 			return nil, err
 		}
@@ -165,12 +165,12 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: invokeTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{domain.ErrTypeRender, domain.ErrTypeVendorRejected, domain.ErrTypeConfig}},
+			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 	})
 	r.scf.open(i)
 	defer r.scf.close()
-	var inv domain.InvokeResult
-	if err := workflow.ExecuteActivity(actx, r.acts.InvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+	var inv pipeline.InvokeResult
+	if err := workflow.ExecuteActivity(actx, r.acts.invokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
@@ -182,14 +182,14 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("no callback from %s within %ds", st.SCFFunction, st.EffectiveTimeoutSeconds())}
 	}
 	cb := r.scf.deliveredFor(i)
-	if cb.Status != domain.StatusSuccess {
+	if cb.Status != pipeline.StatusSuccess {
 		msg := cb.ErrorMessage
 		if msg == "" {
 			msg = fmt.Sprintf("%s reported status %q", st.SCFFunction, cb.Status)
 		}
 		return nil, &stepFailure{index: i, msg: msg}
 	}
-	out, _, err := domain.MapOutput(st.OutputMapping, cb.Body)
+	out, _, err := pipeline.MapOutput(st.OutputMapping, cb.Body)
 	if err != nil {
 		return nil, &stepFailure{index: i, msg: err.Error()}
 	}

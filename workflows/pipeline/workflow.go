@@ -1,5 +1,6 @@
-// Package pipeline holds the deterministic workflows of seed 003: PipelineWorkflow runs one
-// task's steps in order, and ProviderHealthWorkflow refreshes provider_health on a schedule.
+// Package pipeline holds the deterministic workflows of the pipeline subsystem: PipelineWorkflow
+// runs one task's vendor steps in order, and ProviderHealthWorkflow refreshes provider_health on
+// a schedule. client.go is how the rest of taskloom starts and talks to them.
 package pipeline
 
 import (
@@ -11,8 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -32,8 +32,8 @@ var bookkeepingOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 0,
-		NonRetryableErrorTypes: []string{domain.ErrTypeUnknownPipeline, domain.ErrTypeInvalidInput, domain.ErrTypeQuotaExhausted,
-			domain.ErrTypeIdempotencyConflict}},
+		NonRetryableErrorTypes: []string{pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted,
+			pipeline.ErrTypeIdempotencyConflict}},
 }
 
 // Input starts a PipelineWorkflow: the request, not yet checked. The admission resolves Version
@@ -46,7 +46,7 @@ type Input struct {
 	Pipeline  string
 	Version   string
 	InputData map[string]any
-	// RequestHash fingerprints the request (domain.TaskRequest.Hash); the admission update
+	// RequestHash fingerprints the request (pipeline.TaskRequest.Hash); the admission update
 	// refuses a different request under the same workflow ID.
 	RequestHash string
 }
@@ -75,10 +75,10 @@ type stepFailure struct {
 func (f *stepFailure) Error() string { return f.msg }
 
 type run struct {
-	// acts stays nil: its method values only name the activities.
-	acts    *pipelineacts.Activities
+	// acts names the activities of this run's versionPrefixedNames version.
+	acts    activityFuncs
 	in      Input
-	schema  domain.Schema // the admitted snapshot
+	schema  pipeline.Schema // the admitted snapshot
 	state   *State
 	log     log.Logger
 	outputs []map[string]any
@@ -90,7 +90,7 @@ type run struct {
 // unit: all through its own idempotent activity), then runs the steps in order and stops at the
 // first failure, refunding the quota once when the schema's on_failure asks for it.
 // max_execution_time bounds the run. A caller that needs the admission's answer uses the
-// admission update (Update-With-Start, see Starter).
+// admission update (Update-With-Start, see Client.Start).
 func PipelineWorkflow(ctx workflow.Context, in Input) (*Result, error) {
 	r, err := setup(ctx, in)
 	if err != nil {
@@ -106,7 +106,8 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	if in.TaskID == "" || in.Pipeline == "" {
 		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and a pipeline", "InvalidInput", nil)
 	}
-	r := &run{in: in, state: &State{Status: domain.StatusPending, CurrentStep: -1}}
+	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1},
+		acts: activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
 		return nil, fmt.Errorf("register state query: %w", err)
@@ -130,7 +131,7 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 
 func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	r.upsertStatus(ctx, domain.StatusProcessing)
+	r.upsertStatus(ctx, pipeline.StatusProcessing)
 
 	runCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
@@ -161,13 +162,13 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
-		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusSuccess}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}).Get(ctx, nil); err != nil {
 		return nil, err
 	}
-	r.state.Status = domain.StatusSuccess
-	r.upsertStatus(ctx, domain.StatusSuccess)
-	return &Result{Status: domain.StatusSuccess, Outputs: r.outputs}, nil
+	r.state.Status = pipeline.StatusSuccess
+	r.upsertStatus(ctx, pipeline.StatusSuccess)
+	return &Result{Status: pipeline.StatusSuccess, Outputs: r.outputs}, nil
 }
 
 // reasonCancelled is the step error of a pipeline whose workflow an operator cancelled.
@@ -198,17 +199,17 @@ func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 	name := r.schema.Steps[sf.index].Name
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
-	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = domain.StatusFailed, reason, domain.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
-		StepIndex: sf.index, Status: domain.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
+	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, reason, pipeline.StatusFailed
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+		StepIndex: sf.index, Status: pipeline.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishTask, domain.FinishTaskRequest{TaskID: r.in.TaskID,
-		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: domain.StatusFailed, ErrorReason: reason,
+	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusFailed, ErrorReason: reason,
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
 	}
-	r.upsertStatus(ctx, domain.StatusFailed)
+	r.upsertStatus(ctx, pipeline.StatusFailed)
 	return temporal.NewNonRetryableApplicationError(reason, ErrTypeStepFailed, nil)
 }
 
@@ -223,18 +224,18 @@ func (r *run) upsertStatus(ctx workflow.Context, status string) {
 func (r *run) runSteps(ctx workflow.Context) error {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	for i, st := range r.schema.Steps {
-		r.state.CurrentStep, r.state.StepStatus[i] = i, domain.StatusProcessing
+		r.state.CurrentStep, r.state.StepStatus[i] = i, pipeline.StatusProcessing
 		var (
 			provider string
 			output   map[string]any
 			err      error
 		)
 		switch st.Type {
-		case domain.StepSyncAPI:
+		case pipeline.StepSyncAPI:
 			provider, output, err = r.runWithFallback(ctx, i, r.callSync)
-		case domain.StepAsyncAPI:
+		case pipeline.StepAsyncAPI:
 			provider, output, err = r.runWithFallback(ctx, i, r.callAsync)
-		case domain.StepSCF:
+		case pipeline.StepSCF:
 			output, err = r.runSCF(ctx, i)
 		default:
 			err = &stepFailure{index: i, msg: fmt.Sprintf("unknown step type %q", st.Type)}
@@ -242,19 +243,19 @@ func (r *run) runSteps(ctx workflow.Context) error {
 		if err != nil {
 			return err
 		}
-		if st.Type != domain.StepSyncAPI {
-			if err := workflow.ExecuteLocalActivity(bctx, r.acts.FinishStep, domain.FinishStepRequest{TaskID: r.in.TaskID,
-				StepIndex: i, Status: domain.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
+		if st.Type != pipeline.StepSyncAPI {
+			if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+				StepIndex: i, Status: pipeline.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
 				return err
 			}
 		}
-		r.state.StepStatus[i] = domain.StatusSuccess
+		r.state.StepStatus[i] = pipeline.StatusSuccess
 		r.outputs = append(r.outputs, output)
 	}
 	return nil
 }
 
-func (r *run) callRequest(i int, provider string) domain.CallRequest {
-	return domain.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.schema.Steps[i],
+func (r *run) callRequest(i int, provider string) pipeline.CallRequest {
+	return pipeline.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.schema.Steps[i],
 		ProviderRef: provider, InputData: r.in.InputData, StepOutputs: r.outputs}
 }

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,23 +14,23 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	pipelineacts "github.com/taskloom/taskloom/activities/pipeline"
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // fakeActs stands in for activities/pipeline: it records calls and answers from the test's funcs.
 type fakeActs struct {
-	schema   domain.Schema // what the admission resolves
+	schema   pipeline.Schema // what the admission resolves
 	admitErr error
 	mu       sync.Mutex
 	calls    []string
-	finished []domain.FinishStepRequest
-	task     domain.FinishTaskRequest
+	finished []pipeline.FinishStepRequest
+	task     pipeline.FinishTaskRequest
 	refunds  int
 	usable   []string
-	sync     func(req domain.CallRequest) (*domain.CallResult, error)
-	submit   func(req domain.CallRequest) (*domain.SubmitResult, error)
-	poll     func(req domain.PollRequest) (*domain.PollResult, error)
+	sync     func(req pipeline.CallRequest) (*pipeline.CallResult, error)
+	submit   func(req pipeline.CallRequest) (*pipeline.SubmitResult, error)
+	poll     func(req pipeline.PollRequest) (*pipeline.PollResult, error)
 }
 
 func (f *fakeActs) log(s string) {
@@ -42,43 +40,48 @@ func (f *fakeActs) log(s string) {
 }
 
 // register registers the workflows and activities as the worker does and answers every activity
-// from f.
+// from f, under its Pipeline-prefixed name and under the dotted name runs started before
+// versionPrefixedNames schedule.
 func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
-	var a *pipelineacts.Activities // mocked below: never called
+	var a *pipelineact.Activities // mocked below: never called
 	Register(env, a)
-	env.OnActivity(a.AdmitTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.AdmitRequest) (*domain.AdmitResult, error) {
+	on := func(fn any, legacy string, answer any) {
+		env.OnActivity(fn, mock.Anything, mock.Anything).Return(answer)
+		env.OnActivity(legacy, mock.Anything, mock.Anything).Return(answer)
+	}
+	on(a.PipelineAdmitTask, "pipeline.AdmitTask", func(_ context.Context, r pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
 		f.log("admit")
 		if f.admitErr != nil {
 			return nil, f.admitErr
 		}
-		return &domain.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
+		return &pipeline.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
 	})
-	env.OnActivity(a.ChooseProviders, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.ChooseRequest) (*domain.ChooseResult, error) {
-		return &domain.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
+	on(a.PipelineChooseProviders, "pipeline.ChooseProviders", func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
+		return &pipeline.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
 	})
-	env.OnActivity(a.CallSync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.CallResult, error) {
+	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
 		return f.sync(r)
 	})
-	env.OnActivity(a.SubmitAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.SubmitResult, error) {
+	on(a.PipelineSubmitAsync, "pipeline.SubmitAsync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
 		return f.submit(r)
 	})
-	env.OnActivity(a.PollAsync, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.PollRequest) (*domain.PollResult, error) {
+	on(a.PipelinePollAsync, "pipeline.PollAsync", func(_ context.Context, r pipeline.PollRequest) (*pipeline.PollResult, error) {
 		f.log("poll:" + r.ProviderRef)
 		return f.poll(r)
 	})
-	env.OnActivity(a.InvokeSCF, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.CallRequest) (*domain.InvokeResult, error) {
+	on(a.PipelineInvokeSCF, "pipeline.InvokeSCF", func(_ context.Context, r pipeline.CallRequest) (*pipeline.InvokeResult, error) {
 		f.log("invoke")
-		return &domain.InvokeResult{}, nil
+		return &pipeline.InvokeResult{}, nil
 	})
-	env.OnActivity(a.FinishStep, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.FinishStepRequest) error {
+	on(a.PipelineFinishStep, "pipeline.FinishStep", func(_ context.Context, r pipeline.FinishStepRequest) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finished = append(f.finished, r)
 		return nil
 	})
-	env.OnActivity(a.FinishTask, mock.Anything, mock.Anything).Return(func(_ context.Context, r domain.FinishTaskRequest) error {
+	on(a.PipelineFinishTask, "pipeline.FinishTask", func(_ context.Context, r pipeline.FinishTaskRequest) error {
 		f.task = r
 		if r.Refund {
 			f.refunds++
@@ -87,16 +90,16 @@ func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	})
 }
 
-func syncStep(name string, attempts int) domain.Step {
-	return domain.Step{Name: name, Type: domain.StepSyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/x",
+func syncStep(name string, attempts int) pipeline.Step {
+	return pipeline.Step{Name: name, Type: pipeline.StepSyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/x",
 		InputMapping: map[string]any{}, OutputMapping: map[string]string{"u": "$.u"}, TimeoutSeconds: 5,
-		Retry: &domain.Retry{MaxAttempts: attempts, DelaySeconds: 1}}
+		Retry: &pipeline.Retry{MaxAttempts: attempts, DelaySeconds: 1}}
 }
 
 // testInput is a task whose admission resolves Schema.
 type testInput struct {
 	TaskID string
-	Schema domain.Schema
+	Schema pipeline.Schema
 }
 
 func execute(t *testing.T, f *fakeActs, in testInput, during func(env *testsuite.TestWorkflowEnvironment)) (*testsuite.TestWorkflowEnvironment, error) {
@@ -116,13 +119,13 @@ func execute(t *testing.T, f *fakeActs, in testInput, during func(env *testsuite
 }
 
 func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
-	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
+	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		if r.ProviderRef == "a" {
 			return nil, temporal.NewApplicationError("a answered 503", "VendorUnavailable")
 		}
-		return &domain.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
+		return &pipeline.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
 	}}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s0", 3)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{syncStep("s0", 3)}}}
 	if _, err := execute(t, f, in, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -130,16 +133,16 @@ func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
 		t.Fatalf("calls %s", got)
 	}
 	// The sync call records its own step; the workflow only finishes the task (and settles).
-	if len(f.finished) != 0 || f.task.Status != domain.StatusSuccess || f.task.Refund {
+	if len(f.finished) != 0 || f.task.Status != pipeline.StatusSuccess || f.task.Refund {
 		t.Fatalf("finished %+v task %+v", f.finished, f.task)
 	}
 }
 
 func TestRenderErrorStopsWithoutFallthroughAndRefundsOnce(t *testing.T) {
-	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
-		return nil, temporal.NewNonRetryableApplicationError(`input_mapping: ${input_data.x}: input_data has no field "x"`, domain.ErrTypeRender, nil)
+	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
+		return nil, temporal.NewNonRetryableApplicationError(`input_mapping: ${input_data.x}: input_data has no field "x"`, pipeline.ErrTypeRender, nil)
 	}}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 3), syncStep("second", 1)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{syncStep("first", 3), syncStep("second", 1)}}}
 	_, err := execute(t, f, in, nil)
 	var ae *temporal.ApplicationError
 	if !errors.As(err, &ae) || ae.Type() != ErrTypeStepFailed {
@@ -155,7 +158,7 @@ func TestRenderErrorStopsWithoutFallthroughAndRefundsOnce(t *testing.T) {
 
 func TestNoUsableProviderFailsWithReason(t *testing.T) {
 	f := &fakeActs{}
-	in := testInput{TaskID: "t", Schema: domain.Schema{OnFailure: domain.OnFailureNoRefund, Steps: []domain.Step{syncStep("only", 1)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{OnFailure: pipeline.OnFailureNoRefund, Steps: []pipeline.Step{syncStep("only", 1)}}}
 	if _, err := execute(t, f, in, nil); err == nil {
 		t.Fatal("want failure")
 	}
@@ -164,27 +167,27 @@ func TestNoUsableProviderFailsWithReason(t *testing.T) {
 	}
 }
 
-func asyncStep() domain.Step {
-	return domain.Step{Name: "gen", Type: domain.StepAsyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/submit",
+func asyncStep() pipeline.Step {
+	return pipeline.Step{Name: "gen", Type: pipeline.StepAsyncAPI, ProviderCandidates: []string{"a", "b"}, Endpoint: "/submit",
 		InputMapping: map[string]any{}, OutputMapping: map[string]string{"status": "$.status", "vendor_task_id": "$.id"},
-		TimeoutSeconds: 600, Polling: &domain.Polling{StatusEndpoint: "/s/{vendor_task_id}", IntervalSeconds: 10, MaxAttempts: 5,
+		TimeoutSeconds: 600, Polling: &pipeline.Polling{StatusEndpoint: "/s/{vendor_task_id}", IntervalSeconds: 10, MaxAttempts: 5,
 			CompleteStatuses: []string{"success"}, FailedStatuses: []string{"failed"}}}
 }
 
 func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
 	polls := 0
 	f := &fakeActs{usable: []string{"a", "b"},
-		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
-			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued", Output: map[string]any{"vendor_task_id": "v1"}}, nil
+		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+			return &pipeline.SubmitResult{VendorTaskID: "v1", Status: "queued", Output: map[string]any{"vendor_task_id": "v1"}}, nil
 		},
-		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
+		poll: func(r pipeline.PollRequest) (*pipeline.PollResult, error) {
 			polls++
 			if polls < 3 {
-				return &domain.PollResult{Status: "processing"}, nil
+				return &pipeline.PollResult{Status: "processing"}, nil
 			}
-			return &domain.PollResult{Status: "failed"}, nil
+			return &pipeline.PollResult{Status: "failed"}, nil
 		}}
-	_, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil)
+	_, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, nil)
 	if err == nil || f.task.ErrorReason != `Step "gen" failed: vendor reported status "failed"` {
 		t.Fatalf("err %v task %+v", err, f.task)
 	}
@@ -195,13 +198,13 @@ func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
 
 func TestAsyncGivesUpAfterMaxAttempts(t *testing.T) {
 	f := &fakeActs{usable: []string{"a"},
-		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
-			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
+		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+			return &pipeline.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
 		},
-		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
-			return &domain.PollResult{Status: "processing"}, nil
+		poll: func(r pipeline.PollRequest) (*pipeline.PollResult, error) {
+			return &pipeline.PollResult{Status: "processing"}, nil
 		}}
-	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep()}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 5 polls` {
@@ -209,14 +212,14 @@ func TestAsyncGivesUpAfterMaxAttempts(t *testing.T) {
 	}
 }
 
-func scfStep(timeout int) domain.Step {
-	return domain.Step{Name: "compose", Type: domain.StepSCF, SCFFunction: "video-compositor", InputMapping: map[string]any{},
+func scfStep(timeout int) pipeline.Step {
+	return pipeline.Step{Name: "compose", Type: pipeline.StepSCF, SCFFunction: "video-compositor", InputMapping: map[string]any{},
 		OutputMapping: map[string]string{"video_url": "$.output.video_url"}, TimeoutSeconds: timeout}
 }
 
 // deliver sends a step-callback update and records whether the validator refused it (the
 // refusal's error type) or it was accepted ("").
-func deliver(env *testsuite.TestWorkflowEnvironment, got *[]string, cb domain.CallbackDelivery) {
+func deliver(env *testsuite.TestWorkflowEnvironment, got *[]string, cb pipeline.CallbackDelivery) {
 	env.UpdateWorkflow(UpdateStepCallback, "", &testsuite.TestUpdateCallback{
 		OnAccept: func() { *got = append(*got, "") },
 		OnReject: func(err error) {
@@ -230,10 +233,10 @@ func deliver(env *testsuite.TestWorkflowEnvironment, got *[]string, cb domain.Ca
 
 // The callback update's validator accepts exactly the first callback of the waiting step.
 func TestSCFCallbackUpdateMatrix(t *testing.T) {
-	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
-		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	f := &fakeActs{usable: []string{"a"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
+		return &pipeline.CallResult{Output: map[string]any{"u": "x"}}, nil
 	}}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600), scfStep(600), syncStep("last", 1)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{scfStep(600), scfStep(600), syncStep("last", 1)}}}
 	var got []string
 	body := func(url string) map[string]any {
 		return map[string]any{"status": "success", "output": map[string]any{"video_url": url}}
@@ -242,24 +245,24 @@ func TestSCFCallbackUpdateMatrix(t *testing.T) {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(QueryState)
 			var st State
-			if err != nil || v.Get(&st) != nil || st.CurrentStep != 0 || st.StepStatus[0] != domain.StatusProcessing {
+			if err != nil || v.Get(&st) != nil || st.CurrentStep != 0 || st.StepStatus[0] != pipeline.StatusProcessing {
 				t.Errorf("state query while waiting: %+v %v", st, err)
 			}
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 7, Status: "success"})                  // no such step
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success"})                  // not waiting yet
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("a")}) // good
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("b")}) // replayed
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 7, Status: "success"})                  // no such step
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 1, Status: "success"})                  // not waiting yet
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("a")}) // good
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("b")}) // replayed
 		}, time.Minute)
 		env.RegisterDelayedCallback(func() {
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("c")}) // stale
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: body("v.mp4")})
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 0, Status: "success", Body: body("c")}) // stale
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 1, Status: "success", Body: body("v.mp4")})
 		}, 2*time.Minute)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{domain.ErrTypeStepNotFound, domain.ErrTypeStepNotWaiting, "", domain.ErrTypeCallbackDelivered,
-		domain.ErrTypeCallbackDelivered, ""}
+	want := []string{pipeline.ErrTypeStepNotFound, pipeline.ErrTypeStepNotWaiting, "", pipeline.ErrTypeCallbackDelivered,
+		pipeline.ErrTypeCallbackDelivered, ""}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("update answers %q, want %q", got, want)
 	}
@@ -271,35 +274,35 @@ func TestSCFCallbackUpdateMatrix(t *testing.T) {
 
 // A callback for a step the pipeline has left is stale.
 func TestSCFCallbackForALeftStepIsStale(t *testing.T) {
-	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
-		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	f := &fakeActs{usable: []string{"a"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
+		return &pipeline.CallResult{Output: map[string]any{"u": "x"}}, nil
 	}}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("first", 1), scfStep(600)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{syncStep("first", 1), scfStep(600)}}}
 	var got []string
 	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 0, Status: "success"})
-			deliver(env, &got, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 0, Status: "success"})
+			deliver(env, &got, pipeline.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
 		}, time.Minute)
 	})
-	if err != nil || strings.Join(got, ",") != domain.ErrTypeCallbackStale+"," {
+	if err != nil || strings.Join(got, ",") != pipeline.ErrTypeCallbackStale+"," {
 		t.Fatalf("answers %q err %v", got, err)
 	}
 }
 
 // A refused admission ends the run with the refusal and runs nothing.
 func TestRefusedAdmissionRunsNothing(t *testing.T) {
-	f := &fakeActs{admitErr: temporal.NewNonRetryableApplicationError("no units", domain.ErrTypeQuotaExhausted, nil)}
-	_, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{syncStep("s", 1)}}}, nil)
+	f := &fakeActs{admitErr: temporal.NewNonRetryableApplicationError("no units", pipeline.ErrTypeQuotaExhausted, nil)}
+	_, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{syncStep("s", 1)}}}, nil)
 	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) || ae.Type() != domain.ErrTypeQuotaExhausted || strings.Join(f.calls, ",") != "admit" || f.task.TaskID != "" {
+	if !errors.As(err, &ae) || ae.Type() != pipeline.ErrTypeQuotaExhausted || strings.Join(f.calls, ",") != "admit" || f.task.TaskID != "" {
 		t.Fatalf("err %v calls %v task %+v", err, f.calls, f.task)
 	}
 }
 
 func TestSCFTimesOutWithoutCallback(t *testing.T) {
 	f := &fakeActs{}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(30)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{scfStep(30)}}}
 	if _, err := execute(t, f, in, nil); err == nil {
 		t.Fatal("want failure")
 	}
@@ -309,14 +312,14 @@ func TestSCFTimesOutWithoutCallback(t *testing.T) {
 }
 
 func TestMaxExecutionTimeBoundsTheRun(t *testing.T) {
-	f := &fakeActs{usable: []string{"a"}, sync: func(r domain.CallRequest) (*domain.CallResult, error) {
-		return &domain.CallResult{Output: map[string]any{"u": "x"}}, nil
+	f := &fakeActs{usable: []string{"a"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
+		return &pipeline.CallResult{Output: map[string]any{"u": "x"}}, nil
 	}}
-	in := testInput{TaskID: "t", Schema: domain.Schema{MaxExecutionTime: 100, Steps: []domain.Step{syncStep("quick", 1), scfStep(90), scfStep(90)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{MaxExecutionTime: 100, Steps: []pipeline.Step{syncStep("quick", 1), scfStep(90), scfStep(90)}}}
 	in.Schema.Steps[2].Name = "compose2"
 	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			env.UpdateWorkflowNoRejection(UpdateStepCallback, "", t, domain.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
+			env.UpdateWorkflowNoRejection(UpdateStepCallback, "", t, pipeline.CallbackDelivery{StepIndex: 1, Status: "success", Body: map[string]any{}})
 		}, 60*time.Second)
 	})
 	if err == nil || f.task.ErrorReason != `Step "compose2" failed: pipeline exceeded max_execution_time of 100s` {
@@ -326,33 +329,34 @@ func TestMaxExecutionTimeBoundsTheRun(t *testing.T) {
 
 func TestCancelledPipelineFailsTaskAndRefunds(t *testing.T) {
 	f := &fakeActs{}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{scfStep(600)}}}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{scfStep(600)}}}
 	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 	})
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("want cancelled, got %v", err)
 	}
-	if f.task.ErrorReason != `Step "compose" failed: pipeline was cancelled` || f.refunds != 1 || f.finished[0].Status != domain.StatusFailed {
+	if f.task.ErrorReason != `Step "compose" failed: pipeline was cancelled` || f.refunds != 1 || f.finished[0].Status != pipeline.StatusFailed {
 		t.Fatalf("task %+v refunds %d steps %+v", f.task, f.refunds, f.finished)
 	}
 }
 
-// With interval×max_attempts equal to timeout_seconds (the seed's 10 s × 60 = 600 s), every poll
-// happens and the step fails for max_attempts, not for the timeout; a shorter timeout cuts it.
-func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
+// With interval×max_attempts equal to timeout_seconds (10 s × 60 = 600 s, as the model_pose12
+// example sets them), every poll happens and the step fails for max_attempts, not for the timeout;
+// a shorter timeout cuts it.
+func TestAsyncPollBudgetFillsTheStepTimeout(t *testing.T) {
 	polls := 0
 	f := &fakeActs{usable: []string{"a"},
-		submit: func(r domain.CallRequest) (*domain.SubmitResult, error) {
-			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
+		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+			return &pipeline.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
 		},
-		poll: func(r domain.PollRequest) (*domain.PollResult, error) {
+		poll: func(r pipeline.PollRequest) (*pipeline.PollResult, error) {
 			polls++
-			return &domain.PollResult{Status: "processing"}, nil
+			return &pipeline.PollResult{Status: "processing"}, nil
 		}}
 	st := asyncStep()
 	st.Polling.MaxAttempts, st.TimeoutSeconds = 60, 600
-	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{st}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if polls != 60 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" after 60 polls` {
@@ -360,7 +364,7 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 	}
 	polls = 0
 	st.TimeoutSeconds = 95
-	if _, err := execute(t, f, testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{st}}}, nil); err == nil {
+	if _, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{st}}}, nil); err == nil {
 		t.Fatal("want failure")
 	}
 	if polls != 10 || f.task.ErrorReason != `Step "gen" failed: vendor task v1 still "processing" when the step's timeout of 95s ran out` {
@@ -373,9 +377,9 @@ func TestAsyncPollBudgetMatchesTheSeed(t *testing.T) {
 func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var a *pipelineacts.Activities
+	var a *pipelineact.Activities
 	Register(env, a)
-	env.OnActivity(a.CheckProviderHealth, mock.Anything).Return(&domain.HealthReport{Checked: 1}, nil)
+	env.OnActivity(a.PipelineCheckProviderHealth, mock.Anything).Return(&pipeline.HealthReport{Checked: 1}, nil)
 	var heartbeat time.Duration
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		heartbeat = info.HeartbeatTimeout
@@ -386,43 +390,5 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	}
 	if heartbeat <= 0 || heartbeat > 30*time.Second {
 		t.Fatalf("health check heartbeat timeout = %s, want a short one", heartbeat)
-	}
-}
-
-// The workflow executes method values; the worker's registry must turn them into the type names
-// Register gives (and histories record), for activities and local activities alike.
-func TestActivitiesRunUnderTheirTypeNames(t *testing.T) {
-	f := &fakeActs{usable: []string{"a"},
-		submit: func(domain.CallRequest) (*domain.SubmitResult, error) {
-			return &domain.SubmitResult{VendorTaskID: "v1", Status: "queued"}, nil
-		},
-		poll: func(domain.PollRequest) (*domain.PollResult, error) {
-			return &domain.PollResult{Status: "success"}, nil
-		},
-		sync: func(domain.CallRequest) (*domain.CallResult, error) { return &domain.CallResult{}, nil }}
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	saw := func(name string) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[name] = true
-	}
-	in := testInput{TaskID: "t", Schema: domain.Schema{Steps: []domain.Step{asyncStep(), syncStep("s", 1)}}}
-	_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
-		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-			saw(info.ActivityType.Name)
-		})
-		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-			saw(info.ActivityType.Name)
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"pipeline.AdmitTask", "pipeline.CallSync", "pipeline.ChooseProviders", "pipeline.FinishStep",
-		"pipeline.FinishTask", "pipeline.PollAsync", "pipeline.SubmitAsync"}
-	got := slices.Sorted(maps.Keys(seen))
-	if !slices.Equal(got, want) {
-		t.Fatalf("activity types %q, want %q", got, want)
 	}
 }

@@ -51,7 +51,7 @@ func (s *Server) serveSCF(w http.ResponseWriter, r *http.Request, function strin
 	writeJSON(w, http.StatusAccepted, map[string]any{"accepted": true, "request_id": inv.TaskID + "-" + strconv.Itoa(inv.StepIndex)})
 }
 
-// sendCallback posts the result with both the seed's signature and the body signature, retrying
+// sendCallback posts the result with both the v1 signature and the body signature, retrying
 // a few times on transport errors and 5xx like a real function would.
 func (s *Server) sendCallback(inv invocation, body map[string]any) {
 	raw, _ := json.Marshal(body)

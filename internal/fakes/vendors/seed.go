@@ -25,7 +25,7 @@ func Registrations(baseURL string) ([]pipeline.Provider, []pipeline.Function) {
 }
 
 // Seed registers the fakes (only providers and functions that are not registered yet, so a
-// real vendor configured by hand is never overwritten), publishes the seed's example pipelines
+// real vendor configured by hand is never overwritten), publishes the example pipelines
 // from examplesDir (idempotent) and grants the demo quota when it does not exist.
 func Seed(ctx context.Context, store *pipelinedb.Store, baseURL, examplesDir string) error {
 	providers, functions := Registrations(baseURL)

@@ -1,8 +1,8 @@
-// Package vendors is the dev stack's and the tests' stand-in for the external services of seed
-// 003: image/video vendors answering the endpoints of the seed's three example pipelines, a
-// provider that always fails, a slow one, and the SCF function video-compositor, which calls the
-// backend back with a correctly signed request. It is a real HTTP server; every call is counted
-// so tests can assert what was (not) called.
+// Package vendors is the dev stack's and the tests' stand-in for the pipelines' external services:
+// image/video vendors answering the endpoints of the three example pipelines (testdata/pipelines),
+// a provider that always fails, a slow one, and the SCF function video-compositor, which calls the
+// backend back with a correctly signed request. It is a real HTTP server; every call is counted so
+// tests can assert what was (not) called.
 package vendors
 
 import (
@@ -29,14 +29,14 @@ const (
 	ModeSlow Mode = "slow" // answers correctly after SlowDelay
 )
 
-// The provider refs of the seed's examples plus the two misbehaving ones of the dev stack.
+// The provider refs of the example pipelines, plus the two misbehaving ones of the dev stack.
 var (
-	SeedProviders  = []string{"tencent_cloud_infinite", "aliyun_image_ai", "runninghub", "stable_diffusion_api", "tencent_cloud_vod"}
-	FailingVendor  = "flaky_vendor"
-	SlowVendor     = "slow_vendor"
-	SCFCompositor  = "video-compositor"
-	defaultModes   = map[string]Mode{FailingVendor: ModeFail, SlowVendor: ModeSlow}
-	errUnknownPath = errors.New("unknown path")
+	ExampleProviders = []string{"tencent_cloud_infinite", "aliyun_image_ai", "runninghub", "stable_diffusion_api", "tencent_cloud_vod"}
+	FailingVendor    = "flaky_vendor"
+	SlowVendor       = "slow_vendor"
+	SCFCompositor    = "video-compositor"
+	defaultModes     = map[string]Mode{FailingVendor: ModeFail, SlowVendor: ModeSlow}
+	errUnknownPath   = errors.New("unknown path")
 )
 
 // Options tune the fakes; zero values get sensible defaults.
@@ -119,7 +119,8 @@ func (s *Server) Close() error {
 	return err
 }
 
-// SetMode switches a provider's behaviour (also over HTTP: PUT /_admin/providers/{ref}/mode/{mode}).
+// SetMode switches a provider's behaviour (also over HTTP: PUT
+// /_admin/providers/{ref}/mode/{mode}).
 func (s *Server) SetMode(provider string, m Mode) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,7 +160,7 @@ func (s *Server) count(provider, endpoint string) {
 
 // Providers lists the provider registrations of the dev stack (base_url and health_url).
 func (s *Server) Providers() []pipeline.Provider {
-	refs := append(append([]string{}, SeedProviders...), FailingVendor, SlowVendor)
+	refs := append(append([]string{}, ExampleProviders...), FailingVendor, SlowVendor)
 	out := make([]pipeline.Provider, len(refs))
 	for i, r := range refs {
 		out[i] = pipeline.Provider{Ref: r, BaseURL: s.URL + "/" + r, HealthURL: s.URL + "/" + r + "/health"}

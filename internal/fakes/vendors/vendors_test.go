@@ -41,7 +41,7 @@ func call(t *testing.T, method, url string, body any) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
-func TestProvidersAnswerTheSeedEndpoints(t *testing.T) {
+func TestProvidersAnswerTheExampleEndpoints(t *testing.T) {
 	s := startFake(t, Options{PollsToComplete: 2})
 	base := s.URL + "/tencent_cloud_infinite"
 	code, out := call(t, "POST", base+"/image/process", map[string]any{"image_url": "https://x/a.jpg"})

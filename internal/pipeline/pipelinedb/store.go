@@ -1,5 +1,5 @@
 // Package pipelinedb is the pipelines' MongoDB store: schemas, tasks, steps, providers, functions,
-// provider health and quotas (seed 003). It is the one pipeline package that talks to Mongo; the
+// provider health and quotas. It is the one pipeline package that talks to Mongo; the
 // workflows and activities see it only through the interfaces they declare.
 package pipelinedb
 
@@ -17,8 +17,8 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// Collection names of the seed's tables (plus the ones the seed implies: providers, functions,
-// quotas and the recent-call log the health check aggregates).
+// Collection names: schemas, tasks, steps and provider health, plus providers, functions, quotas
+// and the recent-call log the health check aggregates.
 const (
 	CollSchemas   = "pipeline_schemas"
 	CollTasks     = "pipeline_tasks"

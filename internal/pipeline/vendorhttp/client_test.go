@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -42,7 +42,7 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 	defer srv.Close()
 	store := pipelinedb.New(testenv.Mongo(t))
 	c := &Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Calls: store, Metrics: pipelineprom.New(prometheus.NewRegistry())}
-	p := &domain.Provider{Ref: "v", BaseURL: srv.URL, AuthHeader: "X-Token", AuthValue: "k"}
+	p := &pipeline.Provider{Ref: "v", BaseURL: srv.URL, AuthHeader: "X-Token", AuthValue: "k"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -56,7 +56,7 @@ func TestDoClassifiesVendorAnswers(t *testing.T) {
 		if !errors.As(err, &ae) || ae.NonRetryable() == wantRetryable {
 			t.Errorf("%s: %v (retryable want %v)", path, err, wantRetryable)
 		}
-		if path == "/400" && ae.Type() != domain.ErrTypeVendorRejected {
+		if path == "/400" && ae.Type() != pipeline.ErrTypeVendorRejected {
 			t.Errorf("400 type %s", ae.Type())
 		}
 	}

@@ -34,8 +34,9 @@ type Env struct {
 	T        testing.TB
 	Config   *config.Config
 	Platform *platform.Platform
-	API      *httptest.Server
-	Echo     *echo.Echo
+	// API serves the whole router; its URL is Config.API.PublicURL.
+	API  *httptest.Server
+	Echo *echo.Echo
 	// EchoService is the echo service the API and the worker share, as in a real process.
 	EchoService *taskecho.Service
 	AdminKey    string
@@ -66,7 +67,12 @@ func NewWithoutWorker(t testing.TB, opts ...Option) *Env {
 
 func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 	t.Helper()
+	// The API's listener exists before anything starts, so its URL is the public one: what the
+	// worker hands to callers that call back (e.g. the pipelines' SCF callback URL).
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
 	cfg := config.Defaults()
+	cfg.API.PublicURL = "http://" + srv.Listener.Addr().String()
 	cfg.Temporal.Address, _ = testenv.Temporal(t)
 	cfg.Temporal.TaskQueue = testenv.Unique("tq-")
 	cfg.Mongo.URI = testenv.MongoURI(t)
@@ -111,8 +117,9 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("e2e api: %v", err)
 	}
-	env.Echo, env.API = e, httptest.NewServer(env.tallied(e))
-	t.Cleanup(env.API.Close)
+	srv.Config.Handler = env.tallied(e)
+	srv.Start()
+	env.Echo, env.API = e, srv
 	return env
 }
 
@@ -185,6 +192,12 @@ func (r *Response) Map(t testing.TB) map[string]any {
 func (e *Env) Do(method, path, key string, body any) *Response {
 	e.T.Helper()
 	return e.do(method, path, key, body, nil)
+}
+
+// DoHeader is Do with extra request headers (an Idempotency-Key, a callback's signature, …).
+func (e *Env) DoHeader(method, path, key string, body any, header http.Header) *Response {
+	e.T.Helper()
+	return e.do(method, path, key, body, header)
 }
 
 func (e *Env) do(method, path, key string, body any, header http.Header) *Response {
