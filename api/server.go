@@ -21,7 +21,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	pipelineapi "github.com/taskloom/taskloom/api/pipeline"
 	taskechoapi "github.com/taskloom/taskloom/api/taskecho"
-	uiapi "github.com/taskloom/taskloom/api/ui"
+	"github.com/taskloom/taskloom/api/ui"
 	webhookapi "github.com/taskloom/taskloom/api/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/platform"
@@ -33,7 +33,7 @@ import (
 var openapiSpec []byte
 
 // mounters attach each subsystem's routes.
-var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, uiapi.Mount, entryapi.Mount, taskechoapi.Mount}
+var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, ui.Mount, entryapi.Mount, taskechoapi.Mount}
 
 // New builds the router over p and the process's echo service (taskecho.FromPlatform).
 func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) (*echo.Echo, error) {

@@ -17,7 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 const (
@@ -40,7 +40,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 		res.Skipped = err.Error()
 		return []Result{res}
 	}
-	target := wf.TargetFrom(cfg)
+	target := webhookwf.TargetFrom(cfg)
 	tables, err := bitable.Open(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
 	if err != nil {
 		res.Skipped = err.Error()
@@ -58,8 +58,8 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 	m := r.meter(ctx)
 	start := time.Now()
 	run, err := r.p.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bench-webhook-sweep-" + suffix(),
-		TaskQueue: r.stack.cfg.Temporal.TaskQueue}, wf.WebhookResultWorker,
-		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
+		TaskQueue: r.stack.cfg.Temporal.TaskQueue}, webhookwf.WebhookResultWorker,
+		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: webhookwf.PolicyFrom(cfg)})
 	if err == nil {
 		err = run.Get(ctx, nil)
 	}

@@ -10,15 +10,15 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schedule"
-	wfpipeline "github.com/taskloom/taskloom/workflows/pipeline"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
-	wfwebhook "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 // scheduleSet returns one subsystem's schedules; each subsystem adds its function here.
 type scheduleSet func(cfg *config.Config) []client.ScheduleOptions
 
-var scheduleSets = []scheduleSet{wfwebhook.ScheduleOptions, wfpipeline.ScheduleOptions, taskechowf.ScheduleOptions}
+var scheduleSets = []scheduleSet{webhookwf.ScheduleOptions, pipelinewf.ScheduleOptions, taskechowf.ScheduleOptions}
 
 func schedulesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "schedules", Short: "Manage taskloom's Temporal schedules"}

@@ -19,7 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
-	wf "github.com/taskloom/taskloom/workflows/webhook"
+	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
 const chaosAppToken = "bascnTaskloomDemo" // the demo base of testdata/feishu/taskloom_base.json
@@ -65,7 +65,7 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := wf.TargetFrom(cfg)
+	target := webhookwf.TargetFrom(cfg)
 	tables, err := bitable.Open(ctx, fs, target.URLs, webhook.FieldNamesFrom(cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -95,8 +95,8 @@ func TestWorkerSIGKILLMidWebhookReadinessPushesNoRowTwice(t *testing.T) {
 	}
 
 	run, err := env.Platform.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testenv.Unique("chaos-webhook-sweep-"),
-		TaskQueue: env.Config.Temporal.TaskQueue}, wf.WebhookResultWorker,
-		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: wf.PolicyFrom(cfg)})
+		TaskQueue: env.Config.Temporal.TaskQueue}, webhookwf.WebhookResultWorker,
+		webhook.SweepInput{Target: target, Filter: webhook.RowFilter{}, Policy: webhookwf.PolicyFrom(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
