@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )

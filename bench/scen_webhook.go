@@ -12,9 +12,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/taskloom/taskloom/internal/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/feishu"
-	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"

@@ -22,11 +22,11 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	"github.com/taskloom/taskloom/internal/fakes/receiver"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 

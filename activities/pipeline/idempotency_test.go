@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"

@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"

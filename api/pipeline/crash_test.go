@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 )
 
 // The worker dies in the middle of an async_api poll loop and a new one takes over: the pipeline

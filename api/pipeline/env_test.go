@@ -14,7 +14,7 @@ import (
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/testenv"

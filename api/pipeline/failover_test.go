@@ -6,7 +6,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 

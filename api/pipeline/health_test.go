@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/histories"

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 

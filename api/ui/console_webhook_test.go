@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"

@@ -11,7 +11,7 @@ import (
 
 	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/feishu"
-	"github.com/taskloom/taskloom/internal/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/webhook"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/feishu"
-	"github.com/taskloom/taskloom/internal/feishuemu"
 )
 
 // setup starts an emulator with the demo base and a client on it. Every client gets a unique

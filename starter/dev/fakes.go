@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
-	"github.com/taskloom/taskloom/internal/feishuemu"
 )
 
 // Fixed ports of the dev fakes.

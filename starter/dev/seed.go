@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"

@@ -18,10 +18,10 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )

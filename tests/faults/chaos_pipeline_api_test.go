@@ -17,8 +17,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"

@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv"
 )

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/fakes/receiver"
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/webhook"

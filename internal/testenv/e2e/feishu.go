@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/feishuemu"
+	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
