@@ -143,7 +143,7 @@ func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 		batch := recs[:min(size, len(recs))]
 		start := time.Now()
 		err := c.proc.ProcessBatch(ctx, batch)
-		c.proc.Metrics.batch(time.Since(start))
+		c.proc.Metrics.Batch(time.Since(start))
 		if err == nil {
 			c.cl.MarkCommitRecords(batch...)
 			recs = recs[len(batch):]
@@ -153,7 +153,7 @@ func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 		if ctx.Err() != nil {
 			return // shutting down: the batch stays unmarked and is redelivered
 		}
-		c.proc.Metrics.retried()
+		c.proc.Metrics.Retried()
 		size = max(1, len(batch)/2)
 		c.log.Warn("crawl consumer: batch failed, retrying smaller", "topic", batch[0].Topic, "partition", batch[0].Partition,
 			"offset", batch[0].Offset, "records", len(batch), "next_records", size, "retry_in", wait, "err", err)

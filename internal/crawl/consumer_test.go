@@ -154,8 +154,8 @@ func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 3 {
 		t.Fatalf("dead_lettered metric = %d, want 3", n)
 	}
-	if n := counterValue(h.metrics.completions); n != 1 {
-		t.Fatalf("completions metric = %v, want 1", n)
+	if n := h.counter("taskloom_crawl_completions_total"); n != 1 {
+		t.Fatalf("completions metric = %d, want 1", n)
 	}
 }
 
@@ -256,7 +256,7 @@ func TestConsumerDegradesBatchSize(t *testing.T) {
 	if p := h.progress(t, 601); p.ProcessedTweets != 300 {
 		t.Fatalf("progress = %+v", p)
 	}
-	if n := counterValue(h.metrics.batchRetries); n == 0 {
+	if n := h.counter("taskloom_crawl_batch_retries_total"); n == 0 {
 		t.Fatal("no batch was retried smaller")
 	}
 }

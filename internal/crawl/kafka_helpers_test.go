@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -90,7 +91,8 @@ type kafkaHarness struct {
 	producer   *kgo.Client
 	store      *ProgressStore
 	notifier   *recordingNotifier
-	metrics    *Metrics
+	registry   *prometheus.Registry
+	metrics    *crawlprom.Metrics
 	group      string
 	failCommit atomic.Bool
 }
@@ -104,7 +106,8 @@ func newKafkaHarness(t testing.TB, partitions int32) *kafkaHarness {
 	}
 	t.Cleanup(cluster.Close)
 	h := &kafkaHarness{cluster: cluster, brokers: cluster.ListenAddrs(), notifier: &recordingNotifier{},
-		group: "g-" + uniquePrefix(), metrics: NewMetrics(prometheus.NewRegistry())}
+		group: "g-" + uniquePrefix(), registry: prometheus.NewRegistry()}
+	h.metrics = crawlprom.New(h.registry)
 	h.producer, err = kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
@@ -203,13 +206,41 @@ func (h *kafkaHarness) progress(t testing.TB, task int64) crawltask.Progress {
 
 // recorded is the records counter of a topic and result.
 func (h *kafkaHarness) recorded(topic string, result string) int {
-	return int(counterValue(h.metrics.records.WithLabelValues(topic, result)))
+	return h.counter("taskloom_crawl_records_total", "topic", topic, "result", result)
 }
 
-func counterValue(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
+// counter sums the series of the counter name whose labels include every
+// name, value pair of labels.
+func (h *kafkaHarness) counter(name string, labels ...string) int {
+	families, err := h.registry.Gather()
+	if err != nil {
 		panic(err)
 	}
-	return m.GetCounter().GetValue()
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, labels) {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return int(sum)
+}
+
+func hasLabels(m *dto.Metric, labels []string) bool {
+	for i := 0; i+1 < len(labels); i += 2 {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
@@ -40,8 +41,13 @@ type Processor struct {
 	Workflows   WorkflowNotifier
 	Log         *slog.Logger
 	// Metrics may be nil.
-	Metrics *Metrics
+	Metrics *crawlprom.Metrics
 }
+
+// resultDeadLettered is the result of every dead-lettered record, each
+// delivery counted (the script's ResultDeadLettered counts distinct ones,
+// and only those naming a task).
+const resultDeadLettered = string(ResultDeadLettered)
 
 // Validate reports a missing dependency at startup rather than on the first record.
 func (p *Processor) Validate() error {
@@ -92,7 +98,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		return err
 	}
 	for _, l := range letters {
-		p.Metrics.record(l.Record.Topic, resultDeadLettered)
+		p.Metrics.Record(l.Record.Topic, resultDeadLettered)
 		p.Log.Warn("crawl record dead-lettered", "topic", l.Record.Topic, "partition", l.Record.Partition,
 			"offset", l.Record.Offset, "reason", l.Reason)
 	}
@@ -107,7 +113,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		if updates[i].DeadLetter {
 			continue // in the metric with its letter above; never completes a task
 		}
-		p.Metrics.record(updates[i].Coord.Topic, string(o.Result))
+		p.Metrics.Record(updates[i].Coord.Topic, string(o.Result))
 		if err := p.notify(ctx, updates[i], o); err != nil {
 			return err
 		}
@@ -163,7 +169,7 @@ func (p *Processor) complete(ctx context.Context, u Update, o Outcome) error {
 	if err := p.Store.MarkSignaled(ctx, u.TaskID); err != nil {
 		return err
 	}
-	p.Metrics.completed()
+	p.Metrics.Completed()
 	p.Log.Info("crawl task completed", "original_task_id", u.TaskID,
 		"total_tweets", o.Progress.TotalTweets, "processed_tweets", o.Progress.ProcessedTweets, "completed_by", u.Coord.String())
 	return nil

@@ -3,6 +3,7 @@ package crawl
 import (
 	"errors"
 
+	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -21,7 +22,7 @@ func NewPlatformConsumer(p *platform.Platform, n WorkflowNotifier) (*Consumer, e
 		DeadLetters: NewKafkaDeadLetters(p.Kafka, cfg.DeadLetterTopic),
 		Workflows:   n,
 		Log:         p.Log.With("subsystem", "crawl"),
-		Metrics:     NewMetrics(p.Metrics),
+		Metrics:     crawlprom.New(p.Metrics),
 	}
 	return NewConsumer(ConsumerConfig{Brokers: p.Config.Kafka.Brokers, Group: cfg.ConsumerGroup,
 		Topics: proc.Topics, BatchSize: cfg.BatchSize}, proc)
