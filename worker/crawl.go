@@ -9,6 +9,7 @@ import (
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/platform"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -29,7 +30,7 @@ func newCrawlActivities(p *platform.Platform) (*crawlact.Activities, error) {
 		return nil, fmt.Errorf("crawl: locate own executable for {self}: %w", err)
 	}
 	return &crawlact.Activities{
-		Tasks:          crawl.NewTaskStore(p.Mongo),
+		Tasks:          crawldb.New(p.Mongo),
 		Progress:       crawl.NewPlatformProgressStore(p),
 		CrawlerCommand: p.Config.Crawl.CrawlerCommand,
 		Brokers:        p.Config.Kafka.Brokers,

@@ -24,7 +24,7 @@ const (
 	ErrTypeCrawlerStart         = "CrawlerStartFailed"
 )
 
-// TaskStore is the crawl_tasks writes the activities make; *crawl.TaskStore implements it
+// TaskStore is the crawl_tasks writes the activities make; *crawldb.Store implements it
 // over MongoDB.
 type TaskStore interface {
 	MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error

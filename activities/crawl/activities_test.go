@@ -15,6 +15,7 @@ import (
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -23,14 +24,14 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stores are the real stores behind the activities, for the assertions.
 type stores struct {
-	tasks    *crawl.TaskStore
+	tasks    *crawldb.Store
 	progress *crawl.ProgressStore
 }
 
 func newActivities(t *testing.T, command string) (*crawlact.Activities, stores) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	st := stores{tasks: crawl.NewTaskStore(testenv.Mongo(t)), progress: crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour)}
+	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour)}
 	return &crawlact.Activities{
 		Tasks:          st.tasks,
 		Progress:       st.progress,

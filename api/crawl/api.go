@@ -14,6 +14,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -26,7 +27,7 @@ const (
 
 type handlers struct {
 	deps     httpx.Deps
-	tasks    *crawl.TaskStore
+	tasks    *crawldb.Store
 	progress *crawl.ProgressStore
 }
 
@@ -35,7 +36,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if d.Platform == nil || d.Authn == nil {
 		return errors.New("crawl api: platform and authentication are required")
 	}
-	h := &handlers{deps: d, tasks: crawl.NewTaskStore(d.Platform.Mongo), progress: crawl.NewPlatformProgressStore(d.Platform)}
+	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: crawl.NewPlatformProgressStore(d.Platform)}
 	e.POST(PathTasks, h.create, d.Authn, auth.Require(auth.PermWrite))
 	e.GET(PathTask, h.get, d.Authn, auth.Require(auth.PermRead))
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -245,7 +246,7 @@ func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 // failedRunID is the run id crawl_tasks recorded for the task.
 func failedRunID(t *testing.T, e *crawlEnv, id int64) string {
 	t.Helper()
-	rec, err := crawl.NewTaskStore(e.Platform.Mongo).Get(context.Background(), id)
+	rec, err := crawldb.New(e.Platform.Mongo).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

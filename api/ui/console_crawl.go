@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -55,7 +56,7 @@ func (u *UI) crawlPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := crawlData{Status: strings.TrimSpace(c.QueryParam("status")), Statuses: crawlStatuses}
 	pg := pageOf(c, crawlTasksPerPage)
-	ts, total, err := crawl.NewTaskStore(u.p.Mongo).List(ctx, d.Status, pg.skip(), int64(pg.Size))
+	ts, total, err := crawldb.New(u.p.Mongo).List(ctx, d.Status, pg.skip(), int64(pg.Size))
 	if err != nil {
 		return u.failPage(c, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -53,7 +54,7 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 		crawls = append(crawls, crawl.TaskRecord{OriginalTaskID: int64(i + 1), Status: []string{crawltask.Running, crawltask.Completed, crawltask.Failed}[i%3],
 			Source: crawltask.SourceAPI, ProcessedTweets: int64(i), CreatedAt: now, UpdatedAt: now})
 	}
-	if _, err := env.Platform.Mongo.Collection(crawl.TasksCollection).InsertMany(ctx, crawls); err != nil {
+	if _, err := env.Platform.Mongo.Collection(crawldb.TasksCollection).InsertMany(ctx, crawls); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateSteps(ctx, last, []pipeline.Step{{Name: "a", Type: pipeline.StepSyncAPI}, {Name: "b", Type: pipeline.StepSyncAPI}}); err != nil {

@@ -1,4 +1,4 @@
-package crawl_test
+package crawldb_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -15,7 +16,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTaskStoreLifecycle(t *testing.T) {
 	ctx := context.Background()
-	s := crawl.NewTaskStore(testenv.Mongo(t))
+	s := crawldb.New(testenv.Mongo(t))
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	if _, err := s.Get(ctx, 1); !errors.Is(err, crawl.ErrTaskNotFound) {
 		t.Fatalf("missing task: err = %v", err)

@@ -1,4 +1,7 @@
-package crawl
+// Package crawldb is the crawl tasks' MongoDB store: the crawl_tasks collection, one document
+// per original task, written by single-document conditional updates and read by the API and the
+// operations console.
+package crawldb
 
 import (
 	"context"
@@ -10,51 +13,28 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
-// TasksCollection is where crawl task status lives (DESIGN.md, crawl contract).
+// TasksCollection is where crawl task status lives, one document per original task
+// (crawl.TaskRecord).
 const TasksCollection = "crawl_tasks"
 
-// TaskRecord is one crawl_tasks document, keyed by original_task_id.
-type TaskRecord struct {
-	OriginalTaskID  int64  `bson:"_id"`
-	Status          string `bson:"status"`
-	Source          string `bson:"source"`
-	WorkflowID      string `bson:"workflow_id"`
-	RunID           string `bson:"run_id"`
-	TotalTweets     *int64 `bson:"total_tweets,omitempty"`
-	ProcessedTweets int64  `bson:"processed_tweets"`
-	DuplicateTweets int64  `bson:"duplicate_tweets,omitempty"`
-	// DeadLetteredRecords: dead letters naming the task when it finished.
-	DeadLetteredRecords int64                    `bson:"dead_lettered_records,omitempty"`
-	MissingTweets       *int64                   `bson:"missing_tweets,omitempty"`
-	FailureReason       string                   `bson:"failure_reason,omitempty"`
-	Crawler             *crawltask.CrawlerRecord `bson:"crawler,omitempty"`
-	CreatedAt           time.Time                `bson:"created_at"`
-	UpdatedAt           time.Time                `bson:"updated_at"`
-	FinishedAt          *time.Time               `bson:"finished_at,omitempty"`
-}
-
-// Finished reports whether the task reached a final status.
-func (t TaskRecord) Finished() bool {
-	return t.Status == crawltask.Completed || t.Status == crawltask.Failed
-}
-
-// TaskStore reads and writes crawl_tasks. Every write is a single-document
+// Store reads and writes crawl_tasks. Every write is a single-document
 // conditional update, so repeating one (an activity retry) is harmless.
-type TaskStore struct {
+type Store struct {
 	coll *mongo.Collection
 }
 
-// NewTaskStore uses db's crawl_tasks collection.
-func NewTaskStore(db *mongo.Database) *TaskStore {
-	return &TaskStore{coll: db.Collection(TasksCollection)}
+// New uses db's crawl_tasks collection.
+func New(db *mongo.Database) *Store {
+	return &Store{coll: db.Collection(TasksCollection)}
 }
 
 // MarkRunning creates the record or sets it Running for this run. A record
 // already finished by this same run is left alone (a late activity retry).
-func (s *TaskStore) MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error {
+func (s *Store) MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error {
 	filter := bson.D{{Key: "_id", Value: id}, {Key: "$nor", Value: bson.A{bson.D{
 		{Key: "run_id", Value: runID}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{crawltask.Completed, crawltask.Failed}}}},
 	}}}}
@@ -74,7 +54,7 @@ func (s *TaskStore) MarkRunning(ctx context.Context, id int64, source, workflowI
 }
 
 // SaveCrawler records the crawler's exit status and last output lines.
-func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error {
+func (s *Store) SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error {
 	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "crawler", Value: c}, {Key: "updated_at", Value: now}}}})
 	if err != nil {
@@ -85,7 +65,7 @@ func (s *TaskStore) SaveCrawler(ctx context.Context, id int64, c crawltask.Crawl
 
 // Finish writes the final status once; a repeat finds the task finished and
 // changes nothing, so finished_at stays the first one.
-func (s *TaskStore) Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error {
+func (s *Store) Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error {
 	set := bson.D{{Key: "status", Value: f.Status}, {Key: "processed_tweets", Value: f.ProcessedTweets},
 		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "dead_lettered_records", Value: f.DeadLetteredRecords},
 		{Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
@@ -103,18 +83,15 @@ func (s *TaskStore) Finish(ctx context.Context, id int64, f crawltask.Finish, no
 	return nil
 }
 
-// ErrTaskNotFound is Get's answer for a task id that has no record.
-var ErrTaskNotFound = errors.New("crawl task not found")
-
-// Get reads one task; ErrTaskNotFound when there is none.
-func (s *TaskStore) Get(ctx context.Context, id int64) (TaskRecord, error) {
-	var t TaskRecord
+// Get reads one task; crawl.ErrTaskNotFound when there is none.
+func (s *Store) Get(ctx context.Context, id int64) (crawl.TaskRecord, error) {
+	var t crawl.TaskRecord
 	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&t)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return TaskRecord{}, fmt.Errorf("crawl task %d: %w", id, ErrTaskNotFound)
+		return crawl.TaskRecord{}, fmt.Errorf("crawl task %d: %w", id, crawl.ErrTaskNotFound)
 	}
 	if err != nil {
-		return TaskRecord{}, fmt.Errorf("read crawl task %d: %w", id, err)
+		return crawl.TaskRecord{}, fmt.Errorf("read crawl task %d: %w", id, err)
 	}
 	return t, nil
 }
