@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -76,7 +77,7 @@ func rawConsume(ctx context.Context, brokers []string, topic string, want int64)
 	defer cancel()
 	var got int64
 	for got < want {
-		fetches := cl.PollRecords(ctx, 4*crawl.BatchSizeDefault)
+		fetches := cl.PollRecords(ctx, 4*crawlkafka.BatchSizeDefault)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("consumed %d of %d: %w", got, want, err)
 		}

@@ -8,8 +8,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/platform"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -31,7 +32,7 @@ func newCrawlActivities(p *platform.Platform) (*crawlact.Activities, error) {
 	}
 	return &crawlact.Activities{
 		Tasks:          crawldb.New(p.Mongo),
-		Progress:       crawl.NewPlatformProgressStore(p),
+		Progress:       progress.FromPlatform(p),
 		CrawlerCommand: p.Config.Crawl.CrawlerCommand,
 		Brokers:        p.Config.Kafka.Brokers,
 		Self:           self,
@@ -50,7 +51,7 @@ func runCrawlConsumers(ctx context.Context, p *platform.Platform) error {
 		p.Log.Warn("crawl consumers not started: KAFKA_BROKERS is empty")
 		return nil
 	}
-	c, err := crawl.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
+	c, err := crawlkafka.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
 		TaskQueue: p.Config.Temporal.TaskQueue, CompletionDeadline: p.Config.Crawl.CompletionDeadline})
 	if err != nil {
 		return err

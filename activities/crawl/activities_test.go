@@ -17,6 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -25,13 +26,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // stores are the real stores behind the activities, for the assertions.
 type stores struct {
 	tasks    *crawldb.Store
-	progress *crawl.ProgressStore
+	progress *progress.Store
 }
 
 func newActivities(t *testing.T, command string) (*crawlact.Activities, stores) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour)}
+	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: progress.New(rdb, prefix, time.Hour, time.Hour)}
 	return &crawlact.Activities{
 		Tasks:          st.tasks,
 		Progress:       st.progress,

@@ -16,6 +16,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -28,7 +29,7 @@ const (
 type handlers struct {
 	deps     httpx.Deps
 	tasks    *crawldb.Store
-	progress *crawl.ProgressStore
+	progress *progress.Store
 }
 
 // Mount adds the crawl task routes.
@@ -36,7 +37,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if d.Platform == nil || d.Authn == nil {
 		return errors.New("crawl api: platform and authentication are required")
 	}
-	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: crawl.NewPlatformProgressStore(d.Platform)}
+	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: progress.FromPlatform(d.Platform)}
 	e.POST(PathTasks, h.create, d.Authn, auth.Require(auth.PermWrite))
 	e.GET(PathTask, h.get, d.Authn, auth.Require(auth.PermRead))
 	return nil

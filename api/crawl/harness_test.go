@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -116,7 +117,7 @@ func (e *crawlEnv) startTalliedConsumer(t *testing.T) (stop func(), tally *mongo
 	t.Helper()
 	n := &crawlwf.Notifier{Client: e.Platform.Temporal, TaskQueue: e.Config.Temporal.TaskQueue,
 		CompletionDeadline: e.Config.Crawl.CompletionDeadline}
-	c, err := crawl.NewPlatformConsumer(e.Platform, n)
+	c, err := crawlkafka.NewPlatformConsumer(e.Platform, n)
 	if err != nil {
 		t.Fatal(err)
 	}

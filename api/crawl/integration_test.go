@@ -12,7 +12,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -124,7 +126,7 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 		v.MissingTweets == nil || *v.MissingTweets != 5 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := crawl.NewPlatformProgressStore(e.Platform).Get(context.Background(), id)
+	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil || p.Status != crawltask.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
@@ -192,7 +194,7 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	if v.Status != crawltask.Completed || v.Source != crawltask.SourceKafka || v.ProcessedTweets != 50 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := crawl.NewPlatformProgressStore(e.Platform).Get(context.Background(), id)
+	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +248,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		}
 		e.produce(t, &kgo.Record{Topic: topics.Data, Key: []byte(m.TweetData.ID), Value: b})
 	}
-	store := crawl.NewPlatformProgressStore(e.Platform)
+	store := progress.FromPlatform(e.Platform)
 	e2e.Eventually(t, 20*time.Second, "late tweets counted in Redis", func() bool {
 		p, err := store.Get(context.Background(), id)
 		return err == nil && p.ProcessedTweets == 6
@@ -328,7 +330,7 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	letters := e.readTopic(t, e.Config.Crawl.DeadLetterTopic, 3)
 	reasons := map[string]string{}
 	for _, l := range letters {
-		reasons[crawl.HeaderValue(l, crawl.HeaderDLQTopic)] = crawl.HeaderValue(l, crawl.HeaderDLQReason)
+		reasons[crawlkafka.HeaderValue(l, crawlkafka.HeaderDLQTopic)] = crawlkafka.HeaderValue(l, crawlkafka.HeaderDLQReason)
 	}
 	if !strings.Contains(reasons[crawl.DataTopicDefault], "decode RawScrapedDataMessage") ||
 		!strings.Contains(reasons[crawl.ControlTopicDefault], `type "TASK_START" is not TASK_INIT`) {

@@ -9,6 +9,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -61,17 +62,17 @@ func (u *UI) crawlPage(c echo.Context) error {
 		return u.failPage(c, err)
 	}
 	d.Pager = pg.with(total, c)
-	var progress *crawl.ProgressStore
+	var live *progress.Store
 	if u.p.Redis != nil {
-		progress = crawl.NewPlatformProgressStore(u.p)
+		live = progress.FromPlatform(u.p)
 	}
 	for _, t := range ts {
 		r := crawlRow{TaskRecord: t, Temporal: u.temporalLink(crawlwf.WorkflowID(t.OriginalTaskID))}
 		if t.WorkflowID != "" {
 			r.Temporal = u.temporalLink(t.WorkflowID)
 		}
-		if t.Status == crawltask.Running && progress != nil {
-			if p, err := progress.Get(ctx, t.OriginalTaskID); err == nil {
+		if t.Status == crawltask.Running && live != nil {
+			if p, err := live.Get(ctx, t.OriginalTaskID); err == nil {
 				r.Live = &p
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
@@ -119,7 +120,7 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 	at := func(topic string, offset int64) crawltask.Coordinates {
 		return crawltask.Coordinates{Topic: topic, Offset: offset}
 	}
-	if _, err := crawl.NewPlatformProgressStore(env.Platform).ApplyBatch(ctx, []crawl.Update{
+	if _, err := progress.FromPlatform(env.Platform).ApplyBatch(ctx, []crawl.Update{
 		{TaskID: running, Coord: at(control, 0), Init: true, TotalTweets: 3},
 		{TaskID: running, Coord: at(data, 0), TweetID: "a"},
 		{TaskID: running, Coord: at(data, 1), TweetID: "a"},

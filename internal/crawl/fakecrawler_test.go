@@ -2,6 +2,8 @@ package crawl
 
 import "testing"
 
+var testTopics = Topics{Control: ControlTopicDefault, Data: DataTopicDefault}
+
 func TestFakeCrawlMessages(t *testing.T) {
 	f := FakeCrawl{OriginalTaskID: 5, Tweets: 100, DupRate: 0.2, RepliesPerTweet: 3, Drop: 4, Seed: 3}
 	init, data := f.Messages()

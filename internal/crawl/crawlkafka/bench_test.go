@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // BenchmarkCrawlCount4Partitions measures tweets counted per second through
@@ -17,7 +19,7 @@ import (
 //	go test -run XXX -bench CrawlCount -benchtime 20000x ./internal/crawl/
 func BenchmarkCrawlCount4Partitions(b *testing.B) {
 	h := newKafkaHarness(b, testPartitions)
-	f := FakeCrawl{OriginalTaskID: 900, Tweets: b.N, RepliesPerTweet: 2}
+	f := crawl.FakeCrawl{OriginalTaskID: 900, Tweets: b.N, RepliesPerTweet: 2}
 	total, err := f.Produce(context.Background(), h.producer, testTopics)
 	if err != nil {
 		b.Fatal(err)

@@ -1,10 +1,11 @@
-package crawl
+package crawlkafka
 
 import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
@@ -19,7 +20,7 @@ const copyTweets = 200
 // tweet on partition i%testPartitions (for a producer that honours it).
 func crawlRecords(t *testing.T, task int64, replies int) (*kgo.Record, []*kgo.Record) {
 	t.Helper()
-	recs := fakeCrawlRecords(t, FakeCrawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
+	recs := fakeCrawlRecords(t, crawl.FakeCrawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
 	for i, r := range recs[1:] {
 		r.Partition = int32(i % testPartitions)
 	}
@@ -104,7 +105,7 @@ func TestCopiesInitFirstCompleteOnlyAtLastDistinctTweet(t *testing.T) {
 			t.Fatalf("key %q handed over %d times, want 2", k, n)
 		}
 	}
-	if want := ReplyKey(task, string(tweets[0].Key), 1); keys[want] != 2 {
+	if want := crawl.ReplyKey(task, string(tweets[0].Key), 1); keys[want] != 2 {
 		t.Fatalf("key %q missing from %v...", want, len(keys))
 	}
 }
@@ -153,7 +154,7 @@ func TestCopiesOnOtherPartitionsInterleaved(t *testing.T) {
 		waitFor(t, "completion", func() bool { return h.notifier.count(task) > 0 })
 		wantCompletedOnce(t, h, task, copyTweets)
 	}
-	if counted := h.recorded(testTopics.Data, string(ResultCounted)); counted != len(tasks)*copyTweets {
+	if counted := h.recorded(testTopics.Data, string(crawl.ResultCounted)); counted != len(tasks)*copyTweets {
 		t.Fatalf("counted metric = %d, want %d", counted, len(tasks)*copyTweets)
 	}
 }
@@ -175,10 +176,10 @@ func TestCopiesAfterCompletion(t *testing.T) {
 	produce(copies...)
 	// The copies are consumed after produce returns: wait until all have been seen.
 	waitFor(t, "the copies counted as duplicates", func() bool {
-		return h.recorded(testTopics.Data, string(ResultDuplicate)) >= copyTweets
+		return h.recorded(testTopics.Data, string(crawl.ResultDuplicate)) >= copyTweets
 	})
 	wantCompletedOnce(t, h, task, copyTweets)
-	if d := h.recorded(testTopics.Data, string(ResultDuplicate)); d != copyTweets {
+	if d := h.recorded(testTopics.Data, string(crawl.ResultDuplicate)); d != copyTweets {
 		t.Fatalf("duplicate metric = %d, want %d", d, copyTweets)
 	}
 }

@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -11,13 +11,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -27,7 +30,7 @@ const (
 	testPartitions     = 4
 )
 
-var testTopics = Topics{Control: ControlTopicDefault, Data: DataTopicDefault}
+var testTopics = crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
 
 // recordingNotifier stands in for the workflow and remembers calls.
 type recordingNotifier struct {
@@ -89,7 +92,9 @@ type kafkaHarness struct {
 	cluster    *kfake.Cluster
 	brokers    []string
 	producer   *kgo.Client
-	store      *ProgressStore
+	store      *progress.Store
+	rdb        redis.UniversalClient
+	prefix     string
 	notifier   *recordingNotifier
 	registry   *prometheus.Registry
 	metrics    *crawlprom.Metrics
@@ -106,15 +111,15 @@ func newKafkaHarness(t testing.TB, partitions int32) *kafkaHarness {
 	}
 	t.Cleanup(cluster.Close)
 	h := &kafkaHarness{cluster: cluster, brokers: cluster.ListenAddrs(), notifier: &recordingNotifier{},
-		group: "g-" + uniquePrefix(), registry: prometheus.NewRegistry()}
+		group: testenv.Unique("g-"), registry: prometheus.NewRegistry()}
 	h.metrics = crawlprom.New(h.registry)
 	h.producer, err = kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.producer.Close)
-	b := redisBackends(t)[0]
-	h.store = NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+	h.rdb, h.prefix = testenv.Redis(t)
+	h.store = progress.New(h.rdb, h.prefix, time.Hour, 24*time.Hour)
 	// Commits fail while failCommit is set: the consumer "dies" before its
 	// offsets reach the broker, as a killed process would.
 	cluster.ControlKey(kmsg.OffsetCommit.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -150,8 +155,8 @@ func (h *kafkaHarness) processor(log *slog.Logger) *Processor {
 	return &Processor{
 		Topics:      testTopics,
 		Store:       h.store,
-		Scheduler:   NewKafkaScheduler(h.producer, testSchedulerTopic),
-		DeadLetters: NewKafkaDeadLetters(h.producer, testDLQTopic),
+		Scheduler:   NewReplyProducer(h.producer, testSchedulerTopic),
+		DeadLetters: NewDeadLetterProducer(h.producer, testDLQTopic),
 		Workflows:   h.notifier,
 		Log:         log,
 		Metrics:     h.metrics,

@@ -1,4 +1,8 @@
-package crawl
+// Package crawlkafka is the crawl subsystem's Kafka side: the group consumer of the crawler's
+// two topics, the per-partition batch processing (dead letters, reply tasks to the scheduler
+// topic, counting through crawl.ProgressCounter, telling the workflows through
+// crawl.WorkflowNotifier) and the producers of reply tasks and dead letters.
+package crawlkafka
 
 import (
 	"context"
@@ -9,6 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // Consumer defaults.
@@ -27,7 +33,7 @@ const (
 type ConsumerConfig struct {
 	Brokers []string
 	Group   string
-	Topics  Topics
+	Topics  crawl.Topics
 	// BatchSize bounds one partition's batch (BatchSizeDefault when 0).
 	BatchSize int
 	// ExtraOpts are appended to the client options (tests shorten timeouts).
