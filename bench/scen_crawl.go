@@ -10,6 +10,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -22,7 +23,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	cfg := r.stack.cfg.Crawl
 	topics := crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic}
 	tweets := r.size(20000, 1000)
-	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano() % 1_000_000_000, Tweets: tweets, RepliesPerTweet: 2}
+	f := crawler.Crawl{OriginalTaskID: time.Now().UnixNano() % 1_000_000_000, Tweets: tweets, RepliesPerTweet: 2}
 	producer, err := kgo.NewClient(kgo.SeedBrokers(r.stack.cfg.Kafka.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		res.Skipped = err.Error()

@@ -15,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -102,7 +103,7 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
 	_, data := f.Messages()
 	recs := []*kgo.Record{}
 	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
@@ -175,7 +176,7 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	id := taskID()
 	e.failCommit.Store(true)
 	stop := e.startConsumer(t)
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 50, RepliesPerTweet: 1, InitLast: true}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 50, RepliesPerTweet: 1, InitLast: true}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	topics := crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 6, RepliesPerTweet: 1, Drop: 2}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 6, RepliesPerTweet: 1, Drop: 2}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
 	// The partitions still move: a later task completes.
-	next := crawl.FakeCrawl{OriginalTaskID: taskID(), Tweets: 8, RepliesPerTweet: 1}
+	next := crawler.Crawl{OriginalTaskID: taskID(), Tweets: 8, RepliesPerTweet: 1}
 	if _, err := next.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestCrawlConsumerBookkeepingMongoBudget(t *testing.T) {
 	e := newCrawlEnv(t, noConsumers())
 	_, tally := e.startTalliedConsumer(t)
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 40, DupRate: 0.25, RepliesPerTweet: 1, Seed: 5}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 40, DupRate: 0.25, RepliesPerTweet: 1, Seed: 5}
 	sent, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault})
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +315,7 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	if err := e.Platform.Kafka.ProduceSync(context.Background(), bad...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 10, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 10, RepliesPerTweet: 1}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -102,7 +103,7 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 func (f *consoleFixture) crawlRecords(id int64) {
 	f.t.Helper()
 	topics := crawl.Topics{Control: f.env.Config.Crawl.ControlTopic, Data: f.env.Config.Crawl.DataTopic}
-	recs, err := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 1, DupRate: 1}.Records(topics)
+	recs, err := crawler.Crawl{OriginalTaskID: id, Tweets: 1, DupRate: 1}.Records(topics)
 	if err != nil {
 		f.t.Fatal(err)
 	}

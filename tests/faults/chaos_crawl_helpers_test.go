@@ -12,6 +12,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -33,7 +34,7 @@ type crawlLoad struct {
 func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoad {
 	t.Helper()
 	cfg := env.Config.Crawl
-	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: tweets, DupRate: 0.05,
+	f := crawler.Crawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: tweets, DupRate: 0.05,
 		RepliesPerTweet: 1, Seed: seed}
 	recs, err := f.Records(crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic})
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-func fakeCrawlRecords(t testing.TB, f crawl.FakeCrawl) []*kgo.Record {
+func fakeCrawlRecords(t testing.TB, f crawler.Crawl) []*kgo.Record {
 	t.Helper()
 	recs, err := f.Records(testTopics)
 	if err != nil {
@@ -25,11 +26,11 @@ func fakeCrawlRecords(t testing.TB, f crawl.FakeCrawl) []*kgo.Record {
 func TestConsumerOrderings(t *testing.T) {
 	cases := []struct {
 		name string
-		f    crawl.FakeCrawl
+		f    crawler.Crawl
 	}{
-		{"normal order", crawl.FakeCrawl{OriginalTaskID: 101, Tweets: 40, RepliesPerTweet: 2}},
-		{"TASK_INIT last", crawl.FakeCrawl{OriginalTaskID: 102, Tweets: 40, RepliesPerTweet: 2, InitLast: true}},
-		{"zero tweets", crawl.FakeCrawl{OriginalTaskID: 103, Tweets: 0}},
+		{"normal order", crawler.Crawl{OriginalTaskID: 101, Tweets: 40, RepliesPerTweet: 2}},
+		{"TASK_INIT last", crawler.Crawl{OriginalTaskID: 102, Tweets: 40, RepliesPerTweet: 2, InitLast: true}},
+		{"zero tweets", crawler.Crawl{OriginalTaskID: 103, Tweets: 0}},
 	}
 	h := newKafkaHarness(t, testPartitions)
 	h.startConsumer(t)
@@ -76,7 +77,7 @@ func TestConsumerOrderings(t *testing.T) {
 // dies before any offset commit lands, the second starts from the beginning.
 func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 	h := newKafkaHarness(t, testPartitions)
-	f := crawl.FakeCrawl{OriginalTaskID: 201, Tweets: 60, RepliesPerTweet: 1, InitLast: true}
+	f := crawler.Crawl{OriginalTaskID: 201, Tweets: 60, RepliesPerTweet: 1, InitLast: true}
 	h.failCommit.Store(true)
 	stop := h.startConsumer(t)
 	total, err := f.Produce(context.Background(), h.producer, testTopics)
@@ -118,7 +119,7 @@ func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	h := newKafkaHarness(t, 1)
 	h.startConsumer(t)
-	f := crawl.FakeCrawl{OriginalTaskID: 401, Tweets: 5, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 401, Tweets: 5, RepliesPerTweet: 1}
 	recs := fakeCrawlRecords(t, f)
 	bad := []*kgo.Record{
 		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 401, "tweet_data": `)},
@@ -167,7 +168,7 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 	h := newKafkaHarness(t, 1)
 	h.failCommit.Store(true)
 	stop := h.startConsumer(t)
-	tweet := fakeCrawlRecords(t, crawl.FakeCrawl{OriginalTaskID: 701, Tweets: 1})
+	tweet := fakeCrawlRecords(t, crawler.Crawl{OriginalTaskID: 701, Tweets: 1})
 	poison := []*kgo.Record{
 		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 701, "tweet_data": `)},
 		{Topic: testTopics.Data, Value: []byte(`{"tweet_data": {"id": "1"}}`)},
@@ -206,14 +207,14 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 	h := newKafkaHarness(t, testPartitions)
 	stop := h.startConsumer(t)
-	f := crawl.FakeCrawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
 	if _, err := f.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "completion", func() bool { return h.notifier.count(501) > 0 })
 	stop()
 	h.startConsumer(t)
-	g := crawl.FakeCrawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
+	g := crawler.Crawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
 	if _, err := g.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestConsumerDegradesBatchSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Go(t, c.Run)
-	f := crawl.FakeCrawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
 	recs := fakeCrawlRecords(t, f)
 	h.produce(t, recs...) // one partition, one poll: a 300-record batch first
 	waitFor(t, "completion through small batches", func() bool { return h.notifier.count(601) == 1 })

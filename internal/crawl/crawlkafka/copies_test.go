@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 )
 
 // Issue 16's acceptance: a crawler (or its producer) sends tweets twice; a
@@ -20,7 +21,7 @@ const copyTweets = 200
 // tweet on partition i%testPartitions (for a producer that honours it).
 func crawlRecords(t *testing.T, task int64, replies int) (*kgo.Record, []*kgo.Record) {
 	t.Helper()
-	recs := fakeCrawlRecords(t, crawl.FakeCrawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
+	recs := fakeCrawlRecords(t, crawler.Crawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
 	for i, r := range recs[1:] {
 		r.Partition = int32(i % testPartitions)
 	}
