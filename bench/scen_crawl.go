@@ -9,7 +9,6 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -46,7 +45,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 		return []Result{res}
 	}
 	elapsed := time.Since(start)
-	if state.Status != crawltask.Completed || state.ProcessedTweets != total {
+	if state.Status != crawl.Completed || state.ProcessedTweets != total {
 		res.Skipped = fmt.Sprintf("crawl task ended %s with %d of %d tweets", state.Status, state.ProcessedTweets, total)
 		return []Result{res}
 	}

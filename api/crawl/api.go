@@ -15,7 +15,6 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -67,7 +66,7 @@ func (h *handlers) create(c echo.Context) error {
 		return err
 	}
 	cfg := h.deps.Platform.Config
-	in := crawlwf.Input{OriginalTaskID: req.OriginalTaskID, Source: crawltask.SourceAPI,
+	in := crawlwf.Input{OriginalTaskID: req.OriginalTaskID, Source: crawl.SourceAPI,
 		CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline}
 	ctx := c.Request().Context()
 	run, err := crawlwf.Start(ctx, h.deps.Platform.Temporal, cfg.Temporal.TaskQueue, in)
@@ -79,11 +78,11 @@ func (h *handlers) create(c echo.Context) error {
 		return httpx.FromTemporal(err)
 	}
 	return c.JSON(http.StatusAccepted, createResponse{OriginalTaskID: req.OriginalTaskID,
-		WorkflowID: run.GetID(), RunID: run.GetRunID(), Status: crawltask.Running, Created: true})
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), Status: crawl.Running, Created: true})
 }
 
 func (h *handlers) existing(c echo.Context, id int64) error {
-	resp := createResponse{OriginalTaskID: id, WorkflowID: crawlwf.WorkflowID(id), Status: crawltask.Running}
+	resp := createResponse{OriginalTaskID: id, WorkflowID: crawlwf.WorkflowID(id), Status: crawl.Running}
 	t, err := h.tasks.Get(c.Request().Context(), id)
 	switch {
 	case err == nil:
@@ -108,14 +107,14 @@ type taskView struct {
 	DuplicateTweets int64  `json:"duplicate_tweets"`
 	// DeadLetteredRecords counts distinct records naming the task that went to the dead-letter
 	// topic (malformed, or missing a field).
-	DeadLetteredRecords int64                    `json:"dead_lettered_records"`
-	MissingTweets       *int64                   `json:"missing_tweets,omitempty"`
-	ProgressStatus      string                   `json:"progress_status,omitempty"`
-	FailureReason       string                   `json:"failure_reason,omitempty"`
-	Crawler             *crawltask.CrawlerRecord `json:"crawler,omitempty"`
-	CreatedAt           time.Time                `json:"created_at"`
-	UpdatedAt           time.Time                `json:"updated_at"`
-	FinishedAt          *time.Time               `json:"finished_at,omitempty"`
+	DeadLetteredRecords int64                `json:"dead_lettered_records"`
+	MissingTweets       *int64               `json:"missing_tweets,omitempty"`
+	ProgressStatus      string               `json:"progress_status,omitempty"`
+	FailureReason       string               `json:"failure_reason,omitempty"`
+	Crawler             *crawl.CrawlerRecord `json:"crawler,omitempty"`
+	CreatedAt           time.Time            `json:"created_at"`
+	UpdatedAt           time.Time            `json:"updated_at"`
+	FinishedAt          *time.Time           `json:"finished_at,omitempty"`
 }
 
 func (h *handlers) get(c echo.Context) error {

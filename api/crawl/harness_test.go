@@ -20,7 +20,6 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -175,7 +174,7 @@ func (e *crawlEnv) finished(t *testing.T, id int64) task {
 	e2e.Eventually(t, 60*time.Second, fmt.Sprintf("crawl task %d to finish", id), func() bool {
 		status, got := e.get(t, id)
 		v = got
-		return status == http.StatusOK && (v.Status == crawltask.Completed || v.Status == crawltask.Failed)
+		return status == http.StatusOK && (v.Status == crawl.Completed || v.Status == crawl.Failed)
 	})
 	return v
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/searchattr"
@@ -26,8 +25,8 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Completed || v.TotalTweets == nil || *v.TotalTweets != 30 || v.ProcessedTweets != 30 ||
-		v.Source != crawltask.SourceAPI || v.WorkflowID != crawlwf.WorkflowID(id) || v.FinishedAt == nil {
+	if v.Status != crawl.Completed || v.TotalTweets == nil || *v.TotalTweets != 30 || v.ProcessedTweets != 30 ||
+		v.Source != crawl.SourceAPI || v.WorkflowID != crawlwf.WorkflowID(id) || v.FinishedAt == nil {
 		t.Fatalf("task = %+v", v)
 	}
 	if v.Crawler == nil || v.Crawler.ExitCode != 0 || len(v.Crawler.LastLines) == 0 ||
@@ -47,7 +46,7 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := desc.TypedSearchAttributes
-	if status, _ := sa.GetKeyword(searchattr.Status); status != crawltask.Completed {
+	if status, _ := sa.GetKeyword(searchattr.Status); status != crawl.Completed {
 		t.Fatalf("TaskloomStatus = %q", status)
 	}
 	if kind, _ := sa.GetKeyword(searchattr.Kind); kind != crawlwf.Kind {
@@ -62,7 +61,7 @@ func TestCrawlTaskInitLastCompletes(t *testing.T) {
 	e := newCrawlEnv(t, fakeCrawler("--tweets 25 --init-last"))
 	id := taskID()
 	e.create(t, id)
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 25 || *v.TotalTweets != 25 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 25 || *v.TotalTweets != 25 {
 		t.Fatalf("task = %+v", v)
 	}
 	e.recordHistory(t, id, "task_init_last")
@@ -75,7 +74,7 @@ func TestCrawlZeroTweetsCompletes(t *testing.T) {
 	e := newCrawlEnv(t, fakeCrawler("--tweets 0"))
 	id := taskID()
 	e.create(t, id)
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.TotalTweets == nil || *v.TotalTweets != 0 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.TotalTweets == nil || *v.TotalTweets != 0 {
 		t.Fatalf("task = %+v", v)
 	}
 	e.recordHistory(t, id, "zero_tweets")
@@ -88,7 +87,7 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Completed || *v.TotalTweets != 40 || v.ProcessedTweets != 40 {
+	if v.Status != crawl.Completed || *v.TotalTweets != 40 || v.ProcessedTweets != 40 {
 		t.Fatalf("task = %+v, want 40 distinct tweets counted once", v)
 	}
 	e2e.Eventually(t, 20*time.Second, "every copy reported", func() bool {
@@ -123,12 +122,12 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	v := e.finished(t, id)
 	want := "completion deadline 2s passed: 5 of 10 tweets missing; 5 distinct tweets arrived and 5 copies of them " +
 		"were not counted, so total_tweets may include duplicates"
-	if v.Status != crawltask.Failed || v.FailureReason != want || v.ProcessedTweets != 5 || v.DuplicateTweets != 5 ||
+	if v.Status != crawl.Failed || v.FailureReason != want || v.ProcessedTweets != 5 || v.DuplicateTweets != 5 ||
 		v.MissingTweets == nil || *v.MissingTweets != 5 {
 		t.Fatalf("task = %+v", v)
 	}
 	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
-	if err != nil || p.Status != crawltask.ProgressFailed {
+	if err != nil || p.Status != crawl.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
 	e.recordHistory(t, id, "deadline_total_counts_copies")
@@ -141,7 +140,7 @@ func TestCrawlCrawlerExitNonZeroFails(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.FailureReason != "crawler exited with status 3: login wall hit" {
+	if v.Status != crawl.Failed || v.FailureReason != "crawler exited with status 3: login wall hit" {
 		t.Fatalf("task = %+v", v)
 	}
 	if v.Crawler == nil || v.Crawler.ExitCode != 3 || strings.Join(v.Crawler.LastLines, "|") != "crawling task "+itoa(id)+"|login wall hit" {
@@ -157,11 +156,11 @@ func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
 	// Before the deadline the task is Running with live counts from Redis.
 	e2e.Eventually(t, 3*time.Second, "live progress", func() bool {
 		status, v := e.get(t, id)
-		return status == http.StatusOK && v.Status == crawltask.Running && v.TotalTweets != nil &&
+		return status == http.StatusOK && v.Status == crawl.Running && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
+	if v.Status != crawl.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
 		!strings.Contains(v.FailureReason, "4 of 20 tweets missing") {
 		t.Fatalf("task = %+v", v)
 	}
@@ -192,14 +191,14 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	// Replies are handed over before counting: wait until the second member
 	// has run every record (50 tweets and the TASK_INIT) through the script.
 	e2e.Eventually(t, 20*time.Second, "51 duplicates", func() bool { return e.recordsWithResult(t, "duplicate") == 51 })
-	if v.Status != crawltask.Completed || v.Source != crawltask.SourceKafka || v.ProcessedTweets != 50 {
+	if v.Status != crawl.Completed || v.Source != crawl.SourceKafka || v.ProcessedTweets != 50 {
 		t.Fatalf("task = %+v", v)
 	}
 	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ProcessedTweets != 50 || p.TotalTweets != 50 || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != 50 || p.TotalTweets != 50 || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress after redelivery = %+v", p)
 	}
 	if n := e.signals(t, id); n != 1 {
@@ -218,7 +217,7 @@ func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.Source != crawltask.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
+	if v.Status != crawl.Failed || v.Source != crawl.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
 		v.ProcessedTweets != 10 || v.Crawler != nil {
 		t.Fatalf("task = %+v", v)
 	}
@@ -237,7 +236,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := e.finished(t, id)
-	if failed.Status != crawltask.Failed {
+	if failed.Status != crawl.Failed {
 		t.Fatalf("task = %+v", failed)
 	}
 	f.Drop = 0
@@ -254,7 +253,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		p, err := store.Get(context.Background(), id)
 		return err == nil && p.ProcessedTweets == 6
 	})
-	if p, err := store.Get(context.Background(), id); err != nil || p.Status != crawltask.ProgressFailed {
+	if p, err := store.Get(context.Background(), id); err != nil || p.Status != crawl.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
 	// The partitions still move: a later task completes.
@@ -262,10 +261,10 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	if _, err := next.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, next.OriginalTaskID); v.Status != crawltask.Completed {
+	if v := e.finished(t, next.OriginalTaskID); v.Status != crawl.Completed {
 		t.Fatalf("next task = %+v", v)
 	}
-	if _, v := e.get(t, id); v.Status != crawltask.Failed || v.FinishedAt == nil || *v.FinishedAt != *failed.FinishedAt {
+	if _, v := e.get(t, id); v.Status != crawl.Failed || v.FinishedAt == nil || *v.FinishedAt != *failed.FinishedAt {
 		t.Fatalf("failed task changed: %+v", v)
 	}
 	desc, err := e.Platform.Temporal.DescribeWorkflow(context.Background(), crawlwf.WorkflowID(id), "")
@@ -290,7 +289,7 @@ func TestCrawlConsumerBookkeepingMongoBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 40 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 40 {
 		t.Fatalf("task = %+v", v)
 	}
 	events := int(sent) + 1
@@ -319,7 +318,7 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 10 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 10 {
 		t.Fatalf("task = %+v", v)
 	}
 	// Kafka does not order the poison record against the task's own records, so its count may

@@ -8,20 +8,19 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
 const crawlTasksPerPage = 50
 
-var crawlStatuses = []string{crawltask.Running, crawltask.Completed, crawltask.Failed}
+var crawlStatuses = []string{crawl.Running, crawl.Completed, crawl.Failed}
 
 type crawlRow struct {
 	crawl.TaskRecord
 	// Live is the Redis progress of a running task (nil for finished ones, whose record holds
 	// the final counts).
-	Live     *crawltask.Progress
+	Live     *crawl.Progress
 	Temporal string
 }
 
@@ -71,7 +70,7 @@ func (u *UI) crawlPage(c echo.Context) error {
 		if t.WorkflowID != "" {
 			r.Temporal = u.temporalLink(t.WorkflowID)
 		}
-		if t.Status == crawltask.Running && live != nil {
+		if t.Status == crawl.Running && live != nil {
 			if p, err := live.Get(ctx, t.OriginalTaskID); err == nil {
 				r.Live = &p
 			}

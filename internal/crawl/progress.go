@@ -2,8 +2,7 @@ package crawl
 
 import (
 	"context"
-
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"fmt"
 )
 
 // ProgressCounter applies records to their tasks' progress. Each record is
@@ -42,7 +41,7 @@ const (
 // Outcome is the script's answer for one record.
 type Outcome struct {
 	Result   Result
-	Progress crawltask.Progress
+	Progress Progress
 	// Completer is true for exactly one record per task: the one that made
 	// it COMPLETED (again on its redelivery until MarkSignaled succeeds).
 	Completer bool
@@ -52,7 +51,7 @@ type Outcome struct {
 // naming the task (DeadLetter true) or a tweet.
 type Update struct {
 	TaskID      int64
-	Coord       crawltask.Coordinates
+	Coord       Coordinates
 	Init        bool
 	DeadLetter  bool
 	TotalTweets int64
@@ -76,5 +75,58 @@ type WorkflowNotifier interface {
 	// completion deadline) from now on.
 	TaskAnnounced(ctx context.Context, originalTaskID int64) error
 	// TaskCompleted: this record made the task COMPLETED.
-	TaskCompleted(ctx context.Context, c crawltask.Completion) error
+	TaskCompleted(ctx context.Context, c Completion) error
+}
+
+// Progress.Status values: the status field of the task_progress hash.
+const (
+	ProgressInitialized = "INITIALIZED"
+	ProgressProcessing  = "PROCESSING"
+	ProgressCompleted   = "COMPLETED"
+	// ProgressFailed: the task failed at its completion deadline; later
+	// tweets are still deduplicated and counted but never complete it.
+	ProgressFailed = "FAILED"
+)
+
+// Progress is the task_progress hash as read by the script.
+type Progress struct {
+	TotalTweets int64 // -1 until TASK_INIT arrives
+	// ProcessedTweets counts distinct tweet ids, never above TotalTweets.
+	ProcessedTweets int64
+	// DuplicateTweets counts tweet records not counted: copies of a counted
+	// tweet, tweets after completion, and distinct tweets beyond a smaller
+	// total announced later. Redeliveries of a record are not in it.
+	DuplicateTweets int64
+	// DeadLetteredRecords counts distinct records naming the task (see
+	// NamedTaskID) that went to the dead-letter topic. Redeliveries of
+	// a record are not in it.
+	DeadLetteredRecords int64
+	Status              string // "" until a TASK_INIT or tweet of the task is counted
+}
+
+// Missing is how many announced tweets have not been counted (0 when unknown).
+func (p Progress) Missing() int64 {
+	if p.TotalTweets < 0 || p.ProcessedTweets >= p.TotalTweets {
+		return 0
+	}
+	return p.TotalTweets - p.ProcessedTweets
+}
+
+// Coordinates identify one Kafka record; redelivery repeats them, a crawler
+// sending the same tweet twice does not (the tweet id tells those copies).
+type Coordinates struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+func (c Coordinates) String() string {
+	return fmt.Sprintf("%s:%d:%d", c.Topic, c.Partition, c.Offset)
+}
+
+// Completion is reported once per task, by the record that completed it.
+type Completion struct {
+	OriginalTaskID int64
+	Progress       Progress
+	CompletedBy    Coordinates
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -51,7 +51,7 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 	defer p.Close()
 	cfg := p.Config
 	run, err := crawlwf.Start(ctx, p.Temporal, cfg.Temporal.TaskQueue, crawlwf.Input{OriginalTaskID: id,
-		Source: crawltask.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
+		Source: crawl.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 		return err
 	}
 	fmt.Println(string(out))
-	if final.Status != crawltask.Completed {
+	if final.Status != crawl.Completed {
 		return fmt.Errorf("crawl task %d %s: %s", id, final.Status, final.FailureReason)
 	}
 	return nil

@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -105,7 +104,7 @@ func (l *crawlLoad) requireExactCompletion(t *testing.T, within time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if st.Status != crawltask.Completed || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
+	if st.Status != crawl.Completed || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
 		t.Fatalf("task ended %s with processed %d, total %d; want Completed with %d of %d",
 			st.Status, st.ProcessedTweets, st.TotalTweets, l.total, l.total)
 	}

@@ -13,7 +13,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -38,7 +38,7 @@ func StartOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOp
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(crawltask.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
+			searchattr.Status.ValueSet(crawl.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
 	}
 }
 
@@ -69,7 +69,7 @@ type Notifier struct {
 func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) error {
 	opts := StartOptions(originalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: originalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: originalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	_, err := n.Client.ExecuteWorkflow(ctx, opts, CrawlTaskWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
@@ -81,10 +81,10 @@ func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) erro
 // TaskCompleted signals (or starts and signals) the task's workflow. A
 // workflow that already finished (say, failed at its deadline) is not
 // restarted: the late completion is logged by the caller's record only.
-func (n *Notifier) TaskCompleted(ctx context.Context, c crawltask.Completion) error {
+func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error {
 	opts := StartOptions(c.OriginalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	sig := CompletedSignal{TotalTweets: c.Progress.TotalTweets, ProcessedTweets: c.Progress.ProcessedTweets,
 		DuplicateTweets: c.Progress.DuplicateTweets, DeadLetteredRecords: c.Progress.DeadLetteredRecords,
 		CompletedBy: c.CompletedBy.String()}

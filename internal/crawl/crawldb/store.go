@@ -14,7 +14,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // TasksCollection is where crawl task status lives, one document per original task
@@ -36,10 +35,10 @@ func New(db *mongo.Database) *Store {
 // already finished by this same run is left alone (a late activity retry).
 func (s *Store) MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error {
 	filter := bson.D{{Key: "_id", Value: id}, {Key: "$nor", Value: bson.A{bson.D{
-		{Key: "run_id", Value: runID}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{crawltask.Completed, crawltask.Failed}}}},
+		{Key: "run_id", Value: runID}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{crawl.Completed, crawl.Failed}}}},
 	}}}}
 	update := bson.D{
-		{Key: "$set", Value: bson.D{{Key: "status", Value: crawltask.Running}, {Key: "source", Value: source},
+		{Key: "$set", Value: bson.D{{Key: "status", Value: crawl.Running}, {Key: "source", Value: source},
 			{Key: "workflow_id", Value: workflowID}, {Key: "run_id", Value: runID}, {Key: "updated_at", Value: now}}},
 		{Key: "$setOnInsert", Value: bson.D{{Key: "created_at", Value: now}, {Key: "processed_tweets", Value: int64(0)}}},
 	}
@@ -54,7 +53,7 @@ func (s *Store) MarkRunning(ctx context.Context, id int64, source, workflowID, r
 }
 
 // SaveCrawler records the crawler's exit status and last output lines.
-func (s *Store) SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error {
+func (s *Store) SaveCrawler(ctx context.Context, id int64, c crawl.CrawlerRecord, now time.Time) error {
 	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "crawler", Value: c}, {Key: "updated_at", Value: now}}}})
 	if err != nil {
@@ -65,17 +64,17 @@ func (s *Store) SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRe
 
 // Finish writes the final status once; a repeat finds the task finished and
 // changes nothing, so finished_at stays the first one.
-func (s *Store) Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error {
+func (s *Store) Finish(ctx context.Context, id int64, f crawl.Finish, now time.Time) error {
 	set := bson.D{{Key: "status", Value: f.Status}, {Key: "processed_tweets", Value: f.ProcessedTweets},
 		{Key: "duplicate_tweets", Value: f.DuplicateTweets}, {Key: "dead_lettered_records", Value: f.DeadLetteredRecords},
 		{Key: "updated_at", Value: now}, {Key: "finished_at", Value: now}}
 	if f.TotalTweets >= 0 {
 		set = append(set, bson.E{Key: "total_tweets", Value: f.TotalTweets})
 	}
-	if f.Status == crawltask.Failed {
+	if f.Status == crawl.Failed {
 		set = append(set, bson.E{Key: "missing_tweets", Value: f.MissingTweets}, bson.E{Key: "failure_reason", Value: f.FailureReason})
 	}
-	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "status", Value: crawltask.Running}},
+	_, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "status", Value: crawl.Running}},
 		bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		return fmt.Errorf("finish crawl task %d as %s: %w", id, f.Status, err)

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -42,7 +41,7 @@ func TestConsumerOrderings(t *testing.T) {
 			}
 			waitFor(t, "completion", func() bool { return h.notifier.count(tc.f.OriginalTaskID) > 0 })
 			p := h.progress(t, tc.f.OriginalTaskID)
-			if p.Status != crawltask.ProgressCompleted || p.ProcessedTweets != total || p.TotalTweets != total {
+			if p.Status != crawl.ProgressCompleted || p.ProcessedTweets != total || p.TotalTweets != total {
 				t.Fatalf("progress = %+v, want %d/%d COMPLETED", p, total, total)
 			}
 		})
@@ -105,7 +104,7 @@ func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 		return h.recorded(testTopics.Data, string(crawl.ResultDuplicate))+h.recorded(testTopics.Control, string(crawl.ResultDuplicate)) == 61
 	})
 	p := h.progress(t, 201)
-	if p.ProcessedTweets != total || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != total || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress = %+v, want %d processed", p, total)
 	}
 	if n := h.notifier.count(201); n != 1 {
@@ -150,7 +149,7 @@ func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	// All three name task 401. The control topic's poison may be counted
 	// after the data topic completed the task: topics are not ordered.
 	waitFor(t, "3 dead letters of task 401", func() bool { return h.progress(t, 401).DeadLetteredRecords == 3 })
-	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != crawltask.ProgressCompleted {
+	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress = %+v", p)
 	}
 	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 3 {

@@ -6,7 +6,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 )
 
@@ -65,7 +64,7 @@ func wantCompletedOnce(t *testing.T, h *kafkaHarness, task, duplicates int64) {
 	t.Helper()
 	waitFor(t, "every copy applied", func() bool { return h.progress(t, task).DuplicateTweets == duplicates })
 	p := h.progress(t, task)
-	if p.ProcessedTweets != copyTweets || p.TotalTweets != copyTweets || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != copyTweets || p.TotalTweets != copyTweets || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("task %d progress = %+v, want %d/%d COMPLETED", task, p, copyTweets, copyTweets)
 	}
 	if n := h.notifier.count(task); n != 1 {
@@ -85,7 +84,7 @@ func TestCopiesInitFirstCompleteOnlyAtLastDistinctTweet(t *testing.T) {
 		p := h.progress(t, task)
 		return p.ProcessedTweets == copyTweets-1 && p.DuplicateTweets == copyTweets-1
 	})
-	if p := h.progress(t, task); p.Status != crawltask.ProgressProcessing || h.notifier.count(task) != 0 {
+	if p := h.progress(t, task); p.Status != crawl.ProgressProcessing || h.notifier.count(task) != 0 {
 		t.Fatalf("completed before the last distinct tweet: %+v", p)
 	}
 	produce(twice(tweets[copyTweets-1:])...)

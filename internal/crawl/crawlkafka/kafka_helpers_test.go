@@ -19,7 +19,6 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
@@ -57,7 +56,7 @@ func (n *recordingNotifier) announcements(task int64) int {
 	return n.announced[task]
 }
 
-func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawltask.Completion) error {
+func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawl.Completion) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.calls == nil {
@@ -200,7 +199,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (h *kafkaHarness) progress(t testing.TB, task int64) crawltask.Progress {
+func (h *kafkaHarness) progress(t testing.TB, task int64) crawl.Progress {
 	t.Helper()
 	p, err := h.store.Get(context.Background(), task)
 	if err != nil {

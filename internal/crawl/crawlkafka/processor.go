@@ -10,7 +10,6 @@ import (
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // Processor turns a batch of records of one partition into dead letters,
@@ -112,7 +111,7 @@ func (p *Processor) notify(ctx context.Context, u crawl.Update, o crawl.Outcome)
 	switch {
 	case o.Completer:
 		return p.complete(ctx, u, o)
-	case u.Init && o.Progress.Status != crawltask.ProgressCompleted:
+	case u.Init && o.Progress.Status != crawl.ProgressCompleted:
 		if err := p.Workflows.TaskAnnounced(ctx, u.TaskID); err != nil {
 			return fmt.Errorf("announce crawl task %d: %w", u.TaskID, err)
 		}
@@ -120,8 +119,8 @@ func (p *Processor) notify(ctx context.Context, u crawl.Update, o crawl.Outcome)
 	return nil
 }
 
-func coordinatesOf(r *kgo.Record) crawltask.Coordinates {
-	return crawltask.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+func coordinatesOf(r *kgo.Record) crawl.Coordinates {
+	return crawl.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 }
 
 func (p *Processor) parse(r *kgo.Record) (crawl.Update, []crawl.ReplyTask, error) {
@@ -145,7 +144,7 @@ func (p *Processor) parse(r *kgo.Record) (crawl.Update, []crawl.ReplyTask, error
 }
 
 func (p *Processor) complete(ctx context.Context, u crawl.Update, o crawl.Outcome) error {
-	c := crawltask.Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
+	c := crawl.Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
 	if err := p.Workflows.TaskCompleted(ctx, c); err != nil {
 		return fmt.Errorf("notify completion of crawl task %d: %w", u.TaskID, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -29,7 +28,7 @@ var progressLua string
 var progressScript = redis.NewScript(progressLua)
 
 // offsetField is the hash field holding the last offset counted from c's partition.
-func offsetField(c crawltask.Coordinates) string {
+func offsetField(c crawl.Coordinates) string {
 	return fmt.Sprintf("offset:%s:%d", c.Topic, c.Partition)
 }
 
@@ -136,14 +135,14 @@ func (s *Store) args(u crawl.Update) []any {
 // the workflow decides Completed or Failed from that answer, so Redis and
 // crawl_tasks never disagree. Repeating it changes nothing (a FAILED or
 // COMPLETED hash stays as it is).
-func (s *Store) Fail(ctx context.Context, taskID int64) (crawltask.Progress, error) {
+func (s *Store) Fail(ctx context.Context, taskID int64) (crawl.Progress, error) {
 	v, err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "fail", int64(s.completedTTL/time.Second)).Result()
 	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+		return crawl.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
 	}
 	o, err := parseOutcome(v)
 	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+		return crawl.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
 	}
 	return o.Progress, nil
 }
@@ -160,13 +159,13 @@ func (s *Store) MarkSignaled(ctx context.Context, taskID int64) error {
 
 // Get reads a task's progress in one command; Status is "" until a TASK_INIT
 // or tweet of the task is counted.
-func (s *Store) Get(ctx context.Context, taskID int64) (crawltask.Progress, error) {
+func (s *Store) Get(ctx context.Context, taskID int64) (crawl.Progress, error) {
 	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets",
 		"dead_lettered_records", "status").Result()
 	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
+		return crawl.Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
 	}
-	p := crawltask.Progress{TotalTweets: -1}
+	p := crawl.Progress{TotalTweets: -1}
 	counts := []struct {
 		name string
 		dst  *int64
@@ -178,7 +177,7 @@ func (s *Store) Get(ctx context.Context, taskID int64) (crawltask.Progress, erro
 			continue
 		}
 		if *c.dst, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return crawltask.Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
+			return crawl.Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
 		}
 	}
 	p.Status, _ = vals[len(counts)].(string)
@@ -202,7 +201,7 @@ func parseOutcome(v any) (crawl.Outcome, error) {
 	}
 	return crawl.Outcome{
 		Result: crawl.Result(result),
-		Progress: crawltask.Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
+		Progress: crawl.Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
 			DeadLetteredRecords: dead, Status: status},
 		Completer: completer == 1,
 	}, nil

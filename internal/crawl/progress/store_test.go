@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 const testTopic = crawl.DataTopicDefault
@@ -21,12 +20,12 @@ func tweetAt(task int64, partition int32, offset int64) crawl.Update {
 
 // copyAt is tweet id sent (again) at a record of its own.
 func copyAt(id string, task int64, partition int32, offset int64) crawl.Update {
-	return crawl.Update{TaskID: task, TweetID: id, Coord: crawltask.Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
+	return crawl.Update{TaskID: task, TweetID: id, Coord: crawl.Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
 }
 
 func initAt(task, total int64, offset int64) crawl.Update {
 	return crawl.Update{TaskID: task, Init: true, TotalTweets: total,
-		Coord: crawltask.Coordinates{Topic: crawl.ControlTopicDefault, Partition: 0, Offset: offset}}
+		Coord: crawl.Coordinates{Topic: crawl.ControlTopicDefault, Partition: 0, Offset: offset}}
 }
 
 // applyAll applies updates one by one and returns the outcomes.
@@ -69,14 +68,14 @@ func TestProgressScriptOrderings(t *testing.T) {
 		wantProcessed int64
 		wantStatus    string
 	}{
-		{"init first", append([]crawl.Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, crawltask.ProgressCompleted},
-		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, crawltask.ProgressCompleted},
-		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, crawltask.ProgressCompleted},
-		{"zero tweets", []crawl.Update{initAt(task, 0, 0)}, 0, 0, crawltask.ProgressCompleted},
-		{"not yet complete", append([]crawl.Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, crawltask.ProgressProcessing},
-		{"data without init", tweets(4), -1, 4, crawltask.ProgressProcessing},
-		{"more than announced", append([]crawl.Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, crawltask.ProgressCompleted},
-		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, crawltask.ProgressCompleted},
+		{"init first", append([]crawl.Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, crawl.ProgressCompleted},
+		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, crawl.ProgressCompleted},
+		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, crawl.ProgressCompleted},
+		{"zero tweets", []crawl.Update{initAt(task, 0, 0)}, 0, 0, crawl.ProgressCompleted},
+		{"not yet complete", append([]crawl.Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, crawl.ProgressProcessing},
+		{"data without init", tweets(4), -1, 4, crawl.ProgressProcessing},
+		{"more than announced", append([]crawl.Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, crawl.ProgressCompleted},
+		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, crawl.ProgressCompleted},
 	}
 	for _, b := range redisBackends(t) {
 		for _, tc := range cases {
@@ -107,7 +106,7 @@ func TestProgressScriptStatusSequence(t *testing.T) {
 			want := []struct {
 				result crawl.Result
 				status string
-			}{{crawl.ResultInitialized, crawltask.ProgressInitialized}, {crawl.ResultCounted, crawltask.ProgressProcessing}, {crawl.ResultCounted, crawltask.ProgressCompleted}}
+			}{{crawl.ResultInitialized, crawl.ProgressInitialized}, {crawl.ResultCounted, crawl.ProgressProcessing}, {crawl.ResultCounted, crawl.ProgressCompleted}}
 			for i, w := range want {
 				if outs[i].Result != w.result || outs[i].Progress.Status != w.status {
 					t.Errorf("update %d = %+v, want %s/%s", i, outs[i], w.result, w.status)
@@ -151,7 +150,7 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != crawltask.ProgressCompleted {
+			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("progress = %+v, want 3/3 COMPLETED", p)
 			}
 		})
@@ -189,7 +188,7 @@ func TestProgressScriptCopiesCountOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != crawltask.ProgressCompleted {
+				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != crawl.ProgressCompleted {
 					t.Fatalf("%d duplicate results, progress = %+v, want 2/2 COMPLETED with 1 duplicate", dups, p)
 				}
 				// Redelivering everything changes nothing, not even the copy count.
@@ -214,7 +213,7 @@ func TestProgressScriptTotalCountingCopies(t *testing.T) {
 				t.Fatalf("completers = %v, want none", got)
 			}
 			p := outs[len(outs)-1].Progress
-			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != crawltask.ProgressProcessing {
+			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != crawl.ProgressProcessing {
 				t.Fatalf("progress = %+v", p)
 			}
 		})
@@ -230,7 +229,7 @@ func TestProgressScriptFail(t *testing.T) {
 			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
 			applyAll(t, s, []crawl.Update{initAt(14, 2, 0), tweetAt(14, 0, 0)})
 			p, err := s.Fail(ctx, 14)
-			if err != nil || p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
+			if err != nil || p.Status != crawl.ProgressFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(14)).Val(); ttl <= 0 || ttl > time.Hour {
@@ -240,16 +239,16 @@ func TestProgressScriptFail(t *testing.T) {
 			if late[0].Result != crawl.ResultCounted || late[1].Result != crawl.ResultDuplicate || len(completers(late)) != 0 {
 				t.Fatalf("late outcomes = %+v", late)
 			}
-			if p, _ := s.Get(ctx, 14); p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
+			if p, _ := s.Get(ctx, 14); p.Status != crawl.ProgressFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
 				t.Fatalf("progress after late tweets = %+v", p)
 			}
 			// A completed task stays completed; Fail of a task nobody heard
 			// of leaves a FAILED hash so that late tweets cannot complete it.
 			applyAll(t, s, []crawl.Update{initAt(15, 1, 0), tweetAt(15, 0, 0)})
-			if p, err := s.Fail(ctx, 15); err != nil || p.Status != crawltask.ProgressCompleted {
+			if p, err := s.Fail(ctx, 15); err != nil || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("Fail of a completed task = %+v, %v", p, err)
 			}
-			if p, err := s.Fail(ctx, 16); err != nil || p.Status != crawltask.ProgressFailed || p.TotalTweets != -1 {
+			if p, err := s.Fail(ctx, 16); err != nil || p.Status != crawl.ProgressFailed || p.TotalTweets != -1 {
 				t.Fatalf("Fail of an unknown task = %+v, %v", p, err)
 			}
 		})
@@ -257,7 +256,7 @@ func TestProgressScriptFail(t *testing.T) {
 }
 
 func deadAt(task int64, topic string, partition int32, offset int64) crawl.Update {
-	return crawl.Update{TaskID: task, DeadLetter: true, Coord: crawltask.Coordinates{Topic: topic, Partition: partition, Offset: offset}}
+	return crawl.Update{TaskID: task, DeadLetter: true, Coord: crawl.Coordinates{Topic: topic, Partition: partition, Offset: offset}}
 }
 
 // Dead letters naming a task count once per record, whatever the order and
@@ -290,13 +289,13 @@ func TestProgressScriptDeadLetters(t *testing.T) {
 				t.Fatalf("completion = %+v", c)
 			}
 			// After completion a dead letter still counts, without reviving the hash.
-			if o := applyAll(t, s, []crawl.Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != crawl.ResultDeadLettered || o.Progress.Status != crawltask.ProgressCompleted {
+			if o := applyAll(t, s, []crawl.Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != crawl.ResultDeadLettered || o.Progress.Status != crawl.ProgressCompleted {
 				t.Fatalf("late dead letter = %+v", o)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(17)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after a late dead letter = %v, want at most the completed TTL", ttl)
 			}
-			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != crawltask.ProgressCompleted {
+			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 		})
@@ -377,7 +376,7 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
+			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})
@@ -426,7 +425,7 @@ func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
 				t.Fatal(err)
 			}
 			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition ||
-				p.DuplicateTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
+				p.DuplicateTweets != partitions*perPartition || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})
