@@ -39,7 +39,15 @@ func newCrawlActivities(p *platform.Platform) (*crawlact.Activities, error) {
 	}, nil
 }
 
-// runCrawlConsumers consumes task_control_topic and x_com_scraped_data until
+// NewCrawlConsumer is the Kafka consumer of the crawler's two topics as the worker runs it: the
+// records it counts reach the tasks' workflows through the crawl workflows' client
+// (crawlwf.Notifier: TASK_INIT starts a task's workflow, the completing record signals it).
+func NewCrawlConsumer(p *platform.Platform) (*crawlkafka.Consumer, error) {
+	return crawlkafka.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
+		TaskQueue: p.Config.Temporal.TaskQueue, CompletionDeadline: p.Config.Crawl.CompletionDeadline})
+}
+
+// runCrawlConsumers consumes the crawler's control and data topics until
 // ctx ends; the completing record signals its task's workflow.
 func runCrawlConsumers(ctx context.Context, p *platform.Platform) error {
 	if !p.Config.Crawl.Consumers {
@@ -51,8 +59,7 @@ func runCrawlConsumers(ctx context.Context, p *platform.Platform) error {
 		p.Log.Warn("crawl consumers not started: KAFKA_BROKERS is empty")
 		return nil
 	}
-	c, err := crawlkafka.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
-		TaskQueue: p.Config.Temporal.TaskQueue, CompletionDeadline: p.Config.Crawl.CompletionDeadline})
+	c, err := NewCrawlConsumer(p)
 	if err != nil {
 		return err
 	}

@@ -19,11 +19,11 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/testenv/histories"
+	"github.com/taskloom/taskloom/worker"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -103,20 +103,18 @@ func failedCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 // taskID is random so that workflow IDs never meet across tests.
 func taskID() int64 { return 1 + rand.Int64N(1<<50) }
 
-// startConsumer runs the platform's consumer until stop is called.
+// startConsumer runs the worker's consumer until stop is called.
 func (e *crawlEnv) startConsumer(t *testing.T) (stop func()) {
 	t.Helper()
 	stop, _ = e.startTalliedConsumer(t)
 	return stop
 }
 
-// startTalliedConsumer runs the platform's consumer with every MongoDB
+// startTalliedConsumer runs the worker's consumer with every MongoDB
 // command it issues (per-record bookkeeping, notifications) in the tally.
 func (e *crawlEnv) startTalliedConsumer(t *testing.T) (stop func(), tally *mongox.Tally) {
 	t.Helper()
-	n := &crawlwf.Notifier{Client: e.Platform.Temporal, TaskQueue: e.Config.Temporal.TaskQueue,
-		CompletionDeadline: e.Config.Crawl.CompletionDeadline}
-	c, err := crawlkafka.NewPlatformConsumer(e.Platform, n)
+	c, err := worker.NewCrawlConsumer(e.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}

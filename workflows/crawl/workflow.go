@@ -5,7 +5,6 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -285,9 +284,4 @@ func rootMessage(err error) string {
 		}
 		err = next
 	}
-}
-
-// WorkflowID is the deterministic ID of a task's workflow.
-func WorkflowID(originalTaskID int64) string {
-	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
 }
