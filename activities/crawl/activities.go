@@ -41,7 +41,7 @@ type ProgressStore interface {
 
 // Activities are the crawl side effects, over the stores they need. The stores are interfaces
 // so that this package, which workflows/crawl imports for the activities' method values, links
-// no database or Kafka client (issue 15 item 5).
+// no database or Kafka client (worker/crawl.go fills them).
 type Activities struct {
 	Tasks    TaskStore
 	Progress ProgressStore

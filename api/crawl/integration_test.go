@@ -276,8 +276,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	}
 }
 
-// Issue 13's budget: crawl bookkeeping per event costs at most 2 MongoDB
-// commands. Counting is Redis only and the consumer writes nothing to Mongo
+// Crawl bookkeeping per event costs at most 2 MongoDB commands. Counting is Redis only and the consumer writes nothing to Mongo
 // (crawl_tasks is written by the task's workflow, once per task), so the
 // consumer's commands stay at 0 however many records it handles.
 func TestCrawlConsumerBookkeepingMongoBudget(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task
-// (seed 004), from running the crawler to Completed or Failed.
+// Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task, from running the
+// crawler to Completed or Failed (README, "Crawl progress").
 package crawl
 
 import (
@@ -60,7 +60,7 @@ func (in Input) validate() error {
 // State is what QueryState returns and the workflow's result.
 type State struct {
 	OriginalTaskID  int64
-	Status          string // crawl.Running / TaskCompleted / TaskFailed
+	Status          string // crawl.Running / crawl.Completed / crawl.Failed
 	Phase           string // crawling, awaiting_completion, finished
 	TotalTweets     int64  // -1 while unknown
 	ProcessedTweets int64
@@ -149,8 +149,8 @@ func (w *run) crawl(ctx workflow.Context) string {
 	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: w.in.CrawlerTimeout,
 		HeartbeatTimeout:    crawlerHeartbeatTimeout,
-		// A second run would send every tweet again; a failed crawler
-		// fails the task instead (seed: crawler failure → Failed).
+		// A second run would send every tweet again, so the crawler gets
+		// one attempt: failing to start or exiting non-zero fails the task.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	fut := workflow.ExecuteActivity(cctx, w.acts.runCrawler, w.in.OriginalTaskID)

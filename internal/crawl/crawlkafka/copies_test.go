@@ -9,8 +9,8 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 )
 
-// Issue 16's acceptance: a crawler (or its producer) sends tweets twice; a
-// copy has the tweet's id at a new offset. The task completes only once every
+// A crawler (or its producer) sends tweets twice; a copy has the tweet's id
+// at a new offset. The task completes only once every
 // distinct tweet was processed, processed_tweets == total_tweets, and the
 // copies' replies carry the original's idempotency keys.
 

@@ -330,7 +330,7 @@ func TestProgressScriptTTL(t *testing.T) {
 	}
 }
 
-func TestProgressScriptKeyKeepsSeedName(t *testing.T) {
+func TestProgressScriptKeyKeepsContractName(t *testing.T) {
 	s := New(nil, "tl:", 0, 0)
 	if got := s.Key(123); got != "tl:task_progress:123" {
 		t.Fatalf("Key = %q", got)
