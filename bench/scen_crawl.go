@@ -8,7 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -21,7 +22,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	cfg := r.stack.cfg.Crawl
 	topics := crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic}
 	tweets := r.size(20000, 1000)
-	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano() % 1_000_000_000, Tweets: tweets, RepliesPerTweet: 2}
+	f := crawler.Crawl{OriginalTaskID: time.Now().UnixNano() % 1_000_000_000, Tweets: tweets, RepliesPerTweet: 2}
 	producer, err := kgo.NewClient(kgo.SeedBrokers(r.stack.cfg.Kafka.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		res.Skipped = err.Error()
@@ -44,7 +45,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 		return []Result{res}
 	}
 	elapsed := time.Since(start)
-	if state.Status != crawltask.Completed || state.ProcessedTweets != total {
+	if state.Status != crawl.Completed || state.ProcessedTweets != total {
 		res.Skipped = fmt.Sprintf("crawl task ended %s with %d of %d tweets", state.Status, state.ProcessedTweets, total)
 		return []Result{res}
 	}
@@ -76,7 +77,7 @@ func rawConsume(ctx context.Context, brokers []string, topic string, want int64)
 	defer cancel()
 	var got int64
 	for got < want {
-		fetches := cl.PollRecords(ctx, 4*crawl.BatchSizeDefault)
+		fetches := cl.PollRecords(ctx, 4*crawlkafka.BatchSizeDefault)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("consumed %d of %d: %w", got, want, err)
 		}

@@ -8,7 +8,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/platform"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -29,15 +31,23 @@ func newCrawlActivities(p *platform.Platform) (*crawlact.Activities, error) {
 		return nil, fmt.Errorf("crawl: locate own executable for {self}: %w", err)
 	}
 	return &crawlact.Activities{
-		Tasks:          crawl.NewTaskStore(p.Mongo),
-		Progress:       crawl.NewPlatformProgressStore(p),
+		Tasks:          crawldb.New(p.Mongo),
+		Progress:       progress.FromPlatform(p),
 		CrawlerCommand: p.Config.Crawl.CrawlerCommand,
 		Brokers:        p.Config.Kafka.Brokers,
 		Self:           self,
 	}, nil
 }
 
-// runCrawlConsumers consumes task_control_topic and x_com_scraped_data until
+// NewCrawlConsumer is the Kafka consumer of the crawler's two topics as the worker runs it: the
+// records it counts reach the tasks' workflows through the crawl workflows' client
+// (crawlwf.Notifier: TASK_INIT starts a task's workflow, the completing record signals it).
+func NewCrawlConsumer(p *platform.Platform) (*crawlkafka.Consumer, error) {
+	return crawlkafka.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
+		TaskQueue: p.Config.Temporal.TaskQueue, CompletionDeadline: p.Config.Crawl.CompletionDeadline})
+}
+
+// runCrawlConsumers consumes the crawler's control and data topics until
 // ctx ends; the completing record signals its task's workflow.
 func runCrawlConsumers(ctx context.Context, p *platform.Platform) error {
 	if !p.Config.Crawl.Consumers {
@@ -49,8 +59,7 @@ func runCrawlConsumers(ctx context.Context, p *platform.Platform) error {
 		p.Log.Warn("crawl consumers not started: KAFKA_BROKERS is empty")
 		return nil
 	}
-	c, err := crawl.NewPlatformConsumer(p, &crawlwf.Notifier{Client: p.Temporal,
-		TaskQueue: p.Config.Temporal.TaskQueue, CompletionDeadline: p.Config.Crawl.CompletionDeadline})
+	c, err := NewCrawlConsumer(p)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawler"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
 // Non-retryable error types a workflow or test can assert.
@@ -24,24 +24,24 @@ const (
 	ErrTypeCrawlerStart         = "CrawlerStartFailed"
 )
 
-// TaskStore is the crawl_tasks writes the activities make; *crawl.TaskStore implements it
+// TaskStore is the crawl_tasks writes the activities make; *crawldb.Store implements it
 // over MongoDB.
 type TaskStore interface {
 	MarkRunning(ctx context.Context, id int64, source, workflowID, runID string, now time.Time) error
-	SaveCrawler(ctx context.Context, id int64, c crawltask.CrawlerRecord, now time.Time) error
-	Finish(ctx context.Context, id int64, f crawltask.Finish, now time.Time) error
+	SaveCrawler(ctx context.Context, id int64, c crawl.CrawlerRecord, now time.Time) error
+	Finish(ctx context.Context, id int64, f crawl.Finish, now time.Time) error
 }
 
 // ProgressStore closes a task's task_progress hash at the deadline (Fail) and reads it (Get, for
-// the workflows that predate the close); *crawl.ProgressStore implements it over Redis.
+// the workflows that predate the close); *progress.Store implements it over Redis.
 type ProgressStore interface {
-	Fail(ctx context.Context, originalTaskID int64) (crawltask.Progress, error)
-	Get(ctx context.Context, originalTaskID int64) (crawltask.Progress, error)
+	Fail(ctx context.Context, originalTaskID int64) (crawl.Progress, error)
+	Get(ctx context.Context, originalTaskID int64) (crawl.Progress, error)
 }
 
 // Activities are the crawl side effects, over the stores they need. The stores are interfaces
 // so that this package, which workflows/crawl imports for the activities' method values, links
-// no database or Kafka client (issue 15 item 5).
+// no database or Kafka client (worker/crawl.go fills them).
 type Activities struct {
 	Tasks    TaskStore
 	Progress ProgressStore
@@ -115,7 +115,7 @@ func (a *Activities) CrawlRunCrawler(ctx context.Context, originalTaskID int64) 
 	}}
 	activity.GetLogger(ctx).Info("crawler starting", "original_task_id", originalTaskID, "command", argv)
 	res, runErr := runner.Run(ctx, argv, nil)
-	rec := crawltask.CrawlerRecord{Command: argv, ExitCode: res.ExitCode, LastLines: res.LastLines, Lines: res.Lines,
+	rec := crawl.CrawlerRecord{Command: argv, ExitCode: res.ExitCode, LastLines: res.LastLines, Lines: res.Lines,
 		DurationMS: res.Duration.Milliseconds(), FinishedAt: a.now()}
 	if runErr != nil {
 		rec.ExitCode, rec.Error = -1, runErr.Error()
@@ -140,20 +140,20 @@ func (a *Activities) CrawlRunCrawler(ctx context.Context, originalTaskID int64) 
 // deadline unless it is COMPLETED, and returns the progress the script saw.
 // Idempotent: the script leaves a FAILED or COMPLETED hash as it is, so a
 // retry returns the same decision.
-func (a *Activities) CrawlFailProgress(ctx context.Context, originalTaskID int64) (crawltask.Progress, error) {
+func (a *Activities) CrawlFailProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
 	return a.Progress.Fail(ctx, originalTaskID)
 }
 
 // FinishInput is CrawlFinish's input: the final status of a task.
 type FinishInput struct {
 	OriginalTaskID int64
-	Finish         crawltask.Finish
+	Finish         crawl.Finish
 }
 
 // CrawlFinish writes Completed or Failed once; crawl_tasks' status guard makes a
 // repeat a no-op.
 func (a *Activities) CrawlFinish(ctx context.Context, in FinishInput) error {
-	if in.Finish.Status != crawltask.Completed && in.Finish.Status != crawltask.Failed {
+	if in.Finish.Status != crawl.Completed && in.Finish.Status != crawl.Failed {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("final status %q", in.Finish.Status), "BadStatus", errors.ErrUnsupported)
 	}
 	return a.Tasks.Finish(ctx, in.OriginalTaskID, in.Finish, a.now())

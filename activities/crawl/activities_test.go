@@ -15,7 +15,8 @@ import (
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -23,14 +24,14 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stores are the real stores behind the activities, for the assertions.
 type stores struct {
-	tasks    *crawl.TaskStore
-	progress *crawl.ProgressStore
+	tasks    *crawldb.Store
+	progress *progress.Store
 }
 
 func newActivities(t *testing.T, command string) (*crawlact.Activities, stores) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	st := stores{tasks: crawl.NewTaskStore(testenv.Mongo(t)), progress: crawl.NewProgressStore(rdb, prefix, time.Hour, time.Hour)}
+	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: progress.New(rdb, prefix, time.Hour, time.Hour)}
 	return &crawlact.Activities{
 		Tasks:          st.tasks,
 		Progress:       st.progress,
@@ -52,7 +53,7 @@ func TestRunCrawlerRecordsExitAndHeartbeats(t *testing.T) {
 	env := activityEnv(a)
 	var beats atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) { beats.Add(1) })
-	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 77, Source: crawltask.SourceAPI}); err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 77, Source: crawl.SourceAPI}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := env.ExecuteActivity(a.CrawlRunCrawler, int64(77))
@@ -70,7 +71,7 @@ func TestRunCrawlerRecordsExitAndHeartbeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != crawltask.Running || rec.Crawler == nil || rec.Crawler.ExitCode != 4 ||
+	if rec.Status != crawl.Running || rec.Crawler == nil || rec.Crawler.ExitCode != 4 ||
 		strings.Join(rec.Crawler.LastLines, "|") != "task 77 brokers b1:9092,b2:9092|bye" {
 		t.Fatalf("record = %+v crawler %+v", rec, rec.Crawler)
 	}
@@ -93,7 +94,7 @@ func TestRunCrawlerWithoutCommandIsNonRetryable(t *testing.T) {
 func TestRunCrawlerMissingBinaryIsRecorded(t *testing.T) {
 	a, st := newActivities(t, "/nonexistent/crawler --original-task-id {id}")
 	env := activityEnv(a)
-	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 79, Source: crawltask.SourceAPI}); err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 79, Source: crawl.SourceAPI}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := env.ExecuteActivity(a.CrawlRunCrawler, int64(79))
@@ -115,18 +116,18 @@ func TestFailProgressAndFinish(t *testing.T) {
 	env := activityEnv(a)
 	ctx := context.Background()
 	if _, err := st.progress.Apply(ctx, crawl.Update{TaskID: 80, Init: true, TotalTweets: 3,
-		Coord: crawltask.Coordinates{Topic: crawl.ControlTopicDefault, Offset: 0}}); err != nil {
+		Coord: crawl.Coordinates{Topic: crawl.ControlTopicDefault, Offset: 0}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 80, Source: crawltask.SourceKafka}); err != nil {
+	if _, err := env.ExecuteActivity(a.CrawlMarkRunning, crawlact.MarkRunningInput{OriginalTaskID: 80, Source: crawl.SourceKafka}); err != nil {
 		t.Fatal(err)
 	}
-	fin := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawltask.Finish{Status: crawltask.Failed, TotalTweets: 3, MissingTweets: 3, FailureReason: "deadline"}}
+	fin := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawl.Finish{Status: crawl.Failed, TotalTweets: 3, MissingTweets: 3, FailureReason: "deadline"}}
 	if _, err := env.ExecuteActivity(a.CrawlFinish, fin); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := st.tasks.Get(ctx, 80)
-	if err != nil || rec.Status != crawltask.Failed || *rec.MissingTweets != 3 || rec.Source != crawltask.SourceKafka {
+	if err != nil || rec.Status != crawl.Failed || *rec.MissingTweets != 3 || rec.Source != crawl.SourceKafka {
 		t.Fatalf("record = %+v, %v", rec, err)
 	}
 	// At the deadline the hash becomes FAILED; a retry answers the same.
@@ -135,12 +136,12 @@ func TestFailProgressAndFinish(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p crawltask.Progress
-		if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawltask.ProgressFailed {
+		var p crawl.Progress
+		if err := v.Get(&p); err != nil || p.TotalTweets != 3 || p.Status != crawl.ProgressFailed {
 			t.Fatalf("progress after FailProgress = %+v, %v", p, err)
 		}
 	}
-	bad := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawltask.Finish{Status: crawltask.Running}}
+	bad := crawlact.FinishInput{OriginalTaskID: 80, Finish: crawl.Finish{Status: crawl.Running}}
 	if _, err := env.ExecuteActivity(a.CrawlFinish, bad); err == nil {
 		t.Fatal("CrawlFinish accepted a non-final status")
 	}

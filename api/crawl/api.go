@@ -14,7 +14,8 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -26,8 +27,8 @@ const (
 
 type handlers struct {
 	deps     httpx.Deps
-	tasks    *crawl.TaskStore
-	progress *crawl.ProgressStore
+	tasks    *crawldb.Store
+	progress *progress.Store
 }
 
 // Mount adds the crawl task routes.
@@ -35,7 +36,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if d.Platform == nil || d.Authn == nil {
 		return errors.New("crawl api: platform and authentication are required")
 	}
-	h := &handlers{deps: d, tasks: crawl.NewTaskStore(d.Platform.Mongo), progress: crawl.NewPlatformProgressStore(d.Platform)}
+	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: progress.FromPlatform(d.Platform)}
 	e.POST(PathTasks, h.create, d.Authn, auth.Require(auth.PermWrite))
 	e.GET(PathTask, h.get, d.Authn, auth.Require(auth.PermRead))
 	return nil
@@ -65,7 +66,7 @@ func (h *handlers) create(c echo.Context) error {
 		return err
 	}
 	cfg := h.deps.Platform.Config
-	in := crawlwf.Input{OriginalTaskID: req.OriginalTaskID, Source: crawltask.SourceAPI,
+	in := crawlwf.Input{OriginalTaskID: req.OriginalTaskID, Source: crawl.SourceAPI,
 		CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline}
 	ctx := c.Request().Context()
 	run, err := crawlwf.Start(ctx, h.deps.Platform.Temporal, cfg.Temporal.TaskQueue, in)
@@ -77,11 +78,11 @@ func (h *handlers) create(c echo.Context) error {
 		return httpx.FromTemporal(err)
 	}
 	return c.JSON(http.StatusAccepted, createResponse{OriginalTaskID: req.OriginalTaskID,
-		WorkflowID: run.GetID(), RunID: run.GetRunID(), Status: crawltask.Running, Created: true})
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), Status: crawl.Running, Created: true})
 }
 
 func (h *handlers) existing(c echo.Context, id int64) error {
-	resp := createResponse{OriginalTaskID: id, WorkflowID: crawlwf.WorkflowID(id), Status: crawltask.Running}
+	resp := createResponse{OriginalTaskID: id, WorkflowID: crawlwf.WorkflowID(id), Status: crawl.Running}
 	t, err := h.tasks.Get(c.Request().Context(), id)
 	switch {
 	case err == nil:
@@ -106,14 +107,14 @@ type taskView struct {
 	DuplicateTweets int64  `json:"duplicate_tweets"`
 	// DeadLetteredRecords counts distinct records naming the task that went to the dead-letter
 	// topic (malformed, or missing a field).
-	DeadLetteredRecords int64                    `json:"dead_lettered_records"`
-	MissingTweets       *int64                   `json:"missing_tweets,omitempty"`
-	ProgressStatus      string                   `json:"progress_status,omitempty"`
-	FailureReason       string                   `json:"failure_reason,omitempty"`
-	Crawler             *crawltask.CrawlerRecord `json:"crawler,omitempty"`
-	CreatedAt           time.Time                `json:"created_at"`
-	UpdatedAt           time.Time                `json:"updated_at"`
-	FinishedAt          *time.Time               `json:"finished_at,omitempty"`
+	DeadLetteredRecords int64                `json:"dead_lettered_records"`
+	MissingTweets       *int64               `json:"missing_tweets,omitempty"`
+	ProgressStatus      string               `json:"progress_status,omitempty"`
+	FailureReason       string               `json:"failure_reason,omitempty"`
+	Crawler             *crawl.CrawlerRecord `json:"crawler,omitempty"`
+	CreatedAt           time.Time            `json:"created_at"`
+	UpdatedAt           time.Time            `json:"updated_at"`
+	FinishedAt          *time.Time           `json:"finished_at,omitempty"`
 }
 
 func (h *handlers) get(c echo.Context) error {

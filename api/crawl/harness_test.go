@@ -18,11 +18,12 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	"github.com/taskloom/taskloom/internal/testenv/histories"
+	"github.com/taskloom/taskloom/worker"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -102,20 +103,18 @@ func failedCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 // taskID is random so that workflow IDs never meet across tests.
 func taskID() int64 { return 1 + rand.Int64N(1<<50) }
 
-// startConsumer runs the platform's consumer until stop is called.
+// startConsumer runs the worker's consumer until stop is called.
 func (e *crawlEnv) startConsumer(t *testing.T) (stop func()) {
 	t.Helper()
 	stop, _ = e.startTalliedConsumer(t)
 	return stop
 }
 
-// startTalliedConsumer runs the platform's consumer with every MongoDB
+// startTalliedConsumer runs the worker's consumer with every MongoDB
 // command it issues (per-record bookkeeping, notifications) in the tally.
 func (e *crawlEnv) startTalliedConsumer(t *testing.T) (stop func(), tally *mongox.Tally) {
 	t.Helper()
-	n := &crawlwf.Notifier{Client: e.Platform.Temporal, TaskQueue: e.Config.Temporal.TaskQueue,
-		CompletionDeadline: e.Config.Crawl.CompletionDeadline}
-	c, err := crawl.NewPlatformConsumer(e.Platform, n)
+	c, err := worker.NewCrawlConsumer(e.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +172,7 @@ func (e *crawlEnv) finished(t *testing.T, id int64) task {
 	e2e.Eventually(t, 60*time.Second, fmt.Sprintf("crawl task %d to finish", id), func() bool {
 		status, got := e.get(t, id)
 		v = got
-		return status == http.StatusOK && (v.Status == crawltask.Completed || v.Status == crawltask.Failed)
+		return status == http.StatusOK && (v.Status == crawl.Completed || v.Status == crawl.Failed)
 	})
 	return v
 }
@@ -245,7 +244,7 @@ func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 // failedRunID is the run id crawl_tasks recorded for the task.
 func failedRunID(t *testing.T, e *crawlEnv, id int64) string {
 	t.Helper()
-	rec, err := crawl.NewTaskStore(e.Platform.Mongo).Get(context.Background(), id)
+	rec, err := crawldb.New(e.Platform.Mongo).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

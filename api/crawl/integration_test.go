@@ -12,7 +12,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -23,8 +25,8 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Completed || v.TotalTweets == nil || *v.TotalTweets != 30 || v.ProcessedTweets != 30 ||
-		v.Source != crawltask.SourceAPI || v.WorkflowID != crawlwf.WorkflowID(id) || v.FinishedAt == nil {
+	if v.Status != crawl.Completed || v.TotalTweets == nil || *v.TotalTweets != 30 || v.ProcessedTweets != 30 ||
+		v.Source != crawl.SourceAPI || v.WorkflowID != crawlwf.WorkflowID(id) || v.FinishedAt == nil {
 		t.Fatalf("task = %+v", v)
 	}
 	if v.Crawler == nil || v.Crawler.ExitCode != 0 || len(v.Crawler.LastLines) == 0 ||
@@ -44,7 +46,7 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := desc.TypedSearchAttributes
-	if status, _ := sa.GetKeyword(searchattr.Status); status != crawltask.Completed {
+	if status, _ := sa.GetKeyword(searchattr.Status); status != crawl.Completed {
 		t.Fatalf("TaskloomStatus = %q", status)
 	}
 	if kind, _ := sa.GetKeyword(searchattr.Kind); kind != crawlwf.Kind {
@@ -59,7 +61,7 @@ func TestCrawlTaskInitLastCompletes(t *testing.T) {
 	e := newCrawlEnv(t, fakeCrawler("--tweets 25 --init-last"))
 	id := taskID()
 	e.create(t, id)
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 25 || *v.TotalTweets != 25 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 25 || *v.TotalTweets != 25 {
 		t.Fatalf("task = %+v", v)
 	}
 	e.recordHistory(t, id, "task_init_last")
@@ -72,7 +74,7 @@ func TestCrawlZeroTweetsCompletes(t *testing.T) {
 	e := newCrawlEnv(t, fakeCrawler("--tweets 0"))
 	id := taskID()
 	e.create(t, id)
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.TotalTweets == nil || *v.TotalTweets != 0 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.TotalTweets == nil || *v.TotalTweets != 0 {
 		t.Fatalf("task = %+v", v)
 	}
 	e.recordHistory(t, id, "zero_tweets")
@@ -85,7 +87,7 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Completed || *v.TotalTweets != 40 || v.ProcessedTweets != 40 {
+	if v.Status != crawl.Completed || *v.TotalTweets != 40 || v.ProcessedTweets != 40 {
 		t.Fatalf("task = %+v, want 40 distinct tweets counted once", v)
 	}
 	e2e.Eventually(t, 20*time.Second, "every copy reported", func() bool {
@@ -100,7 +102,7 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
 	_, data := f.Messages()
 	recs := []*kgo.Record{}
 	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
@@ -120,12 +122,12 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	v := e.finished(t, id)
 	want := "completion deadline 2s passed: 5 of 10 tweets missing; 5 distinct tweets arrived and 5 copies of them " +
 		"were not counted, so total_tweets may include duplicates"
-	if v.Status != crawltask.Failed || v.FailureReason != want || v.ProcessedTweets != 5 || v.DuplicateTweets != 5 ||
+	if v.Status != crawl.Failed || v.FailureReason != want || v.ProcessedTweets != 5 || v.DuplicateTweets != 5 ||
 		v.MissingTweets == nil || *v.MissingTweets != 5 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := crawl.NewPlatformProgressStore(e.Platform).Get(context.Background(), id)
-	if err != nil || p.Status != crawltask.ProgressFailed {
+	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
+	if err != nil || p.Status != crawl.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
 	e.recordHistory(t, id, "deadline_total_counts_copies")
@@ -138,7 +140,7 @@ func TestCrawlCrawlerExitNonZeroFails(t *testing.T) {
 	id := taskID()
 	e.create(t, id)
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.FailureReason != "crawler exited with status 3: login wall hit" {
+	if v.Status != crawl.Failed || v.FailureReason != "crawler exited with status 3: login wall hit" {
 		t.Fatalf("task = %+v", v)
 	}
 	if v.Crawler == nil || v.Crawler.ExitCode != 3 || strings.Join(v.Crawler.LastLines, "|") != "crawling task "+itoa(id)+"|login wall hit" {
@@ -154,11 +156,11 @@ func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
 	// Before the deadline the task is Running with live counts from Redis.
 	e2e.Eventually(t, 3*time.Second, "live progress", func() bool {
 		status, v := e.get(t, id)
-		return status == http.StatusOK && v.Status == crawltask.Running && v.TotalTweets != nil &&
+		return status == http.StatusOK && v.Status == crawl.Running && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
+	if v.Status != crawl.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
 		!strings.Contains(v.FailureReason, "4 of 20 tweets missing") {
 		t.Fatalf("task = %+v", v)
 	}
@@ -173,7 +175,7 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	id := taskID()
 	e.failCommit.Store(true)
 	stop := e.startConsumer(t)
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 50, RepliesPerTweet: 1, InitLast: true}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 50, RepliesPerTweet: 1, InitLast: true}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +191,14 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	// Replies are handed over before counting: wait until the second member
 	// has run every record (50 tweets and the TASK_INIT) through the script.
 	e2e.Eventually(t, 20*time.Second, "51 duplicates", func() bool { return e.recordsWithResult(t, "duplicate") == 51 })
-	if v.Status != crawltask.Completed || v.Source != crawltask.SourceKafka || v.ProcessedTweets != 50 {
+	if v.Status != crawl.Completed || v.Source != crawl.SourceKafka || v.ProcessedTweets != 50 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := crawl.NewPlatformProgressStore(e.Platform).Get(context.Background(), id)
+	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ProcessedTweets != 50 || p.TotalTweets != 50 || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != 50 || p.TotalTweets != 50 || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress after redelivery = %+v", p)
 	}
 	if n := e.signals(t, id); n != 1 {
@@ -210,12 +212,12 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
 	v := e.finished(t, id)
-	if v.Status != crawltask.Failed || v.Source != crawltask.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
+	if v.Status != crawl.Failed || v.Source != crawl.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
 		v.ProcessedTweets != 10 || v.Crawler != nil {
 		t.Fatalf("task = %+v", v)
 	}
@@ -229,12 +231,12 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	topics := crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 6, RepliesPerTweet: 1, Drop: 2}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 6, RepliesPerTweet: 1, Drop: 2}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
 		t.Fatal(err)
 	}
 	failed := e.finished(t, id)
-	if failed.Status != crawltask.Failed {
+	if failed.Status != crawl.Failed {
 		t.Fatalf("task = %+v", failed)
 	}
 	f.Drop = 0
@@ -246,23 +248,23 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		}
 		e.produce(t, &kgo.Record{Topic: topics.Data, Key: []byte(m.TweetData.ID), Value: b})
 	}
-	store := crawl.NewPlatformProgressStore(e.Platform)
+	store := progress.FromPlatform(e.Platform)
 	e2e.Eventually(t, 20*time.Second, "late tweets counted in Redis", func() bool {
 		p, err := store.Get(context.Background(), id)
 		return err == nil && p.ProcessedTweets == 6
 	})
-	if p, err := store.Get(context.Background(), id); err != nil || p.Status != crawltask.ProgressFailed {
+	if p, err := store.Get(context.Background(), id); err != nil || p.Status != crawl.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
 	// The partitions still move: a later task completes.
-	next := crawl.FakeCrawl{OriginalTaskID: taskID(), Tweets: 8, RepliesPerTweet: 1}
+	next := crawler.Crawl{OriginalTaskID: taskID(), Tweets: 8, RepliesPerTweet: 1}
 	if _, err := next.Produce(context.Background(), e.Platform.Kafka, topics); err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, next.OriginalTaskID); v.Status != crawltask.Completed {
+	if v := e.finished(t, next.OriginalTaskID); v.Status != crawl.Completed {
 		t.Fatalf("next task = %+v", v)
 	}
-	if _, v := e.get(t, id); v.Status != crawltask.Failed || v.FinishedAt == nil || *v.FinishedAt != *failed.FinishedAt {
+	if _, v := e.get(t, id); v.Status != crawl.Failed || v.FinishedAt == nil || *v.FinishedAt != *failed.FinishedAt {
 		t.Fatalf("failed task changed: %+v", v)
 	}
 	desc, err := e.Platform.Temporal.DescribeWorkflow(context.Background(), crawlwf.WorkflowID(id), "")
@@ -274,20 +276,19 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 	}
 }
 
-// Issue 13's budget: crawl bookkeeping per event costs at most 2 MongoDB
-// commands. Counting is Redis only and the consumer writes nothing to Mongo
+// Crawl bookkeeping per event costs at most 2 MongoDB commands. Counting is Redis only and the consumer writes nothing to Mongo
 // (crawl_tasks is written by the task's workflow, once per task), so the
 // consumer's commands stay at 0 however many records it handles.
 func TestCrawlConsumerBookkeepingMongoBudget(t *testing.T) {
 	e := newCrawlEnv(t, noConsumers())
 	_, tally := e.startTalliedConsumer(t)
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 40, DupRate: 0.25, RepliesPerTweet: 1, Seed: 5}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 40, DupRate: 0.25, RepliesPerTweet: 1, Seed: 5}
 	sent, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 40 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 40 {
 		t.Fatalf("task = %+v", v)
 	}
 	events := int(sent) + 1
@@ -312,11 +313,11 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	if err := e.Platform.Kafka.ProduceSync(context.Background(), bad...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 10, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 10, RepliesPerTweet: 1}
 	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
 		t.Fatal(err)
 	}
-	if v := e.finished(t, id); v.Status != crawltask.Completed || v.ProcessedTweets != 10 {
+	if v := e.finished(t, id); v.Status != crawl.Completed || v.ProcessedTweets != 10 {
 		t.Fatalf("task = %+v", v)
 	}
 	// Kafka does not order the poison record against the task's own records, so its count may
@@ -328,7 +329,7 @@ func TestCrawlMalformedGoesToDeadLetter(t *testing.T) {
 	letters := e.readTopic(t, e.Config.Crawl.DeadLetterTopic, 3)
 	reasons := map[string]string{}
 	for _, l := range letters {
-		reasons[crawl.HeaderValue(l, crawl.HeaderDLQTopic)] = crawl.HeaderValue(l, crawl.HeaderDLQReason)
+		reasons[crawlkafka.HeaderValue(l, crawlkafka.HeaderDLQTopic)] = crawlkafka.HeaderValue(l, crawlkafka.HeaderDLQReason)
 	}
 	if !strings.Contains(reasons[crawl.DataTopicDefault], "decode RawScrapedDataMessage") ||
 		!strings.Contains(reasons[crawl.ControlTopicDefault], `type "TASK_START" is not TASK_INIT`) {

@@ -8,13 +8,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // fakeCrawlerEnv turns this test binary into the fake crawler, so the
-// crawler activity runs a real subprocess (the way `starter crawl
-// fake-crawler` runs under make dev) without building the starter.
+// crawler activity runs a real subprocess (the way `dev crawl fake-crawler`
+// runs under make dev) without building the dev binary.
 const fakeCrawlerEnv = "TASKLOOM_TEST_FAKE_CRAWLER"
 
 func TestMain(m *testing.M) {
@@ -25,14 +25,14 @@ func TestMain(m *testing.M) {
 }
 
 func runFakeCrawler(args []string) int {
-	var o crawl.FakeCrawlerOptions
+	var o crawler.Options
 	fs := pflag.NewFlagSet("fake-crawler", pflag.ContinueOnError)
 	o.Flags(fs)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	if err := crawl.RunFakeCrawler(context.Background(), o, os.Stdout); err != nil {
+	if err := crawler.Run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

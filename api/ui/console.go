@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/uisession"
@@ -118,7 +118,7 @@ var subsystems = []subsystem{
 	{Name: "入口（entry）", Kind: entry.Kind, Link: "/ui/console/entry", Statuses: entry.Statuses},
 	{Name: "流水线（pipeline）", Kind: pipelinewf.Kind, Link: "/ui/console/pipelines",
 		Statuses: []string{pipeline.StatusPending, pipeline.StatusProcessing, pipeline.StatusSuccess, pipeline.StatusFailed}},
-	{Name: "爬取（crawl）", Kind: crawlwf.Kind, Link: "/ui/console/crawl", Statuses: []string{crawltask.Running, crawltask.Completed, crawltask.Failed}},
+	{Name: "爬取（crawl）", Kind: crawlwf.Kind, Link: "/ui/console/crawl", Statuses: []string{crawl.Running, crawl.Completed, crawl.Failed}},
 	{Name: "Webhook 投递", Kind: webhook.DeliveryKind, Link: "/ui/console/webhook",
 		Statuses: []string{webhook.StatusPending, webhook.StatusSuccess, webhook.StatusFailed, webhook.StatusError}},
 }
@@ -241,8 +241,8 @@ func (u *UI) attentionLists(ctx context.Context, g *errgroup.Group) []*attention
 		{failedPipes, kindQuery(pipelinewf.Kind, "TaskloomStatus = 'failed'"), func(id string) string {
 			return "/ui/console/pipelines/" + url.PathEscape(strings.TrimPrefix(id, "pipeline-"))
 		}},
-		{crawlFailed, kindQuery(crawlwf.Kind, fmt.Sprintf("TaskloomStatus = '%s'", crawltask.Failed)), func(string) string {
-			return "/ui/console/crawl?status=" + crawltask.Failed
+		{crawlFailed, kindQuery(crawlwf.Kind, fmt.Sprintf("TaskloomStatus = '%s'", crawl.Failed)), func(string) string {
+			return "/ui/console/crawl?status=" + crawl.Failed
 		}},
 		{webhookErr, kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus = '%s'", webhook.StatusError)), func(string) string {
 			return "/ui/console/webhook"

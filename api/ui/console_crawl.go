@@ -7,19 +7,20 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
 const crawlTasksPerPage = 50
 
-var crawlStatuses = []string{crawltask.Running, crawltask.Completed, crawltask.Failed}
+var crawlStatuses = []string{crawl.Running, crawl.Completed, crawl.Failed}
 
 type crawlRow struct {
 	crawl.TaskRecord
 	// Live is the Redis progress of a running task (nil for finished ones, whose record holds
 	// the final counts).
-	Live     *crawltask.Progress
+	Live     *crawl.Progress
 	Temporal string
 }
 
@@ -55,22 +56,22 @@ func (u *UI) crawlPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := crawlData{Status: strings.TrimSpace(c.QueryParam("status")), Statuses: crawlStatuses}
 	pg := pageOf(c, crawlTasksPerPage)
-	ts, total, err := crawl.NewTaskStore(u.p.Mongo).List(ctx, d.Status, pg.skip(), int64(pg.Size))
+	ts, total, err := crawldb.New(u.p.Mongo).List(ctx, d.Status, pg.skip(), int64(pg.Size))
 	if err != nil {
 		return u.failPage(c, err)
 	}
 	d.Pager = pg.with(total, c)
-	var progress *crawl.ProgressStore
+	var live *progress.Store
 	if u.p.Redis != nil {
-		progress = crawl.NewPlatformProgressStore(u.p)
+		live = progress.FromPlatform(u.p)
 	}
 	for _, t := range ts {
 		r := crawlRow{TaskRecord: t, Temporal: u.temporalLink(crawlwf.WorkflowID(t.OriginalTaskID))}
 		if t.WorkflowID != "" {
 			r.Temporal = u.temporalLink(t.WorkflowID)
 		}
-		if t.Status == crawltask.Running && progress != nil {
-			if p, err := progress.Get(ctx, t.OriginalTaskID); err == nil {
+		if t.Status == crawl.Running && live != nil {
+			if p, err := live.Get(ctx, t.OriginalTaskID); err == nil {
 				r.Live = &p
 			}
 		}

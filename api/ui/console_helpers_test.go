@@ -18,6 +18,8 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -101,7 +103,7 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 func (f *consoleFixture) crawlRecords(id int64) {
 	f.t.Helper()
 	topics := crawl.Topics{Control: f.env.Config.Crawl.ControlTopic, Data: f.env.Config.Crawl.DataTopic}
-	recs, err := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 1, DupRate: 1}.Records(topics)
+	recs, err := crawler.Crawl{OriginalTaskID: id, Tweets: 1, DupRate: 1}.Records(topics)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -111,9 +113,9 @@ func (f *consoleFixture) crawlRecords(id int64) {
 	if err := f.env.Platform.Kafka.ProduceSync(f.env.Context(), recs...).FirstErr(); err != nil {
 		f.t.Fatal(err)
 	}
-	progress := crawl.NewPlatformProgressStore(f.env.Platform)
+	store := progress.FromPlatform(f.env.Platform)
 	e2e.Eventually(f.t, 30*time.Second, "the consumer to count task "+strconv.FormatInt(id, 10), func() bool {
-		p, err := progress.Get(f.env.Context(), id)
+		p, err := store.Get(f.env.Context(), id)
 		return err == nil && p.ProcessedTweets == 1 && p.DuplicateTweets == 1 && p.DeadLetteredRecords == 1
 	})
 }

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
@@ -50,10 +51,10 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 	}
 	crawls := make([]any, 0, total)
 	for i := 0; i < total; i++ {
-		crawls = append(crawls, crawl.TaskRecord{OriginalTaskID: int64(i + 1), Status: []string{crawltask.Running, crawltask.Completed, crawltask.Failed}[i%3],
-			Source: crawltask.SourceAPI, ProcessedTweets: int64(i), CreatedAt: now, UpdatedAt: now})
+		crawls = append(crawls, crawl.TaskRecord{OriginalTaskID: int64(i + 1), Status: []string{crawl.Running, crawl.Completed, crawl.Failed}[i%3],
+			Source: crawl.SourceAPI, ProcessedTweets: int64(i), CreatedAt: now, UpdatedAt: now})
 	}
-	if _, err := env.Platform.Mongo.Collection(crawl.TasksCollection).InsertMany(ctx, crawls); err != nil {
+	if _, err := env.Platform.Mongo.Collection(crawldb.TasksCollection).InsertMany(ctx, crawls); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateSteps(ctx, last, []pipeline.Step{{Name: "a", Type: pipeline.StepSyncAPI}, {Name: "b", Type: pipeline.StepSyncAPI}}); err != nil {
@@ -115,10 +116,10 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 	// TASK_INIT of 3, a tweet, a copy of it and a dead letter naming the task.
 	const running = 4999 // Running (i%3 == 0) and on the first page
 	data, control := env.Config.Crawl.DataTopic, env.Config.Crawl.ControlTopic
-	at := func(topic string, offset int64) crawltask.Coordinates {
-		return crawltask.Coordinates{Topic: topic, Offset: offset}
+	at := func(topic string, offset int64) crawl.Coordinates {
+		return crawl.Coordinates{Topic: topic, Offset: offset}
 	}
-	if _, err := crawl.NewPlatformProgressStore(env.Platform).ApplyBatch(ctx, []crawl.Update{
+	if _, err := progress.FromPlatform(env.Platform).ApplyBatch(ctx, []crawl.Update{
 		{TaskID: running, Coord: at(control, 0), Init: true, TotalTweets: 3},
 		{TaskID: running, Coord: at(data, 0), TweetID: "a"},
 		{TaskID: running, Coord: at(data, 1), TweetID: "a"},

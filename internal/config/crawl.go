@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Crawl is the crawl subsystem's configuration. The input topic
-// names default to the crawler's message contract (README, "Crawl progress"); change them only if the crawler does.
+// Crawl is the crawl subsystem's configuration (README, "Crawl progress"). The
+// input topic names default to the crawler's contract; change them only if the
+// crawler does.
 type Crawl struct {
 	ControlTopic string `env:"CRAWL_CONTROL_TOPIC" envDefault:"task_control_topic"`
 	DataTopic    string `env:"CRAWL_DATA_TOPIC" envDefault:"x_com_scraped_data"`

@@ -10,30 +10,31 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Topic names and the control message type are fixed by the seed's contract
-// (section 2.2/2.3): the existing crawler produces exactly these.
+// Topic names and the control message type are fixed by the crawler's
+// contract: the existing crawler produces exactly these.
 const (
 	ControlTopicDefault = "task_control_topic"
 	DataTopicDefault    = "x_com_scraped_data"
 	TypeTaskInit        = "TASK_INIT"
 )
 
-// TaskControlMessage is the seed's TaskControlMessage: the crawler announces
-// how many tweets it is about to send for an original task.
+// TaskControlMessage is the crawler's control message: it announces how many
+// distinct tweets it sends for an original task.
 type TaskControlMessage struct {
 	Type           string `json:"type"`
 	OriginalTaskID int64  `json:"original_task_id"`
 	TotalTweets    int64  `json:"total_tweets"`
 }
 
-// RawScrapedDataMessage is the seed's RawScrapedDataMessage: one scraped tweet.
+// RawScrapedDataMessage is the crawler's data message: one scraped tweet.
 type RawScrapedDataMessage struct {
 	OriginalTaskID int64        `json:"original_task_id"`
 	TweetData      RawTweetData `json:"tweet_data"`
 }
 
-// RawTweetData mirrors the seed's RawTweetData; every field but replies is
-// required there (serde has no default for them), so parsing requires them too.
+// RawTweetData is a scraped tweet. Every field but replies is required: the
+// contract's reference consumer (Rust, serde) has no default for them, so
+// parsing requires them too.
 type RawTweetData struct {
 	ID            string     `json:"id"`
 	URL           string     `json:"url"`
@@ -62,7 +63,8 @@ func invalid(format string, args ...any) error {
 }
 
 // wireControl uses pointers so that a missing or null field is told apart
-// from a zero value: serde rejects both, and so do we.
+// from a zero value: the contract's reference consumer rejects both, and so
+// do we.
 type wireControl struct {
 	Type           *string `json:"type"`
 	OriginalTaskID *int64  `json:"original_task_id"`
@@ -71,7 +73,7 @@ type wireControl struct {
 
 // ParseTaskControl decodes a task_control_topic record. The JSON decoder is
 // case-sensitive and rejects duplicate keys (unlike encoding/json v1), which
-// matches what the seed's serde consumer accepts.
+// matches what the contract's reference consumer (Rust, serde) accepts.
 func ParseTaskControl(b []byte) (TaskControlMessage, error) {
 	var w wireControl
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -118,7 +120,8 @@ type wireReply struct {
 }
 
 // ParseRawScrapedData decodes an x_com_scraped_data record with the same
-// required fields as the seed's RawScrapedPayload; replies default to none.
+// required fields as the contract's reference consumer; replies default to
+// none.
 func ParseRawScrapedData(b []byte) (RawScrapedDataMessage, error) {
 	var w wireScraped
 	if err := json.Unmarshal(b, &w); err != nil {

@@ -2,30 +2,26 @@ package crawl
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 )
 
-// Defaults for how long a progress hash outlives its task.
-const (
-	CompletedTTLDefault = 7 * 24 * time.Hour
-	IdleTTLDefault      = 30 * 24 * time.Hour
-)
-
-//go:embed progress.lua
-var progressLua string
-
-var progressScript = redis.NewScript(progressLua)
-
-// offsetField is the hash field holding the last offset counted from c's partition.
-func offsetField(c crawltask.Coordinates) string {
-	return fmt.Sprintf("offset:%s:%d", c.Topic, c.Partition)
+// ProgressCounter applies records to their tasks' progress. Each record is
+// checked, counted and checked for completion in one atomic step, so
+// consumers on any number of workers count it once:
+//   - a tweet counts once per distinct tweet_data.id (a copy at any offset,
+//     on any partition, before or after TASK_INIT is a duplicate), and
+//     processed_tweets never exceeds total_tweets;
+//   - a record at or below the highest offset already applied from its
+//     topic-partition is a redelivery and changes nothing;
+//   - exactly one record per task completes it (Outcome.Completer), again on
+//     its redelivery until MarkSignaled confirms the workflow was told.
+//
+// A failed batch may be applied again whole: what was applied already comes
+// back as duplicates. The progress package implements it over Redis.
+type ProgressCounter interface {
+	ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error)
+	// MarkSignaled records that the task's workflow received its completion.
+	MarkSignaled(ctx context.Context, taskID int64) error
 }
 
 // Result says what one script call did.
@@ -45,7 +41,7 @@ const (
 // Outcome is the script's answer for one record.
 type Outcome struct {
 	Result   Result
-	Progress crawltask.Progress
+	Progress Progress
 	// Completer is true for exactly one record per task: the one that made
 	// it COMPLETED (again on its redelivery until MarkSignaled succeeds).
 	Completer bool
@@ -55,7 +51,7 @@ type Outcome struct {
 // naming the task (DeadLetter true) or a tweet.
 type Update struct {
 	TaskID      int64
-	Coord       crawltask.Coordinates
+	Coord       Coordinates
 	Init        bool
 	DeadLetter  bool
 	TotalTweets int64
@@ -63,181 +59,74 @@ type Update struct {
 	TweetID string
 }
 
-// ProgressStore keeps the seed's task_progress:{original_task_id} hashes.
-type ProgressStore struct {
-	rdb          redis.UniversalClient
-	prefix       string
-	completedTTL time.Duration
-	idleTTL      time.Duration
+// Topics names the two input topics of the crawler's contract.
+type Topics struct {
+	Control string
+	Data    string
 }
 
-// NewProgressStore builds a store; prefix isolates deployments and tests and
-// is prepended to the seed's key name unchanged.
-func NewProgressStore(rdb redis.UniversalClient, prefix string, completedTTL, idleTTL time.Duration) *ProgressStore {
-	if completedTTL <= 0 {
-		completedTTL = CompletedTTLDefault
-	}
-	if idleTTL <= 0 {
-		idleTTL = IdleTTLDefault
-	}
-	return &ProgressStore{rdb: rdb, prefix: prefix, completedTTL: completedTTL, idleTTL: idleTTL}
+// WorkflowNotifier tells a task's workflow what the consumers saw. Both
+// calls must tolerate repeats (redelivery repeats them), which Temporal's
+// workflow ID uniqueness gives. The worker fills it with the crawl
+// workflows' client functions.
+type WorkflowNotifier interface {
+	// TaskAnnounced: a TASK_INIT arrived, so the task exists even when its
+	// crawler ran outside taskloom; its workflow should exist (and start its
+	// completion deadline) from now on.
+	TaskAnnounced(ctx context.Context, originalTaskID int64) error
+	// TaskCompleted: this record made the task COMPLETED.
+	TaskCompleted(ctx context.Context, c Completion) error
 }
 
-// Key is the Redis key of a task's progress hash.
-func (s *ProgressStore) Key(taskID int64) string {
-	return s.prefix + "task_progress:" + strconv.FormatInt(taskID, 10)
+// Progress.Status values: the status field of the task_progress hash.
+const (
+	ProgressInitialized = "INITIALIZED"
+	ProgressProcessing  = "PROCESSING"
+	ProgressCompleted   = "COMPLETED"
+	// ProgressFailed: the task failed at its completion deadline; later
+	// tweets are still deduplicated and counted but never complete it.
+	ProgressFailed = "FAILED"
+)
+
+// Progress is the task_progress hash as read by the script.
+type Progress struct {
+	TotalTweets int64 // -1 until TASK_INIT arrives
+	// ProcessedTweets counts distinct tweet ids, never above TotalTweets.
+	ProcessedTweets int64
+	// DuplicateTweets counts tweet records not counted: copies of a counted
+	// tweet, tweets after completion, and distinct tweets beyond a smaller
+	// total announced later. Redeliveries of a record are not in it.
+	DuplicateTweets int64
+	// DeadLetteredRecords counts distinct records naming the task (see
+	// NamedTaskID) that went to the dead-letter topic. Redeliveries of
+	// a record are not in it.
+	DeadLetteredRecords int64
+	Status              string // "" until a TASK_INIT or tweet of the task is counted
 }
 
-// Apply runs the script for one record.
-func (s *ProgressStore) Apply(ctx context.Context, u Update) (Outcome, error) {
-	out, err := s.ApplyBatch(ctx, []Update{u})
-	if err != nil {
-		return Outcome{}, err
+// Missing is how many announced tweets have not been counted (0 when unknown).
+func (p Progress) Missing() int64 {
+	if p.TotalTweets < 0 || p.ProcessedTweets >= p.TotalTweets {
+		return 0
 	}
-	return out[0], nil
+	return p.TotalTweets - p.ProcessedTweets
 }
 
-// pipelineMax bounds the scripts sent in one round trip, so that one reply
-// never waits behind so many scripts that a busy Redis hits the client's
-// read timeout.
-const pipelineMax = 100
-
-// ApplyBatch runs the script for several records, in order, pipelined in
-// round trips of at most pipelineMax. A failed batch may be retried whole:
-// records already applied come back as duplicates and change nothing.
-func (s *ProgressStore) ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error) {
-	outs := make([]Outcome, 0, len(us))
-	for len(us) > 0 {
-		chunk := us[:min(pipelineMax, len(us))]
-		out, err := s.runBatch(ctx, chunk)
-		if err != nil && isNoScript(err) {
-			// A restarted or flushed Redis lost the cached script; load it
-			// and replay (safe: the script dedupes).
-			if lerr := progressScript.Load(ctx, s.rdb).Err(); lerr != nil {
-				return nil, fmt.Errorf("load crawl progress script: %w", lerr)
-			}
-			out, err = s.runBatch(ctx, chunk)
-		}
-		if err != nil {
-			return nil, err
-		}
-		outs = append(outs, out...)
-		us = us[len(chunk):]
-	}
-	return outs, nil
+// Coordinates identify one Kafka record; redelivery repeats them, a crawler
+// sending the same tweet twice does not (the tweet id tells those copies).
+type Coordinates struct {
+	Topic     string
+	Partition int32
+	Offset    int64
 }
 
-func (s *ProgressStore) runBatch(ctx context.Context, us []Update) ([]Outcome, error) {
-	cmds := make([]*redis.Cmd, len(us))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, u := range us {
-			cmds[i] = progressScript.EvalSha(ctx, p, []string{s.Key(u.TaskID)}, s.args(u)...)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("run crawl progress script for %d records: %w", len(us), err)
-	}
-	outs := make([]Outcome, len(us))
-	for i, c := range cmds {
-		o, err := parseOutcome(c.Val())
-		if err != nil {
-			return nil, fmt.Errorf("crawl progress of task %d at %s: %w", us[i].TaskID, us[i].Coord, err)
-		}
-		outs[i] = o
-	}
-	return outs, nil
+func (c Coordinates) String() string {
+	return fmt.Sprintf("%s:%d:%d", c.Topic, c.Partition, c.Offset)
 }
 
-func (s *ProgressStore) args(u Update) []any {
-	op := "tweet"
-	switch {
-	case u.Init:
-		op = "init"
-	case u.DeadLetter:
-		op = "dead"
-	}
-	return []any{op, offsetField(u.Coord), u.Coord.Offset, u.TotalTweets,
-		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
-}
-
-// Fail marks the hash FAILED unless the task is COMPLETED already, in the
-// same atomic script as counting, and returns the progress it ended with:
-// the workflow decides Completed or Failed from that answer, so Redis and
-// crawl_tasks never disagree. Repeating it changes nothing (a FAILED or
-// COMPLETED hash stays as it is).
-func (s *ProgressStore) Fail(ctx context.Context, taskID int64) (crawltask.Progress, error) {
-	v, err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "fail", int64(s.completedTTL/time.Second)).Result()
-	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
-	}
-	o, err := parseOutcome(v)
-	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
-	}
-	return o.Progress, nil
-}
-
-// MarkSignaled records that the workflow received the completion signal, so
-// a redelivered completing record does not signal again.
-func (s *ProgressStore) MarkSignaled(ctx context.Context, taskID int64) error {
-	err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "signaled").Err()
-	if err != nil {
-		return fmt.Errorf("mark completion of crawl task %d signaled: %w", taskID, err)
-	}
-	return nil
-}
-
-// Get reads a task's progress in one command; Status is "" until a TASK_INIT
-// or tweet of the task is counted.
-func (s *ProgressStore) Get(ctx context.Context, taskID int64) (crawltask.Progress, error) {
-	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets",
-		"dead_lettered_records", "status").Result()
-	if err != nil {
-		return crawltask.Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
-	}
-	p := crawltask.Progress{TotalTweets: -1}
-	counts := []struct {
-		name string
-		dst  *int64
-	}{{"total_tweets", &p.TotalTweets}, {"processed_tweets", &p.ProcessedTweets}, {"duplicate_tweets", &p.DuplicateTweets},
-		{"dead_lettered_records", &p.DeadLetteredRecords}}
-	for i, c := range counts {
-		v, ok := vals[i].(string)
-		if !ok {
-			continue
-		}
-		if *c.dst, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return crawltask.Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
-		}
-	}
-	p.Status, _ = vals[len(counts)].(string)
-	return p, nil
-}
-
-func parseOutcome(v any) (Outcome, error) {
-	arr, ok := v.([]any)
-	if !ok || len(arr) != 7 {
-		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
-	}
-	result, _ := arr[0].(string)
-	processed, ok1 := arr[1].(int64)
-	total, ok2 := arr[2].(int64)
-	status, _ := arr[3].(string)
-	completer, ok3 := arr[4].(int64)
-	dups, ok4 := arr[5].(int64)
-	dead, ok5 := arr[6].(int64)
-	if result == "" || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-		return Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
-	}
-	return Outcome{
-		Result: Result(result),
-		Progress: crawltask.Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
-			DeadLetteredRecords: dead, Status: status},
-		Completer: completer == 1,
-	}, nil
-}
-
-func isNoScript(err error) bool {
-	return redis.HasErrorPrefix(err, "NOSCRIPT")
+// Completion is reported once per task, by the record that completed it.
+type Completion struct {
+	OriginalTaskID int64
+	Progress       Progress
+	CompletedBy    Coordinates
 }

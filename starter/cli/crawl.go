@@ -9,17 +9,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
 func crawlCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "crawl",
-		Short: "Crawl tasks (seed 004): start one, or play the crawler",
+		Short: "Crawl tasks: start one (runs the configured crawler)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(crawlStartCmd(), crawlFakeCrawlerCmd())
+	cmd.AddCommand(crawlStartCmd())
 	return cmd
 }
 
@@ -52,7 +51,7 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 	defer p.Close()
 	cfg := p.Config
 	run, err := crawlwf.Start(ctx, p.Temporal, cfg.Temporal.TaskQueue, crawlwf.Input{OriginalTaskID: id,
-		Source: crawltask.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
+		Source: crawl.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
 	if err != nil {
 		return err
 	}
@@ -69,25 +68,8 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 		return err
 	}
 	fmt.Println(string(out))
-	if final.Status != crawltask.Completed {
+	if final.Status != crawl.Completed {
 		return fmt.Errorf("crawl task %d %s: %s", id, final.Status, final.FailureReason)
 	}
 	return nil
-}
-
-func crawlFakeCrawlerCmd() *cobra.Command {
-	var o crawl.FakeCrawlerOptions
-	cmd := &cobra.Command{
-		Use:   "fake-crawler",
-		Short: "Produce a crawler's TASK_INIT and tweets to Kafka, as crawl4ai would",
-		Long: `fake-crawler sends the seed's TaskControlMessage and RawScrapedDataMessage records for one
-original task. It is the default crawler command under make dev and a load generator.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return crawl.RunFakeCrawler(cmd.Context(), o, cmd.OutOrStdout())
-		},
-	}
-	o.Flags(cmd.Flags())
-	_ = cmd.MarkFlagRequired("original-task-id")
-	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
@@ -74,12 +75,14 @@ func setIfEmpty(p *string, v string) {
 }
 
 // devCrawlerCommand is the crawler under `make dev`: this binary's fake
-// crawler, so a POSTed crawl task runs to Completed on its own.
+// crawler (`dev crawl fake-crawler`), so a POSTed crawl task runs to
+// Completed on its own.
 const devCrawlerCommand = "{self} crawl fake-crawler --original-task-id {id} --tweets 450 --brokers {brokers}"
 
 // devCrawler makes the fake crawler the crawler command of the dev stack
-// unless CRAWL_CRAWLER_COMMAND is set. {self} is this binary, which hosts
-// the worker under `make dev`.
+// unless CRAWL_CRAWLER_COMMAND is set. {self} is this binary (the dev
+// binary, which has the fake-crawler command), since it hosts the worker
+// under `make dev`.
 func devCrawler(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
 	if cfg.Crawl.CrawlerCommand == "" {
 		cfg.Crawl.CrawlerCommand = devCrawlerCommand
@@ -89,6 +92,26 @@ func devCrawler(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, 
 		return "", "", fmt.Errorf("crawl: locate own executable: %w", err)
 	}
 	return "crawler", self + " (" + cfg.Crawl.CrawlerCommand + ")", nil
+}
+
+// crawlFakeCrawlerCmd is `dev crawl fake-crawler`: one original task's TASK_INIT and tweets
+// produced to Kafka, as the real crawler would. It is the dev stack's crawler command and a load
+// generator.
+func crawlFakeCrawlerCmd() *cobra.Command {
+	var o crawler.Options
+	cmd := &cobra.Command{
+		Use:   "fake-crawler",
+		Short: "Produce a crawler's TASK_INIT and tweets to Kafka, as crawl4ai would",
+		Long: `fake-crawler sends the crawler's TaskControlMessage and RawScrapedDataMessage records for one
+original task. It is the crawler command of the dev stack and a load generator.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return crawler.Run(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.Flags(cmd.Flags())
+	_ = cmd.MarkFlagRequired("original-task-id")
+	return cmd
 }
 
 // Dev stack: the fake Bot API (also the assistant the demo pipeline calls) and its bot settings.

@@ -1,8 +1,9 @@
 // Command dev is taskloom's development stack; `make dev` runs it. With no arguments it starts the
 // Temporal dev server, embedded stand-ins for every dependency whose URL is unset, the in-repo
-// fakes, the worker and the API in one process. Every starter subcommand works here too (the dev
-// crawler runs `{self} crawl fake-crawler`), plus `pipeline fakes`. The stand-ins are linked only
-// into this binary; the production binary (./starter) has none of them (see tests/arch).
+// fakes, the worker and the API in one process. Every starter subcommand works here too, plus
+// `pipeline fakes` and `crawl fake-crawler` (the dev stack's crawler command runs
+// `{self} crawl fake-crawler`, {self} being this binary). The stand-ins are linked only into this
+// binary; the production binary (./starter) has none of them (see tests/arch).
 package main
 
 import (
@@ -23,11 +24,15 @@ func devRoot() *cobra.Command {
 	root.Long = `dev starts the Temporal dev server (./temporal-dev.sh) unless TEMPORAL_ADDRESS is set,
 embedded FerretDB/miniredis/kfake for every dependency whose URL is unset, the in-repo fakes,
 the worker and the API; it seeds demo data and prints the URLs and an admin API key.
-Ctrl-C stops every process it started. Its subcommands are starter's, plus "pipeline fakes".`
+Ctrl-C stops every process it started. Its subcommands are starter's, plus "pipeline fakes" and
+"crawl fake-crawler".`
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context()) }
 	if p, _, err := root.Find([]string{"pipeline"}); err == nil && p != root {
 		p.AddCommand(pipelineFakesCmd())
+	}
+	if c, _, err := root.Find([]string{"crawl"}); err == nil && c != root {
+		c.AddCommand(crawlFakeCrawlerCmd())
 	}
 	return root
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -26,13 +27,13 @@ type crawlLoad struct {
 	total    int64
 	sent     int
 	prod     *kgo.Client
-	progress *crawl.ProgressStore
+	progress *progress.Store
 }
 
 func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoad {
 	t.Helper()
 	cfg := env.Config.Crawl
-	f := crawl.FakeCrawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: tweets, DupRate: 0.05,
+	f := crawler.Crawl{OriginalTaskID: time.Now().UnixNano()%1_000_000_000 + 1, Tweets: tweets, DupRate: 0.05,
 		RepliesPerTweet: 1, Seed: seed}
 	recs, err := f.Records(crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic})
 	if err != nil {
@@ -46,7 +47,7 @@ func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoa
 	t.Cleanup(prod.Close)
 	half := len(recs) / 2
 	l := &crawlLoad{env: env, task: f.OriginalTaskID, rest: recs[half:], total: init.TotalTweets, sent: len(data), prod: prod,
-		progress: crawl.NewPlatformProgressStore(env.Platform)}
+		progress: progress.FromPlatform(env.Platform)}
 	if err := prod.ProduceSync(env.Context(), recs[:half]...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func (l *crawlLoad) requireExactCompletion(t *testing.T, within time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if st.Status != crawltask.Completed || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
+	if st.Status != crawl.Completed || st.ProcessedTweets != l.total || st.TotalTweets != l.total {
 		t.Fatalf("task ended %s with processed %d, total %d; want Completed with %d of %d",
 			st.Status, st.ProcessedTweets, st.TotalTweets, l.total, l.total)
 	}

@@ -1,51 +1,43 @@
 package crawl
 
+// The client side of CrawlTaskWorkflow: its ID, how the API, the CLI and the Kafka consumers
+// start it and signal it. This is the only place outside the workflow that talks to Temporal
+// about crawl tasks; it runs outside workflows and is not workflow code.
+
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
-// Client-side helpers: how callers start and signal CrawlTaskWorkflow. They
-// run outside workflows (API, starter, consumer) and are not workflow code.
-
-// Register registers the workflow and its activities on w, with the bare
-// names that runs started before versionPrefixedNames schedule.
-func Register(w sdkworker.Registry, acts *crawlact.Activities) {
-	w.RegisterWorkflow(CrawlTaskWorkflow)
-	w.RegisterActivity(acts)
-	w.RegisterActivity(&legacyActivities{acts: acts})
-}
-
-// StartOptions are the options every start of a task's workflow uses. An
+// startOptions are the options every start of a task's workflow uses. An
 // original task runs once: its ID is never reused, because a second run
 // would count into the same task_progress hash.
-func StartOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOptions {
+func startOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                                       WorkflowID(originalTaskID),
 		TaskQueue:                                taskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(crawltask.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
+			searchattr.Status.ValueSet(crawl.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
 	}
 }
 
 // Start starts a task's workflow; an existing one (running or finished) is
 // a *serviceerror.WorkflowExecutionAlreadyStarted.
 func Start(ctx context.Context, c client.Client, taskQueue string, in Input) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, StartOptions(in.OriginalTaskID, taskQueue), CrawlTaskWorkflow, in)
+	run, err := c.ExecuteWorkflow(ctx, startOptions(in.OriginalTaskID, taskQueue), CrawlTaskWorkflow, in)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", WorkflowID(in.OriginalTaskID), err)
 	}
@@ -63,13 +55,15 @@ type Notifier struct {
 	CompletionDeadline time.Duration
 }
 
+var _ crawl.WorkflowNotifier = (*Notifier)(nil)
+
 // TaskAnnounced starts the task's workflow (without a crawler) unless it
 // exists; a running workflow is left as it is and a finished one is not
 // restarted.
 func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) error {
-	opts := StartOptions(originalTaskID, n.TaskQueue)
+	opts := startOptions(originalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: originalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: originalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	_, err := n.Client.ExecuteWorkflow(ctx, opts, CrawlTaskWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
@@ -81,10 +75,10 @@ func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) erro
 // TaskCompleted signals (or starts and signals) the task's workflow. A
 // workflow that already finished (say, failed at its deadline) is not
 // restarted: the late completion is logged by the caller's record only.
-func (n *Notifier) TaskCompleted(ctx context.Context, c crawltask.Completion) error {
-	opts := StartOptions(c.OriginalTaskID, n.TaskQueue)
+func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error {
+	opts := startOptions(c.OriginalTaskID, n.TaskQueue)
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
-	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawltask.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
 	sig := CompletedSignal{TotalTweets: c.Progress.TotalTweets, ProcessedTweets: c.Progress.ProcessedTweets,
 		DuplicateTweets: c.Progress.DuplicateTweets, DeadLetteredRecords: c.Progress.DeadLetteredRecords,
 		CompletedBy: c.CompletedBy.String()}
@@ -97,4 +91,9 @@ func (n *Notifier) TaskCompleted(ctx context.Context, c crawltask.Completion) er
 		return fmt.Errorf("signal %s to %s: %w", SignalCompleted, opts.ID, err)
 	}
 	return nil
+}
+
+// WorkflowID is the deterministic ID of a task's workflow.
+func WorkflowID(originalTaskID int64) string {
+	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
 }

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // versionPrefixedNames: the workflow schedules its activities by their
@@ -20,7 +20,7 @@ const versionPrefixedNames = "crawl-prefixed-activity-names"
 type activityFuncs struct {
 	markRunning  func(context.Context, crawlact.MarkRunningInput) error
 	runCrawler   func(context.Context, int64) (crawlact.CrawlerOutcome, error)
-	failProgress func(context.Context, int64) (crawltask.Progress, error)
+	failProgress func(context.Context, int64) (crawl.Progress, error)
 	finish       func(context.Context, crawlact.FinishInput) error
 }
 
@@ -51,14 +51,14 @@ func (l *legacyActivities) RunCrawler(ctx context.Context, originalTaskID int64)
 	return l.acts.CrawlRunCrawler(ctx, originalTaskID)
 }
 
-func (l *legacyActivities) FailProgress(ctx context.Context, originalTaskID int64) (crawltask.Progress, error) {
+func (l *legacyActivities) FailProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
 	return l.acts.CrawlFailProgress(ctx, originalTaskID)
 }
 
 // ReadProgress is the deadline read of the runs that predate
 // versionFailProgress; no newer run schedules it, so it has no prefixed
 // successor and reads the hash itself.
-func (l *legacyActivities) ReadProgress(ctx context.Context, originalTaskID int64) (crawltask.Progress, error) {
+func (l *legacyActivities) ReadProgress(ctx context.Context, originalTaskID int64) (crawl.Progress, error) {
 	return l.acts.Progress.Get(ctx, originalTaskID)
 }
 

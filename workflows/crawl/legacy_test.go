@@ -12,33 +12,33 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // memStores stand in for crawl_tasks and the task_progress hash, so the
 // activities Register wires run for real in the test environment.
 type memStores struct {
-	finished *crawltask.Finish
-	progress crawltask.Progress
+	finished *crawl.Finish
+	progress crawl.Progress
 }
 
 func (m *memStores) MarkRunning(context.Context, int64, string, string, string, time.Time) error {
 	return nil
 }
 
-func (m *memStores) SaveCrawler(context.Context, int64, crawltask.CrawlerRecord, time.Time) error {
+func (m *memStores) SaveCrawler(context.Context, int64, crawl.CrawlerRecord, time.Time) error {
 	return nil
 }
 
-func (m *memStores) Finish(_ context.Context, _ int64, f crawltask.Finish, _ time.Time) error {
+func (m *memStores) Finish(_ context.Context, _ int64, f crawl.Finish, _ time.Time) error {
 	m.finished = &f
 	return nil
 }
 
-func (m *memStores) Get(context.Context, int64) (crawltask.Progress, error) { return m.progress, nil }
+func (m *memStores) Get(context.Context, int64) (crawl.Progress, error) { return m.progress, nil }
 
-func (m *memStores) Fail(context.Context, int64) (crawltask.Progress, error) {
-	m.progress.Status = crawltask.ProgressFailed
+func (m *memStores) Fail(context.Context, int64) (crawl.Progress, error) {
+	m.progress.Status = crawl.ProgressFailed
 	return m.progress, nil
 }
 
@@ -54,18 +54,18 @@ func TestActivityNamesByVersion(t *testing.T) {
 		source           string
 		want             []string
 	}{
-		{"new run, deadline", 1, 1, crawltask.SourceKafka, []string{"CrawlMarkRunning", "CrawlFailProgress", "CrawlFinish"}},
-		{"new run, crawler", 1, 1, crawltask.SourceAPI, []string{"CrawlMarkRunning", "CrawlRunCrawler", "CrawlFinish"}},
-		{"old run, deadline", workflow.DefaultVersion, 1, crawltask.SourceKafka, []string{"MarkRunning", "FailProgress", "Finish"}},
-		{"old run, crawler", workflow.DefaultVersion, 1, crawltask.SourceAPI, []string{"MarkRunning", "RunCrawler", "Finish"}},
-		{"run before fail-progress", workflow.DefaultVersion, workflow.DefaultVersion, crawltask.SourceKafka,
+		{"new run, deadline", 1, 1, crawl.SourceKafka, []string{"CrawlMarkRunning", "CrawlFailProgress", "CrawlFinish"}},
+		{"new run, crawler", 1, 1, crawl.SourceAPI, []string{"CrawlMarkRunning", "CrawlRunCrawler", "CrawlFinish"}},
+		{"old run, deadline", workflow.DefaultVersion, 1, crawl.SourceKafka, []string{"MarkRunning", "FailProgress", "Finish"}},
+		{"old run, crawler", workflow.DefaultVersion, 1, crawl.SourceAPI, []string{"MarkRunning", "RunCrawler", "Finish"}},
+		{"run before fail-progress", workflow.DefaultVersion, workflow.DefaultVersion, crawl.SourceKafka,
 			[]string{"MarkRunning", "ReadProgress", "Finish"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			e := s.NewTestWorkflowEnvironment()
-			st := &memStores{progress: crawltask.Progress{TotalTweets: 3, ProcessedTweets: 1, Status: crawltask.ProgressProcessing}}
+			st := &memStores{progress: crawl.Progress{TotalTweets: 3, ProcessedTweets: 1, Status: crawl.ProgressProcessing}}
 			// No CrawlerCommand: the crawler activity fails at once, without running anything.
 			Register(e, &crawlact.Activities{Tasks: st, Progress: st})
 			e.OnGetVersion(versionPrefixedNames, workflow.DefaultVersion, 1).Return(c.prefixed)
@@ -82,7 +82,7 @@ func TestActivityNamesByVersion(t *testing.T) {
 			if !slices.Equal(names, c.want) {
 				t.Fatalf("scheduled %v, want %v", names, c.want)
 			}
-			if st.finished == nil || st.finished.Status != crawltask.Failed {
+			if st.finished == nil || st.finished.Status != crawl.Failed {
 				t.Fatalf("finish = %+v", st.finished)
 			}
 		})

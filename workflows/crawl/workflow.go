@@ -1,11 +1,10 @@
-// Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task
-// (seed 004), from running the crawler to Completed or Failed.
+// Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task, from running the
+// crawler to Completed or Failed (README, "Crawl progress").
 package crawl
 
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -13,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -33,8 +32,8 @@ const (
 // Input starts a crawl task.
 type Input struct {
 	OriginalTaskID int64
-	// Source is crawltask.SourceAPI (taskloom runs the crawler) or
-	// crawltask.SourceKafka (the crawler ran elsewhere; only completion is awaited).
+	// Source is crawl.SourceAPI (taskloom runs the crawler) or
+	// crawl.SourceKafka (the crawler ran elsewhere; only completion is awaited).
 	Source string
 	// CrawlerTimeout bounds the crawler run (CRAWL_CRAWLER_TIMEOUT).
 	CrawlerTimeout time.Duration
@@ -48,9 +47,9 @@ func (in Input) validate() error {
 	switch {
 	case in.OriginalTaskID <= 0:
 		return fmt.Errorf("original_task_id %d is not positive", in.OriginalTaskID)
-	case in.Source != crawltask.SourceAPI && in.Source != crawltask.SourceKafka:
-		return fmt.Errorf("source %q is neither %s nor %s", in.Source, crawltask.SourceAPI, crawltask.SourceKafka)
-	case in.Source == crawltask.SourceAPI && in.CrawlerTimeout <= 0:
+	case in.Source != crawl.SourceAPI && in.Source != crawl.SourceKafka:
+		return fmt.Errorf("source %q is neither %s nor %s", in.Source, crawl.SourceAPI, crawl.SourceKafka)
+	case in.Source == crawl.SourceAPI && in.CrawlerTimeout <= 0:
 		return errors.New("crawler timeout must be positive")
 	case in.CompletionDeadline <= 0:
 		return errors.New("completion deadline must be positive")
@@ -61,7 +60,7 @@ func (in Input) validate() error {
 // State is what QueryState returns and the workflow's result.
 type State struct {
 	OriginalTaskID  int64
-	Status          string // crawltask.Running / TaskCompleted / TaskFailed
+	Status          string // crawl.Running / crawl.Completed / crawl.Failed
 	Phase           string // crawling, awaiting_completion, finished
 	TotalTweets     int64  // -1 while unknown
 	ProcessedTweets int64
@@ -107,7 +106,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	}
 	w := &run{
 		in:        in,
-		state:     State{OriginalTaskID: in.OriginalTaskID, Status: crawltask.Running, TotalTweets: -1},
+		state:     State{OriginalTaskID: in.OriginalTaskID, Status: crawl.Running, TotalTweets: -1},
 		log:       log.With(workflow.GetLogger(ctx), "original_task_id", in.OriginalTaskID),
 		completed: workflow.GetSignalChannel(ctx, SignalCompleted),
 	}
@@ -115,7 +114,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 		return nil, fmt.Errorf("register %s query: %w", QueryState, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Kind.ValueSet(Kind),
-		searchattr.Status.ValueSet(crawltask.Running), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
+		searchattr.Status.ValueSet(crawl.Running), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	w.acts = activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
@@ -128,17 +127,17 @@ func (w *run) run(ctx workflow.Context) (State, error) {
 		crawlact.MarkRunningInput{OriginalTaskID: w.in.OriginalTaskID, Source: w.in.Source}).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("mark crawl task running: %w", err)
 	}
-	if w.in.Source == crawltask.SourceAPI {
+	if w.in.Source == crawl.SourceAPI {
 		w.state.Phase = PhaseCrawling
 		if reason := w.crawl(ctx); reason != "" {
-			return w.finish(ctx, crawltask.Failed, reason)
+			return w.finish(ctx, crawl.Failed, reason)
 		}
 	}
 	w.state.Phase = PhaseAwaitingCompletion
 	if w.awaitCompletion(ctx) {
 		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
 		w.state.DuplicateTweets, w.state.DeadLetteredRecords = w.signal.DuplicateTweets, w.signal.DeadLetteredRecords
-		return w.finish(ctx, crawltask.Completed, "")
+		return w.finish(ctx, crawl.Completed, "")
 	}
 	return w.deadlinePassed(ctx)
 }
@@ -150,8 +149,8 @@ func (w *run) crawl(ctx workflow.Context) string {
 	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: w.in.CrawlerTimeout,
 		HeartbeatTimeout:    crawlerHeartbeatTimeout,
-		// A second run would send every tweet again; a failed crawler
-		// fails the task instead (seed: crawler failure → Failed).
+		// A second run would send every tweet again, so the crawler gets
+		// one attempt: failing to start or exiting non-zero fails the task.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	fut := workflow.ExecuteActivity(cctx, w.acts.runCrawler, w.in.OriginalTaskID)
@@ -221,24 +220,24 @@ func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
 		var legacy *legacyActivities
 		closeProgress = legacy.ReadProgress
 	}
-	var p crawltask.Progress
+	var p crawl.Progress
 	if err := workflow.ExecuteActivity(storeContext(ctx), closeProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
 	w.state.TotalTweets, w.state.ProcessedTweets, w.state.DuplicateTweets = p.TotalTweets, p.ProcessedTweets, p.DuplicateTweets
 	w.state.DeadLetteredRecords = p.DeadLetteredRecords
-	if p.Status == crawltask.ProgressCompleted {
-		return w.finish(ctx, crawltask.Completed, "")
+	if p.Status == crawl.ProgressCompleted {
+		return w.finish(ctx, crawl.Completed, "")
 	}
 	w.state.MissingTweets = p.Missing()
-	return w.finish(ctx, crawltask.Failed, DeadlineReason(w.in.CompletionDeadline, p))
+	return w.finish(ctx, crawl.Failed, DeadlineReason(w.in.CompletionDeadline, p))
 }
 
 // DeadlineReason is the failure reason of a task whose deadline passed.
 // When copies arrived, the crawler may have counted them in total_tweets
 // (which must count distinct tweets); the reason says so rather than let
 // the task look merely short of tweets.
-func DeadlineReason(deadline time.Duration, p crawltask.Progress) string {
+func DeadlineReason(deadline time.Duration, p crawl.Progress) string {
 	if p.TotalTweets < 0 {
 		return fmt.Sprintf("completion deadline %s passed without TASK_INIT; %d tweets processed", deadline, p.ProcessedTweets)
 	}
@@ -252,7 +251,7 @@ func DeadlineReason(deadline time.Duration, p crawltask.Progress) string {
 
 func (w *run) finish(ctx workflow.Context, status, reason string) (State, error) {
 	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
-	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawltask.Finish{
+	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.Finish{
 		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
 		DuplicateTweets: w.state.DuplicateTweets, DeadLetteredRecords: w.state.DeadLetteredRecords,
 		MissingTweets: w.state.MissingTweets, FailureReason: reason,
@@ -285,9 +284,4 @@ func rootMessage(err error) string {
 		}
 		err = next
 	}
-}
-
-// WorkflowID is the deterministic ID of a task's workflow.
-func WorkflowID(originalTaskID int64) string {
-	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
 }

@@ -12,13 +12,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 const testDeadline = 10 * time.Minute
 
 func apiInput(id int64) Input {
-	return Input{OriginalTaskID: id, Source: crawltask.SourceAPI, CrawlerTimeout: time.Hour, CompletionDeadline: testDeadline}
+	return Input{OriginalTaskID: id, Source: crawl.SourceAPI, CrawlerTimeout: time.Hour, CompletionDeadline: testDeadline}
 }
 
 type wfEnv struct {
@@ -71,7 +71,7 @@ func TestCompletesWhenSignalledAfterCrawler(t *testing.T) {
 	}, 5*time.Minute)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(1))
 	s := e.result(t)
-	if s.Status != crawltask.Completed || s.TotalTweets != 450 || s.ProcessedTweets != 450 || *s.CrawlerExitCode != 0 {
+	if s.Status != crawl.Completed || s.TotalTweets != 450 || s.ProcessedTweets != 450 || *s.CrawlerExitCode != 0 {
 		t.Fatalf("state = %+v", s)
 	}
 	if e.finished.Finish.DeadLetteredRecords != 2 {
@@ -88,7 +88,7 @@ func TestCompletesWhenSignalledDuringCrawl(t *testing.T) {
 		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 3, ProcessedTweets: 3})
 	}, time.Minute)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(2))
-	if s := e.result(t); s.Status != crawltask.Completed || s.ProcessedTweets != 3 {
+	if s := e.result(t); s.Status != crawl.Completed || s.ProcessedTweets != 3 {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -98,7 +98,7 @@ func TestCrawlerNonZeroExitFails(t *testing.T) {
 	crawlerExits(e, 7, time.Minute)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(3))
 	s := e.result(t)
-	if s.Status != crawltask.Failed || s.FailureReason != "crawler exited with status 7: last words" {
+	if s.Status != crawl.Failed || s.FailureReason != "crawler exited with status 7: last words" {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -110,7 +110,7 @@ func TestCrawlerActivityErrorFails(t *testing.T) {
 		temporal.NewNonRetryableApplicationError("no crawler configured", crawlact.ErrTypeCrawlerNotConfigured, nil))
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(4))
 	s := e.result(t)
-	if s.Status != crawltask.Failed || !strings.Contains(s.FailureReason, "no crawler configured") {
+	if s.Status != crawl.Failed || !strings.Contains(s.FailureReason, "no crawler configured") {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -120,10 +120,10 @@ func TestDeadlineFailsWithMissingCount(t *testing.T) {
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
 	e.OnActivity(a.CrawlFailProgress, mock.Anything, int64(5)).
-		Return(crawltask.Progress{TotalTweets: 450, ProcessedTweets: 440, DeadLetteredRecords: 3, Status: crawltask.ProgressProcessing}, nil)
+		Return(crawl.Progress{TotalTweets: 450, ProcessedTweets: 440, DeadLetteredRecords: 3, Status: crawl.ProgressProcessing}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(5))
 	s := e.result(t)
-	if s.Status != crawltask.Failed || s.MissingTweets != 10 || !strings.Contains(s.FailureReason, "10 of 450 tweets missing") {
+	if s.Status != crawl.Failed || s.MissingTweets != 10 || !strings.Contains(s.FailureReason, "10 of 450 tweets missing") {
 		t.Fatalf("state = %+v", s)
 	}
 	if e.finished.Finish.MissingTweets != 10 || e.finished.Finish.DeadLetteredRecords != 3 {
@@ -138,12 +138,12 @@ func TestDeadlineWithCopiesSaysTotalMayCountDuplicates(t *testing.T) {
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
 	e.OnActivity(a.CrawlFailProgress, mock.Anything, int64(15)).
-		Return(crawltask.Progress{TotalTweets: 400, ProcessedTweets: 200, DuplicateTweets: 200, Status: crawltask.ProgressFailed}, nil)
+		Return(crawl.Progress{TotalTweets: 400, ProcessedTweets: 200, DuplicateTweets: 200, Status: crawl.ProgressFailed}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(15))
 	s := e.result(t)
 	want := "completion deadline 10m0s passed: 200 of 400 tweets missing; 200 distinct tweets arrived and 200 copies " +
 		"of them were not counted, so total_tweets may include duplicates"
-	if s.Status != crawltask.Failed || s.FailureReason != want || s.DuplicateTweets != 200 {
+	if s.Status != crawl.Failed || s.FailureReason != want || s.DuplicateTweets != 200 {
 		t.Fatalf("state = %+v", s)
 	}
 	if f := e.finished.Finish; f.DuplicateTweets != 200 || f.MissingTweets != 200 {
@@ -155,9 +155,9 @@ func TestDeadlineWithoutTaskInit(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
-	e.OnActivity(a.CrawlFailProgress, mock.Anything, mock.Anything).Return(crawltask.Progress{TotalTweets: -1, ProcessedTweets: 12}, nil)
+	e.OnActivity(a.CrawlFailProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: -1, ProcessedTweets: 12}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(6))
-	if s := e.result(t); s.Status != crawltask.Failed || !strings.Contains(s.FailureReason, "without TASK_INIT") {
+	if s := e.result(t); s.Status != crawl.Failed || !strings.Contains(s.FailureReason, "without TASK_INIT") {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -168,9 +168,9 @@ func TestDeadlineRaceWithCompletion(t *testing.T) {
 	e := newEnv(t)
 	crawlerExits(e, 0, time.Minute)
 	var a *crawlact.Activities
-	e.OnActivity(a.CrawlFailProgress, mock.Anything, mock.Anything).Return(crawltask.Progress{TotalTweets: 5, ProcessedTweets: 5, Status: crawltask.ProgressCompleted}, nil)
+	e.OnActivity(a.CrawlFailProgress, mock.Anything, mock.Anything).Return(crawl.Progress{TotalTweets: 5, ProcessedTweets: 5, Status: crawl.ProgressCompleted}, nil)
 	e.ExecuteWorkflow(CrawlTaskWorkflow, apiInput(7))
-	if s := e.result(t); s.Status != crawltask.Completed {
+	if s := e.result(t); s.Status != crawl.Completed {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -180,8 +180,8 @@ func TestStartedByConsumerSkipsCrawler(t *testing.T) {
 	e.RegisterDelayedCallback(func() {
 		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 0, ProcessedTweets: 0})
 	}, 0)
-	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 8, Source: crawltask.SourceKafka, CompletionDeadline: testDeadline})
-	if s := e.result(t); s.Status != crawltask.Completed || s.CrawlerExitCode != nil {
+	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 8, Source: crawl.SourceKafka, CompletionDeadline: testDeadline})
+	if s := e.result(t); s.Status != crawl.Completed || s.CrawlerExitCode != nil {
 		t.Fatalf("state = %+v", s)
 	}
 }
@@ -196,7 +196,7 @@ func TestQueryReportsPhase(t *testing.T) {
 			return
 		}
 		var s State
-		if err := v.Get(&s); err != nil || s.Phase != PhaseAwaitingCompletion || s.Status != crawltask.Running {
+		if err := v.Get(&s); err != nil || s.Phase != PhaseAwaitingCompletion || s.Status != crawl.Running {
 			t.Errorf("query = %+v, %v", s, err)
 		}
 		e.SignalWorkflow(SignalCompleted, CompletedSignal{TotalTweets: 1, ProcessedTweets: 1})
@@ -207,7 +207,7 @@ func TestQueryReportsPhase(t *testing.T) {
 
 func TestInvalidInput(t *testing.T) {
 	e := newEnv(t)
-	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 0, Source: crawltask.SourceAPI})
+	e.ExecuteWorkflow(CrawlTaskWorkflow, Input{OriginalTaskID: 0, Source: crawl.SourceAPI})
 	var appErr *temporal.ApplicationError
 	if err := e.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != "InvalidInput" {
 		t.Fatalf("err = %v", err)

@@ -81,8 +81,9 @@ type CommandVars struct {
 }
 
 // BuildCommand splits template and substitutes the placeholders in each
-// argument. The template must mention {id}: the crawler cannot report
-// progress for a task it was not told about (seed section 2.1).
+// argument. The template must mention {id}: the crawler takes the original
+// task id as --original-task-id and cannot report progress for a task it was
+// not told about.
 func BuildCommand(template string, v CommandVars) ([]string, error) {
 	if !strings.Contains(template, PlaceholderID) {
 		return nil, fmt.Errorf("crawler command %q does not pass %s", template, PlaceholderID)

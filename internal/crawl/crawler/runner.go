@@ -1,7 +1,7 @@
 // Package crawler runs the crawler command of a crawl task (CRAWL_CRAWLER_COMMAND): it builds the
 // argument list from the template without a shell, starts it in its own process group and keeps
 // its last output lines. The crawler talks to Kafka itself; this package opens no connection, so
-// the crawl activities use it without reaching a connector (issue 15 item 5).
+// the crawl activities use it without reaching a connector (workflows/crawl imports them).
 package crawler
 
 import (

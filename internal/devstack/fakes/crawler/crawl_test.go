@@ -1,11 +1,17 @@
-package crawl
+package crawler
 
-import "testing"
+import (
+	"testing"
 
-func TestFakeCrawlMessages(t *testing.T) {
-	f := FakeCrawl{OriginalTaskID: 5, Tweets: 100, DupRate: 0.2, RepliesPerTweet: 3, Drop: 4, Seed: 3}
+	"github.com/taskloom/taskloom/internal/crawl"
+)
+
+var testTopics = crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
+
+func TestCrawlMessages(t *testing.T) {
+	f := Crawl{OriginalTaskID: 5, Tweets: 100, DupRate: 0.2, RepliesPerTweet: 3, Drop: 4, Seed: 3}
 	init, data := f.Messages()
-	if init.Type != TypeTaskInit || init.OriginalTaskID != 5 {
+	if init.Type != crawl.TypeTaskInit || init.OriginalTaskID != 5 {
 		t.Fatalf("init = %+v", init)
 	}
 	// total_tweets counts distinct tweets, dropped ones included; copies
@@ -32,19 +38,19 @@ func TestFakeCrawlMessages(t *testing.T) {
 		t.Fatalf("first record on %s, %d records", recs[0].Topic, len(recs))
 	}
 	// Every produced record parses back with the strict parsers.
-	if _, err := ParseTaskControl(recs[0].Value); err != nil {
+	if _, err := crawl.ParseTaskControl(recs[0].Value); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs[1:] {
-		if _, err := ParseRawScrapedData(r.Value); err != nil {
+		if _, err := crawl.ParseRawScrapedData(r.Value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	last, err := FakeCrawl{OriginalTaskID: 5, Tweets: 2, InitLast: true}.Records(testTopics)
+	last, err := Crawl{OriginalTaskID: 5, Tweets: 2, InitLast: true}.Records(testTopics)
 	if err != nil || last[len(last)-1].Topic != testTopics.Control {
 		t.Fatalf("init-last order wrong: %v", err)
 	}
-	for _, bad := range []FakeCrawl{{OriginalTaskID: 0}, {OriginalTaskID: 1, DupRate: 2}, {OriginalTaskID: 1, Tweets: 1, Drop: 2}} {
+	for _, bad := range []Crawl{{OriginalTaskID: 0}, {OriginalTaskID: 1, DupRate: 2}, {OriginalTaskID: 1, Tweets: 1, Drop: 2}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v accepted", bad)
 		}

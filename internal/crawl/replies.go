@@ -2,16 +2,12 @@ package crawl
 
 import (
 	"context"
-	"fmt"
 	"strconv"
-
-	"github.com/go-json-experiment/json"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// ReplyTask is one reply handed to the downstream task scheduler. The seed
-// defines completion as "every reply submitted", so this is the unit of work
-// leaving taskloom.
+// ReplyTask is one reply handed to the downstream task scheduler. A tweet is
+// processed once every one of its replies is submitted, so this is the unit
+// of work leaving taskloom.
 type ReplyTask struct {
 	OriginalTaskID int64  `json:"original_task_id"`
 	TweetID        string `json:"tweet_id"`
@@ -28,8 +24,9 @@ type ReplyTask struct {
 }
 
 // Scheduler receives reply tasks. Submit returns only once every task is
-// accepted; the tweet is counted after that. A gRPC client to the seed's
-// task_scheduler can implement it instead of the Kafka producer.
+// accepted; the tweet is counted after that. The crawlkafka package's
+// ReplyProducer implements it over a Kafka topic; a gRPC client to the
+// task scheduler could implement it instead.
 type Scheduler interface {
 	Submit(ctx context.Context, tasks []ReplyTask) error
 }
@@ -55,36 +52,4 @@ func ReplyTasks(msg RawScrapedDataMessage) []ReplyTask {
 		}
 	}
 	return tasks
-}
-
-// KafkaScheduler hands reply tasks to the scheduler through a Kafka topic,
-// keyed by tweet id so one tweet's replies stay in order on one partition.
-type KafkaScheduler struct {
-	producer *kgo.Client
-	topic    string
-}
-
-// NewKafkaScheduler produces to topic with an existing client.
-func NewKafkaScheduler(producer *kgo.Client, topic string) *KafkaScheduler {
-	return &KafkaScheduler{producer: producer, topic: topic}
-}
-
-// Submit produces every task and waits for all acknowledgements.
-func (s *KafkaScheduler) Submit(ctx context.Context, tasks []ReplyTask) error {
-	if len(tasks) == 0 {
-		return nil
-	}
-	recs := make([]*kgo.Record, len(tasks))
-	for i, t := range tasks {
-		v, err := json.Marshal(t)
-		if err != nil {
-			return fmt.Errorf("encode reply task %s: %w", t.IdempotencyKey, err)
-		}
-		recs[i] = &kgo.Record{Topic: s.topic, Key: []byte(t.TweetID), Value: v,
-			Headers: []kgo.RecordHeader{{Key: "idempotency_key", Value: []byte(t.IdempotencyKey)}}}
-	}
-	if err := s.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return fmt.Errorf("submit %d reply tasks to %s: %w", len(tasks), s.topic, err)
-	}
-	return nil
 }

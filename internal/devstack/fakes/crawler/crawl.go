@@ -1,4 +1,9 @@
-package crawl
+// Package crawler stands in for the real crawler (crawl4ai's x.com crawler): for one original
+// task it produces the TASK_INIT and the tweets to Kafka, the way the real one does, with optional
+// copies of tweets, TASK_INIT last, or tweets announced and never sent. It is the crawler command
+// of the dev stack (`dev crawl fake-crawler`) and the load of tests and benchmarks; the production
+// binary does not link it.
+package crawler
 
 import (
 	"context"
@@ -8,12 +13,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
-// FakeCrawl describes what the fake crawler sends: the seed's messages for
-// one original task, the way crawl4ai would. It stands in for the real
-// crawler under make dev and in tests.
-type FakeCrawl struct {
+// Crawl describes what the fake crawler sends: the crawler contract's
+// messages for one original task, the way crawl4ai would.
+type Crawl struct {
 	OriginalTaskID int64
 	// Tweets is how many distinct tweets were "scraped".
 	Tweets int
@@ -35,7 +41,7 @@ type FakeCrawl struct {
 }
 
 // Validate rejects settings the real crawler could not produce.
-func (f FakeCrawl) Validate() error {
+func (f Crawl) Validate() error {
 	switch {
 	case f.OriginalTaskID <= 0:
 		return fmt.Errorf("original task id %d is not positive", f.OriginalTaskID)
@@ -53,10 +59,10 @@ func (f FakeCrawl) Validate() error {
 
 // Messages builds the TASK_INIT and the data messages in sending order, a
 // copy right after its original. total_tweets is the number of distinct
-// tweets (seed: len(all_detailed_data)), the dropped ones included.
-func (f FakeCrawl) Messages() (TaskControlMessage, []RawScrapedDataMessage) {
+// tweets, the dropped ones included, as the real crawler announces it.
+func (f Crawl) Messages() (crawl.TaskControlMessage, []crawl.RawScrapedDataMessage) {
 	rng := rand.New(rand.NewPCG(f.Seed, uint64(f.OriginalTaskID)))
-	data := make([]RawScrapedDataMessage, 0, f.Tweets)
+	data := make([]crawl.RawScrapedDataMessage, 0, f.Tweets)
 	for i := range f.Tweets - min(f.Drop, f.Tweets) {
 		msg := f.tweet(i)
 		data = append(data, msg)
@@ -64,17 +70,17 @@ func (f FakeCrawl) Messages() (TaskControlMessage, []RawScrapedDataMessage) {
 			data = append(data, msg)
 		}
 	}
-	init := TaskControlMessage{Type: TypeTaskInit, OriginalTaskID: f.OriginalTaskID, TotalTweets: int64(f.Tweets)}
+	init := crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: f.OriginalTaskID, TotalTweets: int64(f.Tweets)}
 	return init, data
 }
 
-func (f FakeCrawl) tweet(i int) RawScrapedDataMessage {
+func (f Crawl) tweet(i int) crawl.RawScrapedDataMessage {
 	id := strconv.FormatInt(f.OriginalTaskID*1_000_000+int64(i), 10)
-	replies := make([]RawReply, f.RepliesPerTweet)
+	replies := make([]crawl.RawReply, f.RepliesPerTweet)
 	for r := range replies {
-		replies[r] = RawReply{Author: fmt.Sprintf("replier_%d", r), Text: fmt.Sprintf("reply %d to tweet %s", r, id)}
+		replies[r] = crawl.RawReply{Author: fmt.Sprintf("replier_%d", r), Text: fmt.Sprintf("reply %d to tweet %s", r, id)}
 	}
-	return RawScrapedDataMessage{OriginalTaskID: f.OriginalTaskID, TweetData: RawTweetData{
+	return crawl.RawScrapedDataMessage{OriginalTaskID: f.OriginalTaskID, TweetData: crawl.RawTweetData{
 		ID: id, URL: "https://x.com/fake/status/" + id, Author: "fake_author",
 		FullText:   fmt.Sprintf("fake tweet %d of task %d", i, f.OriginalTaskID),
 		ReplyCount: strconv.Itoa(f.RepliesPerTweet), RepostCount: "0", LikeCount: "0",
@@ -84,7 +90,7 @@ func (f FakeCrawl) tweet(i int) RawScrapedDataMessage {
 
 // Records encodes the messages as Kafka records in sending order. Tweets are
 // keyed by id (spreading them over partitions), TASK_INIT by task id.
-func (f FakeCrawl) Records(topics Topics) ([]*kgo.Record, error) {
+func (f Crawl) Records(topics crawl.Topics) ([]*kgo.Record, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -112,10 +118,9 @@ func (f FakeCrawl) Records(topics Topics) ([]*kgo.Record, error) {
 }
 
 // Produce sends the fake crawl and returns the number of tweet records sent,
-// copies included. TASK_INIT
-// and the data are two acknowledged steps, so "TASK_INIT last" really
-// reaches the broker after every tweet.
-func (f FakeCrawl) Produce(ctx context.Context, cl *kgo.Client, topics Topics) (int64, error) {
+// copies included. TASK_INIT and the data are two acknowledged steps, so
+// "TASK_INIT last" really reaches the broker after every tweet.
+func (f Crawl) Produce(ctx context.Context, cl *kgo.Client, topics crawl.Topics) (int64, error) {
 	recs, err := f.Records(topics)
 	if err != nil {
 		return 0, err

@@ -21,8 +21,8 @@
 -- as the completion signal for it has not been confirmed (so a redelivery of
 -- that record after a crash between counting and signalling signals again).
 --
--- The unit of work is a distinct tweet (seed: total_tweets =
--- len(all_detailed_data)). Every counted tweet id is a field "tweet:<id>" of
+-- The unit of work is a distinct tweet (the crawler announces total_tweets
+-- as its number of distinct tweets). Every counted tweet id is a field "tweet:<id>" of
 -- the hash, so a copy of a counted tweet (same id, any offset, any
 -- partition, before or after TASK_INIT) is a duplicate: duplicate_tweets
 -- grows, processed_tweets does not. The ids live and expire with the hash,

@@ -1,4 +1,6 @@
-package crawl
+// Package crawlprom holds the crawl consumers' Prometheus series (served on the worker's
+// /metrics): records by topic and result, completions signalled, batch retries and batch time.
+package crawlprom
 
 import (
 	"time"
@@ -17,14 +19,9 @@ type Metrics struct {
 	batchSeconds prometheus.Histogram
 }
 
-// resultDeadLettered is the result of every dead-lettered record, each
-// delivery counted (the script's ResultDeadLettered counts distinct ones,
-// and only those naming a task).
-const resultDeadLettered = string(ResultDeadLettered)
-
-// NewMetrics registers the series on reg (tolerating a second registration
+// New registers the series on reg (tolerating a second registration
 // when tests build two consumers in one process).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+func New(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
 		records: platform.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskloom_crawl_records_total",
@@ -46,25 +43,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 }
 
-func (m *Metrics) record(topic, result string) {
+// Record counts one record of topic with its result.
+func (m *Metrics) Record(topic, result string) {
 	if m != nil {
 		m.records.WithLabelValues(topic, result).Inc()
 	}
 }
 
-func (m *Metrics) completed() {
+// Completed counts one completion signalled to a task's workflow.
+func (m *Metrics) Completed() {
 	if m != nil {
 		m.completions.Inc()
 	}
 }
 
-func (m *Metrics) retried() {
+// Retried counts one partition batch retried after a failure.
+func (m *Metrics) Retried() {
 	if m != nil {
 		m.batchRetries.Inc()
 	}
 }
 
-func (m *Metrics) batch(d time.Duration) {
+// Batch observes how long one partition batch took.
+func (m *Metrics) Batch(d time.Duration) {
 	if m != nil {
 		m.batchSeconds.Observe(d.Seconds())
 	}

@@ -1,4 +1,4 @@
-package crawl
+package crawldb
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // List returns one page of crawl tasks (optionally of one status), newest original_task_id
 // first, and how many match: two commands whatever the collection's size. Read-only, for the
 // operations console (api/ui).
-func (s *TaskStore) List(ctx context.Context, status string, skip, limit int64) ([]TaskRecord, int64, error) {
+func (s *Store) List(ctx context.Context, status string, skip, limit int64) ([]crawl.TaskRecord, int64, error) {
 	q := bson.D{}
 	if status != "" {
 		q = append(q, bson.E{Key: "status", Value: status})
@@ -24,7 +26,7 @@ func (s *TaskStore) List(ctx context.Context, status string, skip, limit int64) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("list crawl tasks: %w", err)
 	}
-	var out []TaskRecord
+	var out []crawl.TaskRecord
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, 0, fmt.Errorf("decode crawl tasks: %w", err)
 	}

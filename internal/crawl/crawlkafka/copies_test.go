@@ -1,15 +1,16 @@
-package crawl
+package crawlkafka
 
 import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 )
 
-// Issue 16's acceptance: a crawler (or its producer) sends tweets twice; a
-// copy has the tweet's id at a new offset. The task completes only once every
+// A crawler (or its producer) sends tweets twice; a copy has the tweet's id
+// at a new offset. The task completes only once every
 // distinct tweet was processed, processed_tweets == total_tweets, and the
 // copies' replies carry the original's idempotency keys.
 
@@ -19,7 +20,7 @@ const copyTweets = 200
 // tweet on partition i%testPartitions (for a producer that honours it).
 func crawlRecords(t *testing.T, task int64, replies int) (*kgo.Record, []*kgo.Record) {
 	t.Helper()
-	recs := fakeCrawlRecords(t, FakeCrawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
+	recs := fakeCrawlRecords(t, crawler.Crawl{OriginalTaskID: task, Tweets: copyTweets, RepliesPerTweet: replies})
 	for i, r := range recs[1:] {
 		r.Partition = int32(i % testPartitions)
 	}
@@ -63,7 +64,7 @@ func wantCompletedOnce(t *testing.T, h *kafkaHarness, task, duplicates int64) {
 	t.Helper()
 	waitFor(t, "every copy applied", func() bool { return h.progress(t, task).DuplicateTweets == duplicates })
 	p := h.progress(t, task)
-	if p.ProcessedTweets != copyTweets || p.TotalTweets != copyTweets || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != copyTweets || p.TotalTweets != copyTweets || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("task %d progress = %+v, want %d/%d COMPLETED", task, p, copyTweets, copyTweets)
 	}
 	if n := h.notifier.count(task); n != 1 {
@@ -83,7 +84,7 @@ func TestCopiesInitFirstCompleteOnlyAtLastDistinctTweet(t *testing.T) {
 		p := h.progress(t, task)
 		return p.ProcessedTweets == copyTweets-1 && p.DuplicateTweets == copyTweets-1
 	})
-	if p := h.progress(t, task); p.Status != crawltask.ProgressProcessing || h.notifier.count(task) != 0 {
+	if p := h.progress(t, task); p.Status != crawl.ProgressProcessing || h.notifier.count(task) != 0 {
 		t.Fatalf("completed before the last distinct tweet: %+v", p)
 	}
 	produce(twice(tweets[copyTweets-1:])...)
@@ -104,7 +105,7 @@ func TestCopiesInitFirstCompleteOnlyAtLastDistinctTweet(t *testing.T) {
 			t.Fatalf("key %q handed over %d times, want 2", k, n)
 		}
 	}
-	if want := ReplyKey(task, string(tweets[0].Key), 1); keys[want] != 2 {
+	if want := crawl.ReplyKey(task, string(tweets[0].Key), 1); keys[want] != 2 {
 		t.Fatalf("key %q missing from %v...", want, len(keys))
 	}
 }
@@ -153,7 +154,7 @@ func TestCopiesOnOtherPartitionsInterleaved(t *testing.T) {
 		waitFor(t, "completion", func() bool { return h.notifier.count(task) > 0 })
 		wantCompletedOnce(t, h, task, copyTweets)
 	}
-	if counted := h.recorded(testTopics.Data, string(ResultCounted)); counted != len(tasks)*copyTweets {
+	if counted := h.recorded(testTopics.Data, string(crawl.ResultCounted)); counted != len(tasks)*copyTweets {
 		t.Fatalf("counted metric = %d, want %d", counted, len(tasks)*copyTweets)
 	}
 }
@@ -175,10 +176,10 @@ func TestCopiesAfterCompletion(t *testing.T) {
 	produce(copies...)
 	// The copies are consumed after produce returns: wait until all have been seen.
 	waitFor(t, "the copies counted as duplicates", func() bool {
-		return h.recorded(testTopics.Data, string(ResultDuplicate)) >= copyTweets
+		return h.recorded(testTopics.Data, string(crawl.ResultDuplicate)) >= copyTweets
 	})
 	wantCompletedOnce(t, h, task, copyTweets)
-	if d := h.recorded(testTopics.Data, string(ResultDuplicate)); d != copyTweets {
+	if d := h.recorded(testTopics.Data, string(crawl.ResultDuplicate)); d != copyTweets {
 		t.Fatalf("duplicate metric = %d, want %d", d, copyTweets)
 	}
 }

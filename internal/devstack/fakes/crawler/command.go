@@ -1,4 +1,4 @@
-package crawl
+package crawler
 
 import (
 	"context"
@@ -11,20 +11,21 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
-// FakeCrawlerOptions are the fake crawler command's settings: what to send
-// and where. The real crawler takes --original-task-id the same way (seed
-// section 2.1).
-type FakeCrawlerOptions struct {
-	Crawl   FakeCrawl
+// Options are the fake crawler command's settings: what to send and where.
+// The real crawler takes --original-task-id the same way.
+type Options struct {
+	Crawl   Crawl
 	Brokers []string
-	Topics  Topics
+	Topics  crawl.Topics
 	Timeout time.Duration
 }
 
 // Flags registers the command line flags on fs.
-func (o *FakeCrawlerOptions) Flags(fs *pflag.FlagSet) {
+func (o *Options) Flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.Crawl.OriginalTaskID, "original-task-id", 0, "original task id (required)")
 	fs.IntVar(&o.Crawl.Tweets, "tweets", 450, "distinct tweets to send")
 	fs.Float64Var(&o.Crawl.DupRate, "dup-rate", 0, "share of tweets sent a second time with the same id, as a producer retry would (copies are not counted)")
@@ -33,13 +34,13 @@ func (o *FakeCrawlerOptions) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Crawl.Drop, "drop", 0, "announced tweets never sent (the task then fails at its deadline)")
 	fs.Uint64Var(&o.Crawl.Seed, "seed", 1, "seed of the duplicate choice")
 	fs.StringSliceVar(&o.Brokers, "brokers", nil, "Kafka brokers (default: KAFKA_BROKERS)")
-	fs.StringVar(&o.Topics.Control, "control-topic", ControlTopicDefault, "TaskControlMessage topic")
-	fs.StringVar(&o.Topics.Data, "data-topic", DataTopicDefault, "RawScrapedDataMessage topic")
+	fs.StringVar(&o.Topics.Control, "control-topic", crawl.ControlTopicDefault, "TaskControlMessage topic")
+	fs.StringVar(&o.Topics.Data, "data-topic", crawl.DataTopicDefault, "RawScrapedDataMessage topic")
 	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "give up producing after this long")
 }
 
-// RunFakeCrawler produces the fake crawl and prints what it did to out.
-func RunFakeCrawler(ctx context.Context, o FakeCrawlerOptions, out io.Writer) error {
+// Run produces the fake crawl and prints what it did to out.
+func Run(ctx context.Context, o Options, out io.Writer) error {
 	if len(o.Brokers) == 0 && os.Getenv("KAFKA_BROKERS") != "" {
 		o.Brokers = strings.Split(os.Getenv("KAFKA_BROKERS"), ",")
 	}

@@ -1,4 +1,8 @@
-package crawl
+// Package crawlkafka is the crawl subsystem's Kafka side: the group consumer of the crawler's
+// two topics, the per-partition batch processing (dead letters, reply tasks to the scheduler
+// topic, counting through crawl.ProgressCounter, telling the workflows through
+// crawl.WorkflowNotifier) and the producers of reply tasks and dead letters.
+package crawlkafka
 
 import (
 	"context"
@@ -9,6 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
 // Consumer defaults.
@@ -27,7 +33,7 @@ const (
 type ConsumerConfig struct {
 	Brokers []string
 	Group   string
-	Topics  Topics
+	Topics  crawl.Topics
 	// BatchSize bounds one partition's batch (BatchSizeDefault when 0).
 	BatchSize int
 	// ExtraOpts are appended to the client options (tests shorten timeouts).
@@ -143,7 +149,7 @@ func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 		batch := recs[:min(size, len(recs))]
 		start := time.Now()
 		err := c.proc.ProcessBatch(ctx, batch)
-		c.proc.Metrics.batch(time.Since(start))
+		c.proc.Metrics.Batch(time.Since(start))
 		if err == nil {
 			c.cl.MarkCommitRecords(batch...)
 			recs = recs[len(batch):]
@@ -153,7 +159,7 @@ func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 		if ctx.Err() != nil {
 			return // shutting down: the batch stays unmarked and is redelivered
 		}
-		c.proc.Metrics.retried()
+		c.proc.Metrics.Retried()
 		size = max(1, len(batch)/2)
 		c.log.Warn("crawl consumer: batch failed, retrying smaller", "topic", batch[0].Topic, "partition", batch[0].Partition,
 			"offset", batch[0].Offset, "records", len(batch), "next_records", size, "retry_in", wait, "err", err)

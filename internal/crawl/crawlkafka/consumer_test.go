@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-func fakeCrawlRecords(t testing.TB, f FakeCrawl) []*kgo.Record {
+func fakeCrawlRecords(t testing.TB, f crawler.Crawl) []*kgo.Record {
 	t.Helper()
 	recs, err := f.Records(testTopics)
 	if err != nil {
@@ -24,11 +25,11 @@ func fakeCrawlRecords(t testing.TB, f FakeCrawl) []*kgo.Record {
 func TestConsumerOrderings(t *testing.T) {
 	cases := []struct {
 		name string
-		f    FakeCrawl
+		f    crawler.Crawl
 	}{
-		{"normal order", FakeCrawl{OriginalTaskID: 101, Tweets: 40, RepliesPerTweet: 2}},
-		{"TASK_INIT last", FakeCrawl{OriginalTaskID: 102, Tweets: 40, RepliesPerTweet: 2, InitLast: true}},
-		{"zero tweets", FakeCrawl{OriginalTaskID: 103, Tweets: 0}},
+		{"normal order", crawler.Crawl{OriginalTaskID: 101, Tweets: 40, RepliesPerTweet: 2}},
+		{"TASK_INIT last", crawler.Crawl{OriginalTaskID: 102, Tweets: 40, RepliesPerTweet: 2, InitLast: true}},
+		{"zero tweets", crawler.Crawl{OriginalTaskID: 103, Tweets: 0}},
 	}
 	h := newKafkaHarness(t, testPartitions)
 	h.startConsumer(t)
@@ -40,7 +41,7 @@ func TestConsumerOrderings(t *testing.T) {
 			}
 			waitFor(t, "completion", func() bool { return h.notifier.count(tc.f.OriginalTaskID) > 0 })
 			p := h.progress(t, tc.f.OriginalTaskID)
-			if p.Status != crawltask.ProgressCompleted || p.ProcessedTweets != total || p.TotalTweets != total {
+			if p.Status != crawl.ProgressCompleted || p.ProcessedTweets != total || p.TotalTweets != total {
 				t.Fatalf("progress = %+v, want %d/%d COMPLETED", p, total, total)
 			}
 		})
@@ -75,7 +76,7 @@ func TestConsumerOrderings(t *testing.T) {
 // dies before any offset commit lands, the second starts from the beginning.
 func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 	h := newKafkaHarness(t, testPartitions)
-	f := FakeCrawl{OriginalTaskID: 201, Tweets: 60, RepliesPerTweet: 1, InitLast: true}
+	f := crawler.Crawl{OriginalTaskID: 201, Tweets: 60, RepliesPerTweet: 1, InitLast: true}
 	h.failCommit.Store(true)
 	stop := h.startConsumer(t)
 	total, err := f.Produce(context.Background(), h.producer, testTopics)
@@ -100,16 +101,16 @@ func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 	// Replies are handed over before counting, so the second pass's
 	// duplicates may still be on their way.
 	waitFor(t, "61 duplicates", func() bool {
-		return h.recorded(testTopics.Data, string(ResultDuplicate))+h.recorded(testTopics.Control, string(ResultDuplicate)) == 61
+		return h.recorded(testTopics.Data, string(crawl.ResultDuplicate))+h.recorded(testTopics.Control, string(crawl.ResultDuplicate)) == 61
 	})
 	p := h.progress(t, 201)
-	if p.ProcessedTweets != total || p.Status != crawltask.ProgressCompleted {
+	if p.ProcessedTweets != total || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress = %+v, want %d processed", p, total)
 	}
 	if n := h.notifier.count(201); n != 1 {
 		t.Fatalf("completion notified %d times, want 1", n)
 	}
-	if counted := h.recorded(testTopics.Data, string(ResultCounted)); counted != 60 {
+	if counted := h.recorded(testTopics.Data, string(crawl.ResultCounted)); counted != 60 {
 		t.Fatalf("counted metric = %d, want 60", counted)
 	}
 }
@@ -117,7 +118,7 @@ func TestConsumerRedeliveryCountsOnce(t *testing.T) {
 func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	h := newKafkaHarness(t, 1)
 	h.startConsumer(t)
-	f := FakeCrawl{OriginalTaskID: 401, Tweets: 5, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 401, Tweets: 5, RepliesPerTweet: 1}
 	recs := fakeCrawlRecords(t, f)
 	bad := []*kgo.Record{
 		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 401, "tweet_data": `)},
@@ -148,14 +149,14 @@ func TestConsumerMalformedGoesToDeadLetter(t *testing.T) {
 	// All three name task 401. The control topic's poison may be counted
 	// after the data topic completed the task: topics are not ordered.
 	waitFor(t, "3 dead letters of task 401", func() bool { return h.progress(t, 401).DeadLetteredRecords == 3 })
-	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != crawltask.ProgressCompleted {
+	if p := h.progress(t, 401); p.ProcessedTweets != 5 || p.Status != crawl.ProgressCompleted {
 		t.Fatalf("progress = %+v", p)
 	}
 	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 3 {
 		t.Fatalf("dead_lettered metric = %d, want 3", n)
 	}
-	if n := counterValue(h.metrics.completions); n != 1 {
-		t.Fatalf("completions metric = %v, want 1", n)
+	if n := h.counter("taskloom_crawl_completions_total"); n != 1 {
+		t.Fatalf("completions metric = %d, want 1", n)
 	}
 }
 
@@ -166,7 +167,7 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 	h := newKafkaHarness(t, 1)
 	h.failCommit.Store(true)
 	stop := h.startConsumer(t)
-	tweet := fakeCrawlRecords(t, FakeCrawl{OriginalTaskID: 701, Tweets: 1})
+	tweet := fakeCrawlRecords(t, crawler.Crawl{OriginalTaskID: 701, Tweets: 1})
 	poison := []*kgo.Record{
 		{Topic: testTopics.Data, Value: []byte(`{"original_task_id": 701, "tweet_data": `)},
 		{Topic: testTopics.Data, Value: []byte(`{"tweet_data": {"id": "1"}}`)},
@@ -187,7 +188,7 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 	// The good records are counted after the poison before them, so their
 	// redelivery (a duplicate) means the poison was redelivered too.
 	waitFor(t, "redelivery", func() bool {
-		return h.recorded(testTopics.Data, string(ResultDuplicate)) == 1 && h.recorded(testTopics.Control, string(ResultDuplicate)) == 1
+		return h.recorded(testTopics.Data, string(crawl.ResultDuplicate)) == 1 && h.recorded(testTopics.Control, string(crawl.ResultDuplicate)) == 1
 	})
 	if n := h.recorded(testTopics.Data, resultDeadLettered) + h.recorded(testTopics.Control, resultDeadLettered); n != 2*len(poison) {
 		t.Fatalf("dead_lettered metric = %d, want every delivery (%d)", n, 2*len(poison))
@@ -195,7 +196,7 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 	if p := h.progress(t, 701); p.DeadLetteredRecords != 2 || p.ProcessedTweets != 1 {
 		t.Fatalf("after redelivery: progress = %+v, want 2 dead letters", p)
 	}
-	keys, err := h.store.rdb.Keys(context.Background(), h.store.prefix+"task_progress:*").Result()
+	keys, err := h.rdb.Keys(context.Background(), h.prefix+"task_progress:*").Result()
 	if err != nil || len(keys) != 1 || keys[0] != h.store.Key(701) {
 		t.Fatalf("progress hashes = %v, %v; want only task 701's", keys, err)
 	}
@@ -205,14 +206,14 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 	h := newKafkaHarness(t, testPartitions)
 	stop := h.startConsumer(t)
-	f := FakeCrawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
 	if _, err := f.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "completion", func() bool { return h.notifier.count(501) > 0 })
 	stop()
 	h.startConsumer(t)
-	g := FakeCrawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
+	g := crawler.Crawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
 	if _, err := g.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +228,11 @@ func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 // sizeLimitedScheduler fails any submission above limit, as a dependency
 // that times out on large requests would.
 type sizeLimitedScheduler struct {
-	next  Scheduler
+	next  crawl.Scheduler
 	limit int
 }
 
-func (s sizeLimitedScheduler) Submit(ctx context.Context, tasks []ReplyTask) error {
+func (s sizeLimitedScheduler) Submit(ctx context.Context, tasks []crawl.ReplyTask) error {
 	if len(tasks) > s.limit {
 		return errors.New("request too large for a slow scheduler")
 	}
@@ -249,14 +250,14 @@ func TestConsumerDegradesBatchSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Go(t, c.Run)
-	f := FakeCrawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
+	f := crawler.Crawl{OriginalTaskID: 601, Tweets: 300, RepliesPerTweet: 1}
 	recs := fakeCrawlRecords(t, f)
 	h.produce(t, recs...) // one partition, one poll: a 300-record batch first
 	waitFor(t, "completion through small batches", func() bool { return h.notifier.count(601) == 1 })
 	if p := h.progress(t, 601); p.ProcessedTweets != 300 {
 		t.Fatalf("progress = %+v", p)
 	}
-	if n := counterValue(h.metrics.batchRetries); n == 0 {
+	if n := h.counter("taskloom_crawl_batch_retries_total"); n == 0 {
 		t.Fatal("no batch was retried smaller")
 	}
 }

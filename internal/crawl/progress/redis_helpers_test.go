@@ -1,4 +1,4 @@
-package crawl
+package progress
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -11,12 +11,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -26,7 +29,7 @@ const (
 	testPartitions     = 4
 )
 
-var testTopics = Topics{Control: ControlTopicDefault, Data: DataTopicDefault}
+var testTopics = crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}
 
 // recordingNotifier stands in for the workflow and remembers calls.
 type recordingNotifier struct {
@@ -53,7 +56,7 @@ func (n *recordingNotifier) announcements(task int64) int {
 	return n.announced[task]
 }
 
-func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawltask.Completion) error {
+func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawl.Completion) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.calls == nil {
@@ -88,9 +91,12 @@ type kafkaHarness struct {
 	cluster    *kfake.Cluster
 	brokers    []string
 	producer   *kgo.Client
-	store      *ProgressStore
+	store      *progress.Store
+	rdb        redis.UniversalClient
+	prefix     string
 	notifier   *recordingNotifier
-	metrics    *Metrics
+	registry   *prometheus.Registry
+	metrics    *crawlprom.Metrics
 	group      string
 	failCommit atomic.Bool
 }
@@ -104,14 +110,15 @@ func newKafkaHarness(t testing.TB, partitions int32) *kafkaHarness {
 	}
 	t.Cleanup(cluster.Close)
 	h := &kafkaHarness{cluster: cluster, brokers: cluster.ListenAddrs(), notifier: &recordingNotifier{},
-		group: "g-" + uniquePrefix(), metrics: NewMetrics(prometheus.NewRegistry())}
+		group: testenv.Unique("g-"), registry: prometheus.NewRegistry()}
+	h.metrics = crawlprom.New(h.registry)
 	h.producer, err = kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.producer.Close)
-	b := redisBackends(t)[0]
-	h.store = NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+	h.rdb, h.prefix = testenv.Redis(t)
+	h.store = progress.New(h.rdb, h.prefix, time.Hour, 24*time.Hour)
 	// Commits fail while failCommit is set: the consumer "dies" before its
 	// offsets reach the broker, as a killed process would.
 	cluster.ControlKey(kmsg.OffsetCommit.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -147,8 +154,8 @@ func (h *kafkaHarness) processor(log *slog.Logger) *Processor {
 	return &Processor{
 		Topics:      testTopics,
 		Store:       h.store,
-		Scheduler:   NewKafkaScheduler(h.producer, testSchedulerTopic),
-		DeadLetters: NewKafkaDeadLetters(h.producer, testDLQTopic),
+		Scheduler:   NewReplyProducer(h.producer, testSchedulerTopic),
+		DeadLetters: NewDeadLetterProducer(h.producer, testDLQTopic),
 		Workflows:   h.notifier,
 		Log:         log,
 		Metrics:     h.metrics,
@@ -192,7 +199,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (h *kafkaHarness) progress(t testing.TB, task int64) crawltask.Progress {
+func (h *kafkaHarness) progress(t testing.TB, task int64) crawl.Progress {
 	t.Helper()
 	p, err := h.store.Get(context.Background(), task)
 	if err != nil {
@@ -203,13 +210,41 @@ func (h *kafkaHarness) progress(t testing.TB, task int64) crawltask.Progress {
 
 // recorded is the records counter of a topic and result.
 func (h *kafkaHarness) recorded(topic string, result string) int {
-	return int(counterValue(h.metrics.records.WithLabelValues(topic, result)))
+	return h.counter("taskloom_crawl_records_total", "topic", topic, "result", result)
 }
 
-func counterValue(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
+// counter sums the series of the counter name whose labels include every
+// name, value pair of labels.
+func (h *kafkaHarness) counter(name string, labels ...string) int {
+	families, err := h.registry.Gather()
+	if err != nil {
 		panic(err)
 	}
-	return m.GetCounter().GetValue()
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, labels) {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return int(sum)
+}
+
+func hasLabels(m *dto.Metric, labels []string) bool {
+	for i := 0; i+1 < len(labels); i += 2 {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package crawl
+package progress
 
 import (
 	"context"
@@ -8,30 +8,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
 )
 
-const testTopic = DataTopicDefault
+const testTopic = crawl.DataTopicDefault
 
 // tweetAt is a distinct tweet (its id follows from where it was first sent).
-func tweetAt(task int64, partition int32, offset int64) Update {
+func tweetAt(task int64, partition int32, offset int64) crawl.Update {
 	return copyAt(fmt.Sprintf("t%d-%d", partition, offset), task, partition, offset)
 }
 
 // copyAt is tweet id sent (again) at a record of its own.
-func copyAt(id string, task int64, partition int32, offset int64) Update {
-	return Update{TaskID: task, TweetID: id, Coord: crawltask.Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
+func copyAt(id string, task int64, partition int32, offset int64) crawl.Update {
+	return crawl.Update{TaskID: task, TweetID: id, Coord: crawl.Coordinates{Topic: testTopic, Partition: partition, Offset: offset}}
 }
 
-func initAt(task, total int64, offset int64) Update {
-	return Update{TaskID: task, Init: true, TotalTweets: total,
-		Coord: crawltask.Coordinates{Topic: ControlTopicDefault, Partition: 0, Offset: offset}}
+func initAt(task, total int64, offset int64) crawl.Update {
+	return crawl.Update{TaskID: task, Init: true, TotalTweets: total,
+		Coord: crawl.Coordinates{Topic: crawl.ControlTopicDefault, Partition: 0, Offset: offset}}
 }
 
 // applyAll applies updates one by one and returns the outcomes.
-func applyAll(t *testing.T, s *ProgressStore, us []Update) []Outcome {
+func applyAll(t *testing.T, s *Store, us []crawl.Update) []crawl.Outcome {
 	t.Helper()
-	out := make([]Outcome, len(us))
+	out := make([]crawl.Outcome, len(us))
 	for i, u := range us {
 		o, err := s.Apply(context.Background(), u)
 		if err != nil {
@@ -42,7 +42,7 @@ func applyAll(t *testing.T, s *ProgressStore, us []Update) []Outcome {
 	return out
 }
 
-func completers(outs []Outcome) []int {
+func completers(outs []crawl.Outcome) []int {
 	var idx []int
 	for i, o := range outs {
 		if o.Completer {
@@ -54,8 +54,8 @@ func completers(outs []Outcome) []int {
 
 func TestProgressScriptOrderings(t *testing.T) {
 	const task = 123
-	tweets := func(n int) []Update {
-		us := make([]Update, n)
+	tweets := func(n int) []crawl.Update {
+		us := make([]crawl.Update, n)
 		for i := range us {
 			us[i] = tweetAt(task, int32(i%2), int64(i/2))
 		}
@@ -63,24 +63,24 @@ func TestProgressScriptOrderings(t *testing.T) {
 	}
 	cases := []struct {
 		name          string
-		updates       []Update
+		updates       []crawl.Update
 		wantCompleter int // index of the update that completes, -1 for none
 		wantProcessed int64
 		wantStatus    string
 	}{
-		{"init first", append([]Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, crawltask.ProgressCompleted},
-		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, crawltask.ProgressCompleted},
-		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, crawltask.ProgressCompleted},
-		{"zero tweets", []Update{initAt(task, 0, 0)}, 0, 0, crawltask.ProgressCompleted},
-		{"not yet complete", append([]Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, crawltask.ProgressProcessing},
-		{"data without init", tweets(4), -1, 4, crawltask.ProgressProcessing},
-		{"more than announced", append([]Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, crawltask.ProgressCompleted},
-		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, crawltask.ProgressCompleted},
+		{"init first", append([]crawl.Update{initAt(task, 3, 0)}, tweets(3)...), 3, 3, crawl.ProgressCompleted},
+		{"init last", append(tweets(3), initAt(task, 3, 0)), 3, 3, crawl.ProgressCompleted},
+		{"init between", append(append(tweets(3)[:1:1], initAt(task, 3, 0)), tweets(3)[1:]...), 3, 3, crawl.ProgressCompleted},
+		{"zero tweets", []crawl.Update{initAt(task, 0, 0)}, 0, 0, crawl.ProgressCompleted},
+		{"not yet complete", append([]crawl.Update{initAt(task, 5, 0)}, tweets(3)...), -1, 3, crawl.ProgressProcessing},
+		{"data without init", tweets(4), -1, 4, crawl.ProgressProcessing},
+		{"more than announced", append([]crawl.Update{initAt(task, 2, 0)}, tweets(3)...), 2, 2, crawl.ProgressCompleted},
+		{"more than announced, init last", append(tweets(3), initAt(task, 2, 0)), 3, 2, crawl.ProgressCompleted},
 	}
 	for _, b := range redisBackends(t) {
 		for _, tc := range cases {
 			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
-				s := NewProgressStore(b.rdb, b.prefix+tc.name+":", time.Hour, 24*time.Hour)
+				s := New(b.rdb, b.prefix+tc.name+":", time.Hour, 24*time.Hour)
 				outs := applyAll(t, s, tc.updates)
 				got := completers(outs)
 				if tc.wantCompleter < 0 && len(got) != 0 || tc.wantCompleter >= 0 && (len(got) != 1 || got[0] != tc.wantCompleter) {
@@ -101,12 +101,12 @@ func TestProgressScriptOrderings(t *testing.T) {
 func TestProgressScriptStatusSequence(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			outs := applyAll(t, s, []Update{initAt(7, 2, 0), tweetAt(7, 0, 0), tweetAt(7, 0, 1)})
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			outs := applyAll(t, s, []crawl.Update{initAt(7, 2, 0), tweetAt(7, 0, 0), tweetAt(7, 0, 1)})
 			want := []struct {
-				result Result
+				result crawl.Result
 				status string
-			}{{ResultInitialized, crawltask.ProgressInitialized}, {ResultCounted, crawltask.ProgressProcessing}, {ResultCounted, crawltask.ProgressCompleted}}
+			}{{crawl.ResultInitialized, crawl.ProgressInitialized}, {crawl.ResultCounted, crawl.ProgressProcessing}, {crawl.ResultCounted, crawl.ProgressCompleted}}
 			for i, w := range want {
 				if outs[i].Result != w.result || outs[i].Progress.Status != w.status {
 					t.Errorf("update %d = %+v, want %s/%s", i, outs[i], w.result, w.status)
@@ -123,8 +123,8 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			records := []Update{tweetAt(9, 0, 10), tweetAt(9, 1, 4), initAt(9, 3, 2), tweetAt(9, 0, 11)}
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			records := []crawl.Update{tweetAt(9, 0, 10), tweetAt(9, 1, 4), initAt(9, 3, 2), tweetAt(9, 0, 11)}
 			first := applyAll(t, s, records)
 			if got := completers(first); len(got) != 1 || got[0] != 3 {
 				t.Fatalf("first pass completers = %v, want [3]", got)
@@ -133,7 +133,7 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 			// record's redelivery asks for the signal again.
 			second := applyAll(t, s, records)
 			for i, o := range second {
-				if o.Result != ResultDuplicate {
+				if o.Result != crawl.ResultDuplicate {
 					t.Errorf("redelivered %d result = %s, want duplicate", i, o.Result)
 				}
 			}
@@ -150,7 +150,7 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != crawltask.ProgressCompleted {
+			if p.ProcessedTweets != 3 || p.TotalTweets != 3 || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("progress = %+v, want 3/3 COMPLETED", p)
 			}
 		})
@@ -163,24 +163,24 @@ func TestProgressScriptRedeliveryCountsOnce(t *testing.T) {
 func TestProgressScriptCopiesCountOnce(t *testing.T) {
 	cases := []struct {
 		name    string
-		updates []Update
+		updates []crawl.Update
 	}{
-		{"copy on the same partition", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 2, 41), copyAt("b", 11, 2, 42)}},
-		{"copy on another partition", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), copyAt("b", 11, 1, 42)}},
-		{"copy before TASK_INIT", []Update{copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), initAt(11, 2, 0), copyAt("b", 11, 1, 42)}},
-		{"copy after completion", []Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("b", 11, 1, 42), copyAt("a", 11, 3, 7)}},
+		{"copy on the same partition", []crawl.Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 2, 41), copyAt("b", 11, 2, 42)}},
+		{"copy on another partition", []crawl.Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), copyAt("b", 11, 1, 42)}},
+		{"copy before TASK_INIT", []crawl.Update{copyAt("a", 11, 2, 40), copyAt("a", 11, 3, 7), initAt(11, 2, 0), copyAt("b", 11, 1, 42)}},
+		{"copy after completion", []crawl.Update{initAt(11, 2, 0), copyAt("a", 11, 2, 40), copyAt("b", 11, 1, 42), copyAt("a", 11, 3, 7)}},
 	}
 	for _, b := range redisBackends(t) {
 		for _, tc := range cases {
 			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
-				s := NewProgressStore(b.rdb, b.prefix+tc.name+":", time.Hour, 24*time.Hour)
+				s := New(b.rdb, b.prefix+tc.name+":", time.Hour, 24*time.Hour)
 				outs := applyAll(t, s, tc.updates)
 				if got := completers(outs); len(got) != 1 {
 					t.Fatalf("completers = %v, want one", got)
 				}
 				dups := 0
 				for _, o := range outs {
-					if o.Result == ResultDuplicate {
+					if o.Result == crawl.ResultDuplicate {
 						dups++
 					}
 				}
@@ -188,7 +188,7 @@ func TestProgressScriptCopiesCountOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != crawltask.ProgressCompleted {
+				if dups != 1 || p.ProcessedTweets != 2 || p.TotalTweets != 2 || p.DuplicateTweets != 1 || p.Status != crawl.ProgressCompleted {
 					t.Fatalf("%d duplicate results, progress = %+v, want 2/2 COMPLETED with 1 duplicate", dups, p)
 				}
 				// Redelivering everything changes nothing, not even the copy count.
@@ -206,14 +206,14 @@ func TestProgressScriptCopiesCountOnce(t *testing.T) {
 func TestProgressScriptTotalCountingCopies(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			outs := applyAll(t, s, []Update{initAt(12, 4, 0), copyAt("a", 12, 0, 1), copyAt("a", 12, 1, 1),
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			outs := applyAll(t, s, []crawl.Update{initAt(12, 4, 0), copyAt("a", 12, 0, 1), copyAt("a", 12, 1, 1),
 				copyAt("b", 12, 0, 2), copyAt("b", 12, 1, 2)})
 			if got := completers(outs); len(got) != 0 {
 				t.Fatalf("completers = %v, want none", got)
 			}
 			p := outs[len(outs)-1].Progress
-			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != crawltask.ProgressProcessing {
+			if p.ProcessedTweets != 2 || p.DuplicateTweets != 2 || p.Missing() != 2 || p.Status != crawl.ProgressProcessing {
 				t.Fatalf("progress = %+v", p)
 			}
 		})
@@ -226,37 +226,37 @@ func TestProgressScriptFail(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			applyAll(t, s, []Update{initAt(14, 2, 0), tweetAt(14, 0, 0)})
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			applyAll(t, s, []crawl.Update{initAt(14, 2, 0), tweetAt(14, 0, 0)})
 			p, err := s.Fail(ctx, 14)
-			if err != nil || p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
+			if err != nil || p.Status != crawl.ProgressFailed || p.ProcessedTweets != 1 || p.TotalTweets != 2 {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(14)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after failure = %v, want at most the completed TTL", ttl)
 			}
-			late := applyAll(t, s, []Update{tweetAt(14, 0, 1), copyAt("t0-1", 14, 1, 0)})
-			if late[0].Result != ResultCounted || late[1].Result != ResultDuplicate || len(completers(late)) != 0 {
+			late := applyAll(t, s, []crawl.Update{tweetAt(14, 0, 1), copyAt("t0-1", 14, 1, 0)})
+			if late[0].Result != crawl.ResultCounted || late[1].Result != crawl.ResultDuplicate || len(completers(late)) != 0 {
 				t.Fatalf("late outcomes = %+v", late)
 			}
-			if p, _ := s.Get(ctx, 14); p.Status != crawltask.ProgressFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
+			if p, _ := s.Get(ctx, 14); p.Status != crawl.ProgressFailed || p.ProcessedTweets != 2 || p.DuplicateTweets != 1 {
 				t.Fatalf("progress after late tweets = %+v", p)
 			}
 			// A completed task stays completed; Fail of a task nobody heard
 			// of leaves a FAILED hash so that late tweets cannot complete it.
-			applyAll(t, s, []Update{initAt(15, 1, 0), tweetAt(15, 0, 0)})
-			if p, err := s.Fail(ctx, 15); err != nil || p.Status != crawltask.ProgressCompleted {
+			applyAll(t, s, []crawl.Update{initAt(15, 1, 0), tweetAt(15, 0, 0)})
+			if p, err := s.Fail(ctx, 15); err != nil || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("Fail of a completed task = %+v, %v", p, err)
 			}
-			if p, err := s.Fail(ctx, 16); err != nil || p.Status != crawltask.ProgressFailed || p.TotalTweets != -1 {
+			if p, err := s.Fail(ctx, 16); err != nil || p.Status != crawl.ProgressFailed || p.TotalTweets != -1 {
 				t.Fatalf("Fail of an unknown task = %+v, %v", p, err)
 			}
 		})
 	}
 }
 
-func deadAt(task int64, topic string, partition int32, offset int64) Update {
-	return Update{TaskID: task, DeadLetter: true, Coord: crawltask.Coordinates{Topic: topic, Partition: partition, Offset: offset}}
+func deadAt(task int64, topic string, partition int32, offset int64) crawl.Update {
+	return crawl.Update{TaskID: task, DeadLetter: true, Coord: crawl.Coordinates{Topic: topic, Partition: partition, Offset: offset}}
 }
 
 // Dead letters naming a task count once per record, whatever the order and
@@ -265,12 +265,12 @@ func TestProgressScriptDeadLetters(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			outs := applyAll(t, s, []Update{
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			outs := applyAll(t, s, []crawl.Update{
 				deadAt(17, testTopic, 0, 0), deadAt(17, testTopic, 0, 0), // redelivered
-				deadAt(17, ControlTopicDefault, 0, 0), // same offset, another partition
+				deadAt(17, crawl.ControlTopicDefault, 0, 0), // same offset, another partition
 			})
-			wantResults := []Result{ResultDeadLettered, ResultDuplicate, ResultDeadLettered}
+			wantResults := []crawl.Result{crawl.ResultDeadLettered, crawl.ResultDuplicate, crawl.ResultDeadLettered}
 			for i, o := range outs {
 				if o.Result != wantResults[i] || o.Completer {
 					t.Errorf("dead letter %d = %+v, want %s", i, o, wantResults[i])
@@ -284,18 +284,18 @@ func TestProgressScriptDeadLetters(t *testing.T) {
 			}
 			// Later tweets of the partition are counted; the completion
 			// carries the dead letters so far.
-			done := applyAll(t, s, []Update{initAt(17, 1, 1), tweetAt(17, 0, 1)})
+			done := applyAll(t, s, []crawl.Update{initAt(17, 1, 1), tweetAt(17, 0, 1)})
 			if c := done[1]; !c.Completer || c.Progress.DeadLetteredRecords != 2 || c.Progress.ProcessedTweets != 1 {
 				t.Fatalf("completion = %+v", c)
 			}
 			// After completion a dead letter still counts, without reviving the hash.
-			if o := applyAll(t, s, []Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != ResultDeadLettered || o.Progress.Status != crawltask.ProgressCompleted {
+			if o := applyAll(t, s, []crawl.Update{deadAt(17, testTopic, 0, 2)})[0]; o.Result != crawl.ResultDeadLettered || o.Progress.Status != crawl.ProgressCompleted {
 				t.Fatalf("late dead letter = %+v", o)
 			}
 			if ttl := b.rdb.TTL(ctx, s.Key(17)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after a late dead letter = %v, want at most the completed TTL", ttl)
 			}
-			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != crawltask.ProgressCompleted {
+			if p, err := s.Fail(ctx, 17); err != nil || p.DeadLetteredRecords != 3 || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("Fail = %+v, %v", p, err)
 			}
 		})
@@ -306,17 +306,17 @@ func TestProgressScriptTTL(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			applyAll(t, s, []Update{initAt(13, 2, 0), tweetAt(13, 0, 0)})
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			applyAll(t, s, []crawl.Update{initAt(13, 2, 0), tweetAt(13, 0, 0)})
 			if ttl := b.rdb.TTL(ctx, s.Key(13)).Val(); ttl <= time.Hour || ttl > 24*time.Hour {
 				t.Fatalf("TTL while processing = %v, want the idle TTL", ttl)
 			}
-			applyAll(t, s, []Update{tweetAt(13, 0, 1)})
+			applyAll(t, s, []crawl.Update{tweetAt(13, 0, 1)})
 			if ttl := b.rdb.TTL(ctx, s.Key(13)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after completion = %v, want at most the completed TTL", ttl)
 			}
 			// A late record after completion must not extend the key's life.
-			applyAll(t, s, []Update{tweetAt(13, 0, 2)})
+			applyAll(t, s, []crawl.Update{tweetAt(13, 0, 2)})
 			if ttl := b.rdb.TTL(ctx, s.Key(13)).Val(); ttl <= 0 || ttl > time.Hour {
 				t.Fatalf("TTL after a late record = %v, want at most the completed TTL", ttl)
 			}
@@ -330,8 +330,8 @@ func TestProgressScriptTTL(t *testing.T) {
 	}
 }
 
-func TestProgressScriptKeyKeepsSeedName(t *testing.T) {
-	s := NewProgressStore(nil, "tl:", 0, 0)
+func TestProgressScriptKeyKeepsContractName(t *testing.T) {
+	s := New(nil, "tl:", 0, 0)
 	if got := s.Key(123); got != "tl:task_progress:123" {
 		t.Fatalf("Key = %q", got)
 	}
@@ -342,7 +342,7 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 	const partitions, perPartition = 4, 50
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
 			var completed atomic.Int32
 			var wg sync.WaitGroup
 			for p := range int32(partitions) {
@@ -356,7 +356,7 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 								t.Error(err)
 								return
 							}
-							if o.Completer && o.Result != ResultDuplicate {
+							if o.Completer && o.Result != crawl.ResultDuplicate {
 								completed.Add(1)
 							}
 						}
@@ -376,7 +376,7 @@ func TestProgressScriptConcurrentSingleCompleter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
+			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})
@@ -389,7 +389,7 @@ func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
 	const partitions, perPartition = 4, 50
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
 			var completed atomic.Int32
 			var wg sync.WaitGroup
 			for p := range int32(partitions) {
@@ -425,7 +425,7 @@ func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
 				t.Fatal(err)
 			}
 			if completed.Load() != 1 || p.ProcessedTweets != partitions*perPartition ||
-				p.DuplicateTweets != partitions*perPartition || p.Status != crawltask.ProgressCompleted {
+				p.DuplicateTweets != partitions*perPartition || p.Status != crawl.ProgressCompleted {
 				t.Fatalf("completions = %d, progress = %+v", completed.Load(), p)
 			}
 		})
@@ -435,13 +435,13 @@ func TestProgressScriptConcurrentCopiesSingleCompleter(t *testing.T) {
 func TestProgressBatchMatchesSingle(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			batch := []Update{tweetAt(31, 0, 0), tweetAt(31, 0, 1), tweetAt(31, 0, 1), initAt(31, 2, 5)}
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			batch := []crawl.Update{tweetAt(31, 0, 0), tweetAt(31, 0, 1), tweetAt(31, 0, 1), initAt(31, 2, 5)}
 			outs, err := s.ApplyBatch(context.Background(), batch)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []Result{ResultCounted, ResultCounted, ResultDuplicate, ResultInitialized}
+			want := []crawl.Result{crawl.ResultCounted, crawl.ResultCounted, crawl.ResultDuplicate, crawl.ResultInitialized}
 			for i, w := range want {
 				if outs[i].Result != w {
 					t.Errorf("batch[%d] = %s, want %s", i, outs[i].Result, w)
@@ -460,12 +460,12 @@ func TestProgressScriptReloadsAfterFlush(t *testing.T) {
 			continue // flushing the shared real Redis's script cache would disturb others
 		}
 		ctx := context.Background()
-		s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-		applyAll(t, s, []Update{tweetAt(41, 0, 0)})
+		s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+		applyAll(t, s, []crawl.Update{tweetAt(41, 0, 0)})
 		if err := b.rdb.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if o := applyAll(t, s, []Update{tweetAt(41, 0, 1)}); o[0].Result != ResultCounted {
+		if o := applyAll(t, s, []crawl.Update{tweetAt(41, 0, 1)}); o[0].Result != crawl.ResultCounted {
 			t.Fatalf("after script flush: %+v", o[0])
 		}
 	}
@@ -475,9 +475,9 @@ func TestProgressScriptReloadsAfterFlush(t *testing.T) {
 func TestProgressBatchSpansPipelines(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			s := NewProgressStore(b.rdb, b.prefix, time.Hour, 24*time.Hour)
+			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
 			const n = 2*pipelineMax + 50
-			batch := []Update{initAt(51, n, 0)}
+			batch := []crawl.Update{initAt(51, n, 0)}
 			for off := range int64(n) {
 				batch = append(batch, tweetAt(51, 0, off))
 			}

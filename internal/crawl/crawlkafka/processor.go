@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -8,40 +8,28 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/taskloom/taskloom/internal/crawl/crawltask"
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 )
-
-// Topics names the two input topics of the seed's contract.
-type Topics struct {
-	Control string
-	Data    string
-}
-
-// WorkflowNotifier tells a task's workflow what the consumers saw. Both
-// calls must tolerate repeats (redelivery repeats them), which Temporal's
-// workflow ID uniqueness gives.
-type WorkflowNotifier interface {
-	// TaskAnnounced: a TASK_INIT arrived, so the task exists even when its
-	// crawler ran outside taskloom; its workflow should exist (and start its
-	// completion deadline) from now on.
-	TaskAnnounced(ctx context.Context, originalTaskID int64) error
-	// TaskCompleted: this record made the task COMPLETED.
-	TaskCompleted(ctx context.Context, c crawltask.Completion) error
-}
 
 // Processor turns a batch of records of one partition into dead letters,
 // reply tasks and counts. Every step is safe to repeat, so a failed batch is
 // retried whole.
 type Processor struct {
-	Topics      Topics
-	Store       *ProgressStore
-	Scheduler   Scheduler
+	Topics      crawl.Topics
+	Store       crawl.ProgressCounter
+	Scheduler   crawl.Scheduler
 	DeadLetters DeadLetterSink
-	Workflows   WorkflowNotifier
+	Workflows   crawl.WorkflowNotifier
 	Log         *slog.Logger
 	// Metrics may be nil.
-	Metrics *Metrics
+	Metrics *crawlprom.Metrics
 }
+
+// resultDeadLettered is the result of every dead-lettered record, each
+// delivery counted (the script's ResultDeadLettered counts distinct ones,
+// and only those naming a task).
+const resultDeadLettered = string(crawl.ResultDeadLettered)
 
 // Validate reports a missing dependency at startup rather than on the first record.
 func (p *Processor) Validate() error {
@@ -73,15 +61,15 @@ func (p *Processor) Validate() error {
 func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		letters []DeadLetter
-		tasks   []ReplyTask
-		updates []Update
+		tasks   []crawl.ReplyTask
+		updates []crawl.Update
 	)
 	for _, r := range recs {
 		u, replies, err := p.parse(r)
 		if err != nil {
 			letters = append(letters, DeadLetter{Record: r, Reason: err.Error()})
-			if id, ok := NamedTaskID(r.Value); ok {
-				updates = append(updates, Update{TaskID: id, Coord: coordinatesOf(r), DeadLetter: true})
+			if id, ok := crawl.NamedTaskID(r.Value); ok {
+				updates = append(updates, crawl.Update{TaskID: id, Coord: coordinatesOf(r), DeadLetter: true})
 			}
 			continue
 		}
@@ -92,7 +80,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		return err
 	}
 	for _, l := range letters {
-		p.Metrics.record(l.Record.Topic, resultDeadLettered)
+		p.Metrics.Record(l.Record.Topic, resultDeadLettered)
 		p.Log.Warn("crawl record dead-lettered", "topic", l.Record.Topic, "partition", l.Record.Partition,
 			"offset", l.Record.Offset, "reason", l.Reason)
 	}
@@ -107,7 +95,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		if updates[i].DeadLetter {
 			continue // in the metric with its letter above; never completes a task
 		}
-		p.Metrics.record(updates[i].Coord.Topic, string(o.Result))
+		p.Metrics.Record(updates[i].Coord.Topic, string(o.Result))
 		if err := p.notify(ctx, updates[i], o); err != nil {
 			return err
 		}
@@ -119,11 +107,11 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 // not complete the task, that the task exists. A redelivered TASK_INIT
 // announces again (a no-op for an existing workflow), so an announcement
 // lost to a failed batch is made on the retry.
-func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
+func (p *Processor) notify(ctx context.Context, u crawl.Update, o crawl.Outcome) error {
 	switch {
 	case o.Completer:
 		return p.complete(ctx, u, o)
-	case u.Init && o.Progress.Status != crawltask.ProgressCompleted:
+	case u.Init && o.Progress.Status != crawl.ProgressCompleted:
 		if err := p.Workflows.TaskAnnounced(ctx, u.TaskID); err != nil {
 			return fmt.Errorf("announce crawl task %d: %w", u.TaskID, err)
 		}
@@ -131,39 +119,39 @@ func (p *Processor) notify(ctx context.Context, u Update, o Outcome) error {
 	return nil
 }
 
-func coordinatesOf(r *kgo.Record) crawltask.Coordinates {
-	return crawltask.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+func coordinatesOf(r *kgo.Record) crawl.Coordinates {
+	return crawl.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 }
 
-func (p *Processor) parse(r *kgo.Record) (Update, []ReplyTask, error) {
+func (p *Processor) parse(r *kgo.Record) (crawl.Update, []crawl.ReplyTask, error) {
 	coord := coordinatesOf(r)
 	switch r.Topic {
 	case p.Topics.Control:
-		m, err := ParseTaskControl(r.Value)
+		m, err := crawl.ParseTaskControl(r.Value)
 		if err != nil {
-			return Update{}, nil, err
+			return crawl.Update{}, nil, err
 		}
-		return Update{TaskID: m.OriginalTaskID, Coord: coord, Init: true, TotalTweets: m.TotalTweets}, nil, nil
+		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, Init: true, TotalTweets: m.TotalTweets}, nil, nil
 	case p.Topics.Data:
-		m, err := ParseRawScrapedData(r.Value)
+		m, err := crawl.ParseRawScrapedData(r.Value)
 		if err != nil {
-			return Update{}, nil, err
+			return crawl.Update{}, nil, err
 		}
-		return Update{TaskID: m.OriginalTaskID, Coord: coord, TweetID: m.TweetData.ID}, ReplyTasks(m), nil
+		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, TweetID: m.TweetData.ID}, crawl.ReplyTasks(m), nil
 	default:
-		return Update{}, nil, fmt.Errorf("%w: record from unexpected topic %q", ErrInvalidMessage, r.Topic)
+		return crawl.Update{}, nil, fmt.Errorf("%w: record from unexpected topic %q", crawl.ErrInvalidMessage, r.Topic)
 	}
 }
 
-func (p *Processor) complete(ctx context.Context, u Update, o Outcome) error {
-	c := crawltask.Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
+func (p *Processor) complete(ctx context.Context, u crawl.Update, o crawl.Outcome) error {
+	c := crawl.Completion{OriginalTaskID: u.TaskID, Progress: o.Progress, CompletedBy: u.Coord}
 	if err := p.Workflows.TaskCompleted(ctx, c); err != nil {
 		return fmt.Errorf("notify completion of crawl task %d: %w", u.TaskID, err)
 	}
 	if err := p.Store.MarkSignaled(ctx, u.TaskID); err != nil {
 		return err
 	}
-	p.Metrics.completed()
+	p.Metrics.Completed()
 	p.Log.Info("crawl task completed", "original_task_id", u.TaskID,
 		"total_tweets", o.Progress.TotalTweets, "processed_tweets", o.Progress.ProcessedTweets, "completed_by", u.Coord.String())
 	return nil

@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -28,19 +28,19 @@ type DeadLetterSink interface {
 	Send(ctx context.Context, letters []DeadLetter) error
 }
 
-// KafkaDeadLetters copies rejected records, unchanged, to a dead-letter topic.
-type KafkaDeadLetters struct {
+// DeadLetterProducer copies rejected records, unchanged, to a dead-letter topic.
+type DeadLetterProducer struct {
 	producer *kgo.Client
 	topic    string
 }
 
-// NewKafkaDeadLetters produces to topic with an existing client.
-func NewKafkaDeadLetters(producer *kgo.Client, topic string) *KafkaDeadLetters {
-	return &KafkaDeadLetters{producer: producer, topic: topic}
+// NewDeadLetterProducer produces to topic with an existing client.
+func NewDeadLetterProducer(producer *kgo.Client, topic string) *DeadLetterProducer {
+	return &DeadLetterProducer{producer: producer, topic: topic}
 }
 
 // Send produces every letter and waits for all acknowledgements.
-func (d *KafkaDeadLetters) Send(ctx context.Context, letters []DeadLetter) error {
+func (d *DeadLetterProducer) Send(ctx context.Context, letters []DeadLetter) error {
 	if len(letters) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package crawl
+package crawlkafka
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 )
 
 // BenchmarkCrawlCount4Partitions measures tweets counted per second through
@@ -14,10 +16,10 @@ import (
 // bare franz-go group consumer that only consumes and commits the same
 // records. ratio_vs_raw is crawl throughput / raw throughput.
 //
-//	go test -run XXX -bench CrawlCount -benchtime 20000x ./internal/crawl/
+//	go test -run XXX -bench CrawlCount -benchtime 20000x ./internal/crawl/crawlkafka/
 func BenchmarkCrawlCount4Partitions(b *testing.B) {
 	h := newKafkaHarness(b, testPartitions)
-	f := FakeCrawl{OriginalTaskID: 900, Tweets: b.N, RepliesPerTweet: 2}
+	f := crawler.Crawl{OriginalTaskID: 900, Tweets: b.N, RepliesPerTweet: 2}
 	total, err := f.Produce(context.Background(), h.producer, testTopics)
 	if err != nil {
 		b.Fatal(err)

@@ -1,0 +1,218 @@
+// Package progress keeps each crawl task's progress in Redis: the task_progress:{original_task_id}
+// hash, changed only by one Lua script (progress.lua) that checks, counts and completes a task in
+// one atomic step, so consumers on any number of workers count every tweet once.
+package progress
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/platform"
+)
+
+// Defaults for how long a progress hash outlives its task.
+const (
+	CompletedTTLDefault = 7 * 24 * time.Hour
+	IdleTTLDefault      = 30 * 24 * time.Hour
+)
+
+//go:embed progress.lua
+var progressLua string
+
+var progressScript = redis.NewScript(progressLua)
+
+// offsetField is the hash field holding the last offset counted from c's partition.
+func offsetField(c crawl.Coordinates) string {
+	return fmt.Sprintf("offset:%s:%d", c.Topic, c.Partition)
+}
+
+// Store keeps the task_progress:{original_task_id} hashes; it implements crawl.ProgressCounter.
+type Store struct {
+	rdb          redis.UniversalClient
+	prefix       string
+	completedTTL time.Duration
+	idleTTL      time.Duration
+}
+
+// New builds a store; prefix isolates deployments and tests and is
+// prepended to the contract's key name unchanged.
+func New(rdb redis.UniversalClient, prefix string, completedTTL, idleTTL time.Duration) *Store {
+	if completedTTL <= 0 {
+		completedTTL = CompletedTTLDefault
+	}
+	if idleTTL <= 0 {
+		idleTTL = IdleTTLDefault
+	}
+	return &Store{rdb: rdb, prefix: prefix, completedTTL: completedTTL, idleTTL: idleTTL}
+}
+
+// Key is the Redis key of a task's progress hash.
+func (s *Store) Key(taskID int64) string {
+	return s.prefix + "task_progress:" + strconv.FormatInt(taskID, 10)
+}
+
+// Apply runs the script for one record.
+func (s *Store) Apply(ctx context.Context, u crawl.Update) (crawl.Outcome, error) {
+	out, err := s.ApplyBatch(ctx, []crawl.Update{u})
+	if err != nil {
+		return crawl.Outcome{}, err
+	}
+	return out[0], nil
+}
+
+// pipelineMax bounds the scripts sent in one round trip, so that one reply
+// never waits behind so many scripts that a busy Redis hits the client's
+// read timeout.
+const pipelineMax = 100
+
+// ApplyBatch runs the script for several records, in order, pipelined in
+// round trips of at most pipelineMax. A failed batch may be retried whole:
+// records already applied come back as duplicates and change nothing.
+func (s *Store) ApplyBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
+	outs := make([]crawl.Outcome, 0, len(us))
+	for len(us) > 0 {
+		chunk := us[:min(pipelineMax, len(us))]
+		out, err := s.runBatch(ctx, chunk)
+		if err != nil && isNoScript(err) {
+			// A restarted or flushed Redis lost the cached script; load it
+			// and replay (safe: the script dedupes).
+			if lerr := progressScript.Load(ctx, s.rdb).Err(); lerr != nil {
+				return nil, fmt.Errorf("load crawl progress script: %w", lerr)
+			}
+			out, err = s.runBatch(ctx, chunk)
+		}
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, out...)
+		us = us[len(chunk):]
+	}
+	return outs, nil
+}
+
+func (s *Store) runBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
+	cmds := make([]*redis.Cmd, len(us))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, u := range us {
+			cmds[i] = progressScript.EvalSha(ctx, p, []string{s.Key(u.TaskID)}, s.args(u)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run crawl progress script for %d records: %w", len(us), err)
+	}
+	outs := make([]crawl.Outcome, len(us))
+	for i, c := range cmds {
+		o, err := parseOutcome(c.Val())
+		if err != nil {
+			return nil, fmt.Errorf("crawl progress of task %d at %s: %w", us[i].TaskID, us[i].Coord, err)
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+func (s *Store) args(u crawl.Update) []any {
+	op := "tweet"
+	switch {
+	case u.Init:
+		op = "init"
+	case u.DeadLetter:
+		op = "dead"
+	}
+	return []any{op, offsetField(u.Coord), u.Coord.Offset, u.TotalTweets,
+		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
+}
+
+// Fail marks the hash FAILED unless the task is COMPLETED already, in the
+// same atomic script as counting, and returns the progress it ended with:
+// the workflow decides Completed or Failed from that answer, so Redis and
+// crawl_tasks never disagree. Repeating it changes nothing (a FAILED or
+// COMPLETED hash stays as it is).
+func (s *Store) Fail(ctx context.Context, taskID int64) (crawl.Progress, error) {
+	v, err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "fail", int64(s.completedTTL/time.Second)).Result()
+	if err != nil {
+		return crawl.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+	}
+	o, err := parseOutcome(v)
+	if err != nil {
+		return crawl.Progress{}, fmt.Errorf("mark crawl task %d failed in Redis: %w", taskID, err)
+	}
+	return o.Progress, nil
+}
+
+// MarkSignaled records that the workflow received the completion signal, so
+// a redelivered completing record does not signal again.
+func (s *Store) MarkSignaled(ctx context.Context, taskID int64) error {
+	err := progressScript.Run(ctx, s.rdb, []string{s.Key(taskID)}, "signaled").Err()
+	if err != nil {
+		return fmt.Errorf("mark completion of crawl task %d signaled: %w", taskID, err)
+	}
+	return nil
+}
+
+// Get reads a task's progress in one command; Status is "" until a TASK_INIT
+// or tweet of the task is counted.
+func (s *Store) Get(ctx context.Context, taskID int64) (crawl.Progress, error) {
+	vals, err := s.rdb.HMGet(ctx, s.Key(taskID), "total_tweets", "processed_tweets", "duplicate_tweets",
+		"dead_lettered_records", "status").Result()
+	if err != nil {
+		return crawl.Progress{}, fmt.Errorf("read crawl progress of task %d: %w", taskID, err)
+	}
+	p := crawl.Progress{TotalTweets: -1}
+	counts := []struct {
+		name string
+		dst  *int64
+	}{{"total_tweets", &p.TotalTweets}, {"processed_tweets", &p.ProcessedTweets}, {"duplicate_tweets", &p.DuplicateTweets},
+		{"dead_lettered_records", &p.DeadLetteredRecords}}
+	for i, c := range counts {
+		v, ok := vals[i].(string)
+		if !ok {
+			continue
+		}
+		if *c.dst, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return crawl.Progress{}, fmt.Errorf("crawl task %d %s %q: %w", taskID, c.name, v, err)
+		}
+	}
+	p.Status, _ = vals[len(counts)].(string)
+	return p, nil
+}
+
+func parseOutcome(v any) (crawl.Outcome, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) != 7 {
+		return crawl.Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
+	}
+	result, _ := arr[0].(string)
+	processed, ok1 := arr[1].(int64)
+	total, ok2 := arr[2].(int64)
+	status, _ := arr[3].(string)
+	completer, ok3 := arr[4].(int64)
+	dups, ok4 := arr[5].(int64)
+	dead, ok5 := arr[6].(int64)
+	if result == "" || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return crawl.Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
+	}
+	return crawl.Outcome{
+		Result: crawl.Result(result),
+		Progress: crawl.Progress{TotalTweets: total, ProcessedTweets: processed, DuplicateTweets: dups,
+			DeadLetteredRecords: dead, Status: status},
+		Completer: completer == 1,
+	}, nil
+}
+
+func isNoScript(err error) bool {
+	return redis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// FromPlatform is the store over the process's Redis, with REDIS_KEY_PREFIX
+// and the CRAWL_PROGRESS_* lifetimes.
+func FromPlatform(p *platform.Platform) *Store {
+	return New(p.Redis, p.Config.Redis.KeyPrefix, p.Config.Crawl.ProgressTTL, p.Config.Crawl.ProgressIdleTTL)
+}
