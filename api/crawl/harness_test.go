@@ -234,8 +234,19 @@ func (e *crawlEnv) recordsWithResult(t *testing.T, result string) int {
 	return int(sum)
 }
 
+// produce sends recs and waits for every ack. franz-go fills in each record
+// it produces (partition, offset, timestamp, …), so a record produced twice
+// is a data race in the client; a test that means a copy passes a second
+// record with the same content.
 func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 	t.Helper()
+	seen := make(map[*kgo.Record]bool, len(recs))
+	for _, r := range recs {
+		if seen[r] {
+			t.Fatalf("record %s/%s passed twice: produce a second record with the same content", r.Topic, r.Key)
+		}
+		seen[r] = true
+	}
 	if err := e.Platform.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

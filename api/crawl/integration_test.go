@@ -113,8 +113,12 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &kgo.Record{Topic: crawl.DataTopicDefault, Key: []byte(m.TweetData.ID), Value: b}
-		recs = append(recs, r, r)
+		// A copy is a second record with the same content, as a retrying
+		// producer sends it: franz-go writes into every record it produces, so
+		// one *kgo.Record must never be produced twice.
+		for range 2 {
+			recs = append(recs, &kgo.Record{Topic: crawl.DataTopicDefault, Key: []byte(m.TweetData.ID), Value: b})
+		}
 	}
 	e.produce(t, recs...)
 	v := e.finished(t, id)
