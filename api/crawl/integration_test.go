@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,15 +154,24 @@ func TestCrawlCrawlerExitNonZeroFails(t *testing.T) {
 }
 
 func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
-	e := newCrawlEnv(t, fakeCrawler("--tweets 20 --drop 4"), deadline(3*time.Second))
+	release := filepath.Join(t.TempDir(), "release")
+	e := newCrawlEnv(t, fakeCrawler("--tweets 20 --drop 4 --hold-until "+release), deadline(3*time.Second))
 	id := taskID()
 	e.create(t, id)
-	// Before the deadline the task is Running with live counts from Redis.
-	e2e.Eventually(t, 3*time.Second, "live progress", func() bool {
+	// The completion deadline runs from the crawler's exit, so while the
+	// crawler is held the task is Running with live counts from Redis
+	// however long the crawler took to start and send.
+	e2e.Eventually(t, 60*time.Second, "live progress", func() bool {
 		status, v := e.get(t, id)
-		return status == http.StatusOK && v.Status == crawltask.Running && v.TotalTweets != nil &&
+		if status == http.StatusOK && v.Status != crawltask.Running {
+			t.Fatalf("task finished while its crawler runs: %+v", v)
+		}
+		return status == http.StatusOK && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	v := e.finished(t, id)
 	if v.Status != crawltask.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
 		!strings.Contains(v.FailureReason, "4 of 20 tweets missing") {
