@@ -252,6 +252,17 @@ func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 	}
 }
 
+// awaitCounted waits until task id's progress hash counts processed distinct
+// tweets and duplicates copies.
+func (e *crawlEnv) awaitCounted(t *testing.T, id, processed, duplicates int64) {
+	t.Helper()
+	store := crawl.NewPlatformProgressStore(e.Platform)
+	e2e.Eventually(t, 30*time.Second, fmt.Sprintf("%d tweets and %d copies of task %d counted", processed, duplicates, id), func() bool {
+		p, err := store.Get(context.Background(), id)
+		return err == nil && p.ProcessedTweets == processed && p.DuplicateTweets == duplicates
+	})
+}
+
 // failedRunID is the run id crawl_tasks recorded for the task.
 func failedRunID(t *testing.T, e *crawlEnv, id int64) string {
 	t.Helper()

@@ -98,18 +98,15 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 
 // A crawler whose total_tweets counted its copies: the task cannot reach
 // the total and fails at the deadline, saying how many distinct tweets and
-// copies arrived; the Redis hash says FAILED.
+// copies arrived; the Redis hash says FAILED. The deadline runs from the
+// TASK_INIT, so it is sent once every tweet and copy is counted: the reason
+// then names all of them however slowly the consumer ran.
 func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
 	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
 	_, data := f.Messages()
 	recs := []*kgo.Record{}
-	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs = append(recs, &kgo.Record{Topic: crawl.ControlTopicDefault, Key: []byte(itoa(id)), Value: initValue})
 	for _, m := range data {
 		b, err := json.Marshal(m)
 		if err != nil {
@@ -123,6 +120,12 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 		}
 	}
 	e.produce(t, recs...)
+	e.awaitCounted(t, id, 5, 5)
+	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produce(t, &kgo.Record{Topic: crawl.ControlTopicDefault, Key: []byte(itoa(id)), Value: initValue})
 	v := e.finished(t, id)
 	want := "completion deadline 2s passed: 5 of 10 tweets missing; 5 distinct tweets arrived and 5 copies of them " +
 		"were not counted, so total_tweets may include duplicates"
@@ -225,10 +228,16 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
-	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
+	// TASK_INIT last, once the tweets that came are counted: the deadline
+	// runs from it, and the failure must name exactly the two lost ones.
+	f := crawl.FakeCrawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2, InitLast: true}
+	recs, err := f.Records(crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault})
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.produce(t, recs[:len(recs)-1]...)
+	e.awaitCounted(t, id, 10, 0)
+	e.produce(t, recs[len(recs)-1])
 	v := e.finished(t, id)
 	if v.Status != crawltask.Failed || v.Source != crawltask.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
 		v.ProcessedTweets != 10 || v.Crawler != nil {
