@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -234,11 +235,33 @@ func (e *crawlEnv) recordsWithResult(t *testing.T, result string) int {
 	return int(sum)
 }
 
+// produce sends recs and waits for every ack. franz-go fills in each record
+// it produces (partition, offset, timestamp, …), so a record produced twice
+// is a data race in the client; a test that means a copy passes a second
+// record with the same content.
 func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 	t.Helper()
+	seen := make(map[*kgo.Record]bool, len(recs))
+	for _, r := range recs {
+		if seen[r] {
+			t.Fatalf("record %s/%s passed twice: produce a second record with the same content", r.Topic, r.Key)
+		}
+		seen[r] = true
+	}
 	if err := e.Platform.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// awaitCounted waits until task id's progress hash counts processed distinct
+// tweets and duplicates copies.
+func (e *crawlEnv) awaitCounted(t *testing.T, id, processed, duplicates int64) {
+	t.Helper()
+	store := progress.FromPlatform(e.Platform)
+	e2e.Eventually(t, 30*time.Second, fmt.Sprintf("%d tweets and %d copies of task %d counted", processed, duplicates, id), func() bool {
+		p, err := store.Get(context.Background(), id)
+		return err == nil && p.ProcessedTweets == processed && p.DuplicateTweets == duplicates
+	})
 }
 
 // failedRunID is the run id crawl_tasks recorded for the task.

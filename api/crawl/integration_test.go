@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,27 +100,34 @@ func TestCrawlCopiesNotCounted(t *testing.T) {
 
 // A crawler whose total_tweets counted its copies: the task cannot reach
 // the total and fails at the deadline, saying how many distinct tweets and
-// copies arrived; the Redis hash says FAILED.
+// copies arrived; the Redis hash says FAILED. The deadline runs from the
+// TASK_INIT, so it is sent once every tweet and copy is counted: the reason
+// then names all of them however slowly the consumer ran.
 func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
 	f := crawler.Crawl{OriginalTaskID: id, Tweets: 5, RepliesPerTweet: 1}
 	_, data := f.Messages()
 	recs := []*kgo.Record{}
-	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs = append(recs, &kgo.Record{Topic: crawl.ControlTopicDefault, Key: []byte(itoa(id)), Value: initValue})
 	for _, m := range data {
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &kgo.Record{Topic: crawl.DataTopicDefault, Key: []byte(m.TweetData.ID), Value: b}
-		recs = append(recs, r, r)
+		// A copy is a second record with the same content, as a retrying
+		// producer sends it: franz-go writes into every record it produces, so
+		// one *kgo.Record must never be produced twice.
+		for range 2 {
+			recs = append(recs, &kgo.Record{Topic: crawl.DataTopicDefault, Key: []byte(m.TweetData.ID), Value: b})
+		}
 	}
 	e.produce(t, recs...)
+	e.awaitCounted(t, id, 5, 5)
+	initValue, err := json.Marshal(crawl.TaskControlMessage{Type: crawl.TypeTaskInit, OriginalTaskID: id, TotalTweets: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produce(t, &kgo.Record{Topic: crawl.ControlTopicDefault, Key: []byte(itoa(id)), Value: initValue})
 	v := e.finished(t, id)
 	want := "completion deadline 2s passed: 5 of 10 tweets missing; 5 distinct tweets arrived and 5 copies of them " +
 		"were not counted, so total_tweets may include duplicates"
@@ -150,15 +159,24 @@ func TestCrawlCrawlerExitNonZeroFails(t *testing.T) {
 }
 
 func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
-	e := newCrawlEnv(t, fakeCrawler("--tweets 20 --drop 4"), deadline(3*time.Second))
+	release := filepath.Join(t.TempDir(), "release")
+	e := newCrawlEnv(t, fakeCrawler("--tweets 20 --drop 4 --hold-until "+release), deadline(3*time.Second))
 	id := taskID()
 	e.create(t, id)
-	// Before the deadline the task is Running with live counts from Redis.
-	e2e.Eventually(t, 3*time.Second, "live progress", func() bool {
+	// The completion deadline runs from the crawler's exit, so while the
+	// crawler is held the task is Running with live counts from Redis
+	// however long the crawler took to start and send.
+	e2e.Eventually(t, 60*time.Second, "live progress", func() bool {
 		status, v := e.get(t, id)
-		return status == http.StatusOK && v.Status == crawl.Running && v.TotalTweets != nil &&
+		if status == http.StatusOK && v.Status != crawl.Running {
+			t.Fatalf("task finished while its crawler runs: %+v", v)
+		}
+		return status == http.StatusOK && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	v := e.finished(t, id)
 	if v.Status != crawl.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
 		!strings.Contains(v.FailureReason, "4 of 20 tweets missing") {
@@ -212,10 +230,16 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 func TestCrawlExternalTaskWithLostTweetsFails(t *testing.T) {
 	e := newCrawlEnv(t, deadline(2*time.Second))
 	id := taskID()
-	f := crawler.Crawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2}
-	if _, err := f.Produce(context.Background(), e.Platform.Kafka, crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault}); err != nil {
+	// TASK_INIT last, once the tweets that came are counted: the deadline
+	// runs from it, and the failure must name exactly the two lost ones.
+	f := crawler.Crawl{OriginalTaskID: id, Tweets: 12, RepliesPerTweet: 1, Drop: 2, InitLast: true}
+	recs, err := f.Records(crawl.Topics{Control: crawl.ControlTopicDefault, Data: crawl.DataTopicDefault})
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.produce(t, recs[:len(recs)-1]...)
+	e.awaitCounted(t, id, 10, 0)
+	e.produce(t, recs[len(recs)-1])
 	v := e.finished(t, id)
 	if v.Status != crawl.Failed || v.Source != crawl.SourceKafka || v.MissingTweets == nil || *v.MissingTweets != 2 ||
 		v.ProcessedTweets != 10 || v.Crawler != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,6 +29,7 @@ func runFakeCrawler(args []string) int {
 	var o crawler.Options
 	fs := pflag.NewFlagSet("fake-crawler", pflag.ContinueOnError)
 	o.Flags(fs)
+	holdUntil := fs.String("hold-until", "", "after sending, keep running until this file exists (the test's release)")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -36,5 +38,28 @@ func runFakeCrawler(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if *holdUntil != "" {
+		if err := awaitFile(*holdUntil, o.Timeout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// awaitFile returns once path exists, or an error after timeout.
+func awaitFile(path string, timeout time.Duration) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	expired := time.After(timeout)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-expired:
+			return fmt.Errorf("fake crawler: not released (%s) within %s", path, timeout)
+		}
+	}
 }
