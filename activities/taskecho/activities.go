@@ -1,5 +1,5 @@
-// Package echo holds the TaskEcho subsystem's activities: the steps of the PullLeaseSweeper
-// schedule and of queue operations, as methods over the domain service.
+// Package taskecho holds the task server's activities: the steps of the PullLeaseSweeper
+// schedule and of queue operations, as methods over the domain's parts.
 package taskecho
 
 import (
@@ -12,13 +12,18 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
 )
 
-// Service is what the activities ask of the TaskEcho domain service; *echo.Service implements it
-// over MongoDB. An interface, so that this package, which workflows/taskecho imports for the
-// activities' method values, links no database client (issue 15 item 5).
-type Service interface {
+// Leases is what the sweeper's activities ask of the task server; *taskecho.Leases implements it.
+// The activities hold interfaces so that this package, which workflows/taskecho imports for the
+// activities' method values, links no database client.
+type Leases interface {
 	CountOverdueLeases(ctx context.Context) (int, error)
 	ReleaseExpiredLeases(ctx context.Context, batch int) (int, error)
 	ExpireTasks(ctx context.Context, batch int) (int, error)
+}
+
+// QueueOps is what the queue operation's activities ask of the task server; *taskecho.QueueOps
+// implements it.
+type QueueOps interface {
 	ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error)
 	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
 }
@@ -29,11 +34,12 @@ type Alerter interface {
 	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
 }
 
-// Activities are the echo activities; workflows/taskecho.Register registers them.
+// Activities are the task server's activities; workflows/taskecho.Register registers them.
 type Activities struct {
-	Service Service
-	Alerter Alerter
-	Alerts  alert.Thresholds
+	Leases   Leases
+	QueueOps QueueOps
+	Alerter  Alerter
+	Alerts   alert.Thresholds
 }
 
 // SweepResult is what one sweep did.
@@ -57,13 +63,13 @@ const (
 // retry after a crash just continues.
 func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
-	overdue, err := a.Service.CountOverdueLeases(ctx)
+	overdue, err := a.Leases.CountOverdueLeases(ctx)
 	if err != nil {
 		return r, err
 	}
 	r.Overdue = overdue
 	for range maxSweepSteps {
-		n, err := a.Service.ReleaseExpiredLeases(ctx, sweepBatchSize)
+		n, err := a.Leases.ReleaseExpiredLeases(ctx, sweepBatchSize)
 		if err != nil {
 			return r, fmt.Errorf("release expired leases: %w", err)
 		}
@@ -81,7 +87,7 @@ func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, err
 func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
 	total := 0
 	for range maxSweepSteps {
-		n, err := a.Service.ExpireTasks(ctx, sweepBatchSize)
+		n, err := a.Leases.ExpireTasks(ctx, sweepBatchSize)
 		if err != nil {
 			return total, fmt.Errorf("expire tasks: %w", err)
 		}
@@ -123,7 +129,7 @@ type QueueOpBatchResult struct {
 // ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
 // again ends in the same state, and the cursor only moves forward.
 func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
-	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
+	n, next, err := a.QueueOps.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
 	if err != nil {
 		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
 	}
@@ -133,5 +139,5 @@ func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (Qu
 // FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
 // a retry writes one more audit row at worst.
 func (a *Activities) FinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
-	return a.Service.FinishQueueOp(ctx, op, changed)
+	return a.QueueOps.FinishQueueOp(ctx, op, changed)
 }

@@ -94,7 +94,7 @@ func (a *api) createKey(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if pid != "" {
-		if _, err := a.svc.Project(ctx, pid); err != nil {
+		if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return httpx.Validation("project_id", "关联的项目不存在").WithDetail("project_id", pid)
 			}
@@ -148,7 +148,7 @@ func (a *api) updateKey(c echo.Context) error {
 		return httpx.Forbidden("this API key is bound to project " + b)
 	}
 	if u.ProjectID != nil && *u.ProjectID != "" {
-		if _, err := a.svc.Project(c.Request().Context(), *u.ProjectID); err != nil {
+		if _, err := a.svc.Lookup.Project(c.Request().Context(), *u.ProjectID); err != nil {
 			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return httpx.Validation("project_id", "关联的项目不存在").WithDetail("project_id", *u.ProjectID)
 			}

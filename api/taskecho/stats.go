@@ -110,7 +110,7 @@ func (a *api) statsProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.Project(c.Request().Context(), pid)
+	p, err := a.svc.Lookup.Project(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}

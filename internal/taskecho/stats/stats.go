@@ -11,7 +11,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 )
 
 // Reader runs the reports over one database's echo collections.
@@ -30,8 +30,8 @@ func New(db *mongo.Database, now func() time.Time, log *slog.Logger) *Reader {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Reader{tasks: db.Collection(taskecho.CollTasks), audit: db.Collection(taskecho.CollAudit),
-		executions: db.Collection(taskecho.CollExecutions), now: now, log: log.With("subsystem", "taskecho")}
+	return &Reader{tasks: db.Collection(taskechodb.CollTasks), audit: db.Collection(taskechodb.CollAudit),
+		executions: db.Collection(taskechodb.CollExecutions), now: now, log: log.With("subsystem", "taskecho")}
 }
 
 func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
