@@ -167,7 +167,7 @@ func (a *api) putMetadata(c echo.Context) error {
 	return ok(c, http.StatusOK, metadataView(p), "更新成功")
 }
 
-// parseMetadata validates a P5 PUT body with TaskEcho's limits.
+// parseMetadata validates a PUT /api/v1/projects/{projectId}/metadata body with TaskEcho's limits.
 func parseMetadata(b []byte) (*taskecho.MetadataUpdate, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
-// pullFilter reads the pull query parameters (seed 2.6): status (comma list), since, tags,
+// pullFilter reads the pull query parameters: status (comma list), since, tags,
 // created_after/before, modified_after/before, priority, limit, and at project level queue_id
 // (one queue instead of the project's own tasks). project_only=true, which clients written for
 // the earlier whole-project scope send, is the project pull's scope and needs no reading.
@@ -147,7 +147,7 @@ func (a *api) pullQueue(c echo.Context) error {
 	return ok(c, http.StatusOK, pullAnswer(r), fmt.Sprintf("成功拉取 %d 个任务", len(r.Tasks)))
 }
 
-// pullBatch is PL2: body {taskIds?, filters?: {status?, tags?}, limit?}; the ids not handed out
+// pullBatch answers POST /api/v1/projects/{projectId}/tasks/pull/batch: body {taskIds?, filters?: {status?, tags?}, limit?}; the ids not handed out
 // are listed in failed with the reason.
 func (a *api) pullBatch(c echo.Context) error {
 	pid, err := project(c)

@@ -243,7 +243,7 @@ func (a *api) deleteProjectTask(c echo.Context) error {
 	return a.deleteTask(c, projectRef(c, pid))
 }
 
-// moveTask is PT3: body {queue_id: string|null}; null moves to project level.
+// moveTask answers POST /api/v1/projects/{projectId}/tasks/{taskId}/move: body {queue_id: string|null}; null moves to project level.
 func (a *api) moveTask(c echo.Context) error {
 	pid, err := project(c)
 	if err != nil {

@@ -160,8 +160,9 @@ func (s *QueueOps) RunQueueOp(ctx context.Context, op queueop.Op) (int, error) {
 	return total, s.FinishQueueOp(ctx, op, total)
 }
 
-// ReRunTask re-runs one task (POST /api/v1/projects/{projectId}/queues/{queueId}/tasks/{taskId}/re-run): status pending and, per rerun_clear_pull_status, its lease
-// ends (reason queue-op) and it becomes pullable again.
+// ReRunTask re-runs one task (POST /api/v1/projects/{projectId}/queues/{queueId}/tasks/{taskId}/re-run):
+// status pending and, per rerun_clear_pull_status, its lease ends (reason queue-op) and it
+// becomes pullable again.
 func (s *QueueOps) ReRunTask(ctx context.Context, actor Actor, ref TaskRef) (*Task, time.Time, error) {
 	now := s.now()
 	clear := s.clearsPull(OpTaskReRun)

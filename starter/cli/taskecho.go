@@ -60,7 +60,7 @@ func taskechoCmd() *cobra.Command {
 	return cmd
 }
 
-// withEcho runs fn with the platform, its indexes ensured, and the echo service over it.
+// withEcho runs fn with the platform, its indexes ensured, and the task server over it.
 func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Server) error) error {
 	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 		svc, err := taskechowire.FromPlatform(p)

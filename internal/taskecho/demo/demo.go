@@ -1,5 +1,5 @@
 // Package demo seeds the echo demo project that `make dev` and `starter echo seed-demo` offer
-// to a TaskEcho client, through the echo service's own push and create operations.
+// to a TaskEcho client, through the task server's own push and create operations.
 package demo
 
 import (

@@ -1,6 +1,6 @@
 // Package listing is the browsing side of the echo task server: pages of projects, queues and
 // tasks with their status counts, the polling versions of the */check endpoints, and the
-// whole-server totals (S1). It only reads; the echo service writes what it lists, and answers
+// whole-server totals (GET /api/v1/stats). It only reads; the task server writes what it lists, and answers
 // "project (or queue) not found" for it.
 package listing
 
@@ -320,7 +320,7 @@ func (s *Reader) version(ctx context.Context, coll string, f bson.M) (*Version, 
 	return v, nil
 }
 
-// Totals is S1: live counts over every project (queue tasks only, as TaskEcho).
+// Totals are live counts over every project (queue tasks only, as TaskEcho).
 type Totals struct {
 	ProjectCount int64     `json:"project_count"`
 	QueueCount   int64     `json:"queue_count"`
@@ -328,7 +328,7 @@ type Totals struct {
 	TaskStats    TaskStats `json:"task_stats"`
 }
 
-// Totals returns S1.
+// Totals counts the live projects, queues and tasks.
 func (s *Reader) Totals(ctx context.Context) (*Totals, error) {
 	pn, err := s.projects.CountDocuments(ctx, bson.M{})
 	if err != nil {

@@ -32,7 +32,7 @@ type Report struct {
 //   - TaskEcho queues keep their tasks embedded: each is copied into the tasks collection (its
 //     unique key makes a re-run skip it) and the array is removed only after every copy landed;
 //   - every task without source becomes source=client and without pulled_at gets pulled_at=null
-//     (the seed's 兼容性 rule); the other pull fields get their empty values.
+//     (the compatibility rule: TaskEcho's tasks were the client's); the other pull fields get their empty values.
 func Run(ctx context.Context, db *mongo.Database) (*Report, error) {
 	s := &migration{projects: db.Collection(taskechodb.CollProjects), queues: db.Collection(taskechodb.CollQueues),
 		tasks: db.Collection(taskechodb.CollTasks)}

@@ -103,7 +103,7 @@ func TestMigrateTaskEchoData(t *testing.T) {
 	}
 }
 
-// The seed's backfill alone: tasks without source/pulled_at get client/null, once.
+// The backfill alone: tasks without source/pulled_at get client/null, once.
 func TestMigrateBackfillsSourceAndPulledAt(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.db.Collection(taskechodb.CollTasks).InsertOne(f.ctx, bson.M{"key": taskecho.TaskKey("p", nil, "x"), "project_id": "p", "queue_id": nil, "task_id": "x",

@@ -33,7 +33,7 @@ func TestComputePulls(t *testing.T) {
 	}
 }
 
-// After the sweeper released two expired leases, PL7 counts them as timed out, none open, and
+// After the sweeper released two expired leases, the pull statistics count them as timed out, none open, and
 // every server task pullable again.
 func TestPullsAfterTheSweep(t *testing.T) {
 	ctx := context.Background()
