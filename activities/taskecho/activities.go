@@ -58,10 +58,10 @@ const (
 	maxSweepSteps  = 200
 )
 
-// ReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
+// TaskEchoReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
 // them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
 // retry after a crash just continues.
-func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
+func (a *Activities) TaskEchoReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	overdue, err := a.Leases.CountOverdueLeases(ctx)
 	if err != nil {
@@ -82,9 +82,9 @@ func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, err
 	return r, nil
 }
 
-// ExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
+// TaskEchoExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
 // selects only tasks not yet archived/deleted.
-func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
+func (a *Activities) TaskEchoExpireTasks(ctx context.Context) (int, error) {
 	total := 0
 	for range maxSweepSteps {
 		n, err := a.Leases.ExpireTasks(ctx, sweepBatchSize)
@@ -100,10 +100,10 @@ func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// CheckAlertsAndPrune evaluates the alert thresholds (WARN logs on breach); a read, safe to
-// repeat. It pruned the retired claim ledger too, and keeps its name because recorded sweeper
-// histories schedule it by that name.
-func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, error) {
+// TaskEchoCheckAlerts evaluates the alert thresholds (WARN logs on breach); a read, safe to
+// repeat. Sweeps started before the activities were TaskEcho-prefixed schedule it as
+// CheckAlertsAndPrune (workflows/taskecho/legacy.go).
+func (a *Activities) TaskEchoCheckAlerts(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)
 	if err != nil {
@@ -113,7 +113,7 @@ func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, erro
 	return r, nil
 }
 
-// QueueOpBatch is the input of ApplyQueueOpBatch.
+// QueueOpBatch is the input of TaskEchoApplyQueueOpBatch.
 type QueueOpBatch struct {
 	Op      queueop.Op `json:"op"`
 	AfterID string     `json:"after_id"`
@@ -126,9 +126,9 @@ type QueueOpBatchResult struct {
 	NextID  string `json:"next_id"`
 }
 
-// ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
+// TaskEchoApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
 // again ends in the same state, and the cursor only moves forward.
-func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
+func (a *Activities) TaskEchoApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
 	n, next, err := a.QueueOps.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
 	if err != nil {
 		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
@@ -136,8 +136,8 @@ func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (Qu
 	return QueueOpBatchResult{Changed: n, NextID: next}, nil
 }
 
-// FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
+// TaskEchoFinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
 // a retry writes one more audit row at worst.
-func (a *Activities) FinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
+func (a *Activities) TaskEchoFinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
 	return a.QueueOps.FinishQueueOp(ctx, op, changed)
 }

@@ -88,7 +88,7 @@ func TestReleaseExpiredLeasesReleasesOnlyExpiredLeases(t *testing.T) {
 		t.Fatalf("pull of c %v (%v)", live, err)
 	}
 
-	v, err := f.env.ExecuteActivity(f.act.ReleaseExpiredLeases)
+	v, err := f.env.ExecuteActivity(f.act.TaskEchoReleaseExpiredLeases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestReleaseExpiredLeasesReleasesOnlyExpiredLeases(t *testing.T) {
 		t.Fatalf("the live lease of c was ended: %+v", c.LeaseID)
 	}
 
-	v, err = f.env.ExecuteActivity(f.act.ReleaseExpiredLeases)
+	v, err = f.env.ExecuteActivity(f.act.TaskEchoReleaseExpiredLeases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestExpireTasksArchivesExpiredTasksOnce(t *testing.T) {
 	f.serverTask("p", "keep", nil)
 	f.now = f.now.Add(2 * time.Minute)
 	for i, want := range []int{1, 0} {
-		v, err := f.env.ExecuteActivity(f.act.ExpireTasks)
+		v, err := f.env.ExecuteActivity(f.act.TaskEchoExpireTasks)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestQueueOpBatchesResetTheQueueAndFinishStampsIt(t *testing.T) {
 	f.now = f.now.Add(time.Minute)
 	op := queueop.Op{OpID: "op1", ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "admin", At: f.now}
 	for i := range 2 { // the second run is a retry of the same batch
-		v, err := f.env.ExecuteActivity(f.act.ApplyQueueOpBatch, taskechoact.QueueOpBatch{Op: op})
+		v, err := f.env.ExecuteActivity(f.act.TaskEchoApplyQueueOpBatch, taskechoact.QueueOpBatch{Op: op})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestQueueOpBatchesResetTheQueueAndFinishStampsIt(t *testing.T) {
 			t.Fatalf("task %s after reset: %+v (%v)", id, tk, err)
 		}
 	}
-	if _, err := f.env.ExecuteActivity(f.act.FinishQueueOp, op, 2); err != nil {
+	if _, err := f.env.ExecuteActivity(f.act.TaskEchoFinishQueueOp, op, 2); err != nil {
 		t.Fatal(err)
 	}
 	qu, err := f.srv.Lookup.Queue(f.ctx, "p", "q", nil)
@@ -202,7 +202,7 @@ func TestCheckAlertsReportsTimeoutsBeyondTheThreshold(t *testing.T) {
 	if n, err := f.srv.Leases.ReleaseExpiredLeases(f.ctx, 10); err != nil || n != 2 {
 		t.Fatalf("released %d (%v)", n, err)
 	}
-	v, err := f.env.ExecuteActivity(f.act.CheckAlertsAndPrune)
+	v, err := f.env.ExecuteActivity(f.act.TaskEchoCheckAlerts)
 	if err != nil {
 		t.Fatal(err)
 	}
