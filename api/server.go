@@ -36,7 +36,7 @@ var openapiSpec []byte
 var mounters = []func(*echo.Echo, httpx.Deps) error{webhookapi.Mount, crawlapi.Mount, pipelineapi.Mount, ui.Mount, entryapi.Mount, taskechoapi.Mount}
 
 // New builds the router over p and the process's echo service (taskecho.FromPlatform).
-func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) (*echo.Echo, error) {
+func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
@@ -99,7 +99,7 @@ func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
 
 // Run is the API process: build the router over p and the process's echo service, serve until
 // ctx ends.
-func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) error {
+func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) error {
 	e, err := New(ctx, p, echoSvc)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 )
 
 // run is what every scenario gets: the servers, the app processes, a platform over the same
@@ -36,7 +37,7 @@ type run struct {
 	stack     *stack
 	app       *app
 	p         *platform.Platform
-	echo      *taskecho.Service // the run's one echo service, over p
+	echo      *taskecho.Server // the run's one echo service, over p
 	adminKey  string
 	scale     float64
 	noopQueue string
@@ -150,7 +151,7 @@ func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (
 		p.Close()
 		return nil, nil, fmt.Errorf("create bench admin key: %w", err)
 	}
-	svc, err := taskecho.FromPlatform(p)
+	svc, err := taskechowire.FromPlatform(p)
 	if err != nil {
 		p.Close()
 		return nil, nil, fmt.Errorf("echo service: %w", err)

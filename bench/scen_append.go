@@ -54,7 +54,7 @@ func benchAppend(ctx context.Context, r *run) []Result {
 func taskName(i int) string { return fmt.Sprintf("t-%04d", i) }
 
 // seedClientTasks pushes one queue of n client tasks, as a TaskEcho client's first submit would.
-func seedClientTasks(ctx context.Context, svc *taskecho.Service, project string, n int) error {
+func seedClientTasks(ctx context.Context, svc *taskecho.Server, project string, n int) error {
 	tasks := make([]map[string]any, n)
 	for i := range tasks {
 		tasks[i] = map[string]any{"id": taskName(i), "name": taskName(i), "prompt": "bench", "status": "pending"}
@@ -68,7 +68,7 @@ func seedClientTasks(ctx context.Context, svc *taskecho.Service, project string,
 	if err != nil {
 		return err
 	}
-	_, err = svc.Submit(ctx, taskecho.Actor{Name: "bench-seed"}, in, taskecho.ConflictOverwrite)
+	_, err = svc.Intake.Submit(ctx, taskecho.Actor{Name: "bench-seed"}, in, taskecho.ConflictOverwrite)
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 )
 
 const (
@@ -57,7 +58,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 		}
 		keys[i] = k
 	}
-	tasks := r.p.Mongo.Collection(taskecho.CollTasks)
+	tasks := r.p.Mongo.Collection(taskechodb.CollTasks)
 	m := r.meter(ctx)
 	api, err := drain(ctx, apiBudget, unpulled(tasks, apiProject), func(ctx context.Context, client int) ([]string, error) {
 		return apiPull(ctx, r, keys[client], apiProject)
@@ -96,7 +97,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 
 // seedServerTasks creates the project (one client push, as a TaskEcho client would) and n
 // pullable server tasks in it, through the service's CreateTask on seedConc goroutines.
-func seedServerTasks(ctx context.Context, svc *taskecho.Service, projectID string, n int) error {
+func seedServerTasks(ctx context.Context, svc *taskecho.Server, projectID string, n int) error {
 	body := fmt.Sprintf(`{"project_id":%q,"project_name":"bench","queue_id":"bench.json","queue_name":"bench.json",`+
 		`"tasks":[{"id":"client-1","name":"client task","prompt":"not pullable","status":"done"}]}`, projectID)
 	in, err := taskecho.ParseSubmit([]byte(body), time.Now())
@@ -104,7 +105,7 @@ func seedServerTasks(ctx context.Context, svc *taskecho.Service, projectID strin
 		return err
 	}
 	actor := taskecho.Actor{Name: "bench-seed"}
-	if _, err := svc.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
+	if _, err := svc.Intake.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
 		return fmt.Errorf("create project %s: %w", projectID, err)
 	}
 	_, _, failed, err := runLoad(ctx, n, seedConc, func(ctx context.Context, i int) error {
@@ -112,7 +113,7 @@ func seedServerTasks(ctx context.Context, svc *taskecho.Service, projectID strin
 		if err != nil {
 			return err
 		}
-		_, err = svc.CreateTask(ctx, actor, projectID, nil, f)
+		_, err = svc.Admin.CreateTask(ctx, actor, projectID, nil, f)
 		return err
 	})
 	if failed > 0 {

@@ -10,10 +10,10 @@ import (
 	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
 )
 
-// registerEcho registers the echo workflows and activities over the process's echo service. The
+// registerEcho registers the task server's workflows and activities over the process's server. The
 // PullLeaseSweeper schedule is applied by `starter schedules apply`, like every schedule, not by
 // each worker start.
-func registerEcho(w sdkworker.Registry, p *platform.Platform, svc *taskecho.Service) {
-	taskechowf.Register(w, &taskechoact.Activities{Service: svc, Alerter: stats.New(p.Mongo, svc.Now, p.Log),
+func registerEcho(w sdkworker.Registry, p *platform.Platform, svc *taskecho.Server) {
+	taskechowf.Register(w, &taskechoact.Activities{Leases: svc.Leases, QueueOps: svc.QueueOps, Alerter: stats.New(p.Mongo, svc.Now, p.Log),
 		Alerts: taskecho.AlertsFromConfig(p.Config.Echo)})
 }

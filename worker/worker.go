@@ -36,7 +36,7 @@ var services = []service{runCrawlConsumers, runEntryMonitor}
 
 // New builds a worker on the configured task queue with every subsystem registered, echo's
 // activities over the process's echo service (taskecho.FromPlatform).
-func New(p *platform.Platform, echoSvc *taskecho.Service) (sdkworker.Worker, error) {
+func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, error) {
 	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
@@ -53,7 +53,7 @@ func New(p *platform.Platform, echoSvc *taskecho.Service) (sdkworker.Worker, err
 
 // Run starts the worker, its background services and its metrics endpoint, and stops them all
 // when ctx ends.
-func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Service) error {
+func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) error {
 	schema.AtStart(ctx, p)
 	w, err := New(p, echoSvc)
 	if err != nil {

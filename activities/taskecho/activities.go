@@ -1,5 +1,5 @@
-// Package echo holds the TaskEcho subsystem's activities: the steps of the PullLeaseSweeper
-// schedule and of queue operations, as methods over the domain service.
+// Package taskecho holds the task server's activities: the steps of the PullLeaseSweeper
+// schedule and of queue operations, as methods over the domain's parts.
 package taskecho
 
 import (
@@ -12,13 +12,18 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
 )
 
-// Service is what the activities ask of the TaskEcho domain service; *echo.Service implements it
-// over MongoDB. An interface, so that this package, which workflows/taskecho imports for the
-// activities' method values, links no database client (issue 15 item 5).
-type Service interface {
+// Leases is what the sweeper's activities ask of the task server; *taskecho.Leases implements it.
+// The activities hold interfaces so that this package, which workflows/taskecho imports for the
+// activities' method values, links no database client.
+type Leases interface {
 	CountOverdueLeases(ctx context.Context) (int, error)
 	ReleaseExpiredLeases(ctx context.Context, batch int) (int, error)
 	ExpireTasks(ctx context.Context, batch int) (int, error)
+}
+
+// QueueOps is what the queue operation's activities ask of the task server; *taskecho.QueueOps
+// implements it.
+type QueueOps interface {
 	ApplyQueueOpBatch(ctx context.Context, op queueop.Op, afterID string, batch int) (int, string, error)
 	FinishQueueOp(ctx context.Context, op queueop.Op, count int) error
 }
@@ -29,11 +34,12 @@ type Alerter interface {
 	CheckAlerts(ctx context.Context, th alert.Thresholds) (*alert.Report, error)
 }
 
-// Activities are the echo activities; workflows/taskecho.Register registers them.
+// Activities are the task server's activities; workflows/taskecho.Register registers them.
 type Activities struct {
-	Service Service
-	Alerter Alerter
-	Alerts  alert.Thresholds
+	Leases   Leases
+	QueueOps QueueOps
+	Alerter  Alerter
+	Alerts   alert.Thresholds
 }
 
 // SweepResult is what one sweep did.
@@ -52,18 +58,18 @@ const (
 	maxSweepSteps  = 200
 )
 
-// ReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
+// TaskEchoReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
 // them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
 // retry after a crash just continues.
-func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
+func (a *Activities) TaskEchoReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
-	overdue, err := a.Service.CountOverdueLeases(ctx)
+	overdue, err := a.Leases.CountOverdueLeases(ctx)
 	if err != nil {
 		return r, err
 	}
 	r.Overdue = overdue
 	for range maxSweepSteps {
-		n, err := a.Service.ReleaseExpiredLeases(ctx, sweepBatchSize)
+		n, err := a.Leases.ReleaseExpiredLeases(ctx, sweepBatchSize)
 		if err != nil {
 			return r, fmt.Errorf("release expired leases: %w", err)
 		}
@@ -76,12 +82,12 @@ func (a *Activities) ReleaseExpiredLeases(ctx context.Context) (SweepResult, err
 	return r, nil
 }
 
-// ExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
+// TaskEchoExpireTasks archives or deletes tasks past expires_at (task_expiry_time). Idempotent: it
 // selects only tasks not yet archived/deleted.
-func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
+func (a *Activities) TaskEchoExpireTasks(ctx context.Context) (int, error) {
 	total := 0
 	for range maxSweepSteps {
-		n, err := a.Service.ExpireTasks(ctx, sweepBatchSize)
+		n, err := a.Leases.ExpireTasks(ctx, sweepBatchSize)
 		if err != nil {
 			return total, fmt.Errorf("expire tasks: %w", err)
 		}
@@ -94,10 +100,10 @@ func (a *Activities) ExpireTasks(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// CheckAlertsAndPrune evaluates the alert thresholds (WARN logs on breach); a read, safe to
-// repeat. It pruned the retired claim ledger too, and keeps its name because recorded sweeper
-// histories schedule it by that name.
-func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, error) {
+// TaskEchoCheckAlerts evaluates the alert thresholds (WARN logs on breach); a read, safe to
+// repeat. Sweeps started before the activities were TaskEcho-prefixed schedule it as
+// CheckAlertsAndPrune (workflows/taskecho/legacy.go).
+func (a *Activities) TaskEchoCheckAlerts(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)
 	if err != nil {
@@ -107,7 +113,7 @@ func (a *Activities) CheckAlertsAndPrune(ctx context.Context) (SweepResult, erro
 	return r, nil
 }
 
-// QueueOpBatch is the input of ApplyQueueOpBatch.
+// QueueOpBatch is the input of TaskEchoApplyQueueOpBatch.
 type QueueOpBatch struct {
 	Op      queueop.Op `json:"op"`
 	AfterID string     `json:"after_id"`
@@ -120,18 +126,18 @@ type QueueOpBatchResult struct {
 	NextID  string `json:"next_id"`
 }
 
-// ApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
+// TaskEchoApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
 // again ends in the same state, and the cursor only moves forward.
-func (a *Activities) ApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
-	n, next, err := a.Service.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
+func (a *Activities) TaskEchoApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
+	n, next, err := a.QueueOps.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
 	if err != nil {
 		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
 	}
 	return QueueOpBatchResult{Changed: n, NextID: next}, nil
 }
 
-// FinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
+// TaskEchoFinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
 // a retry writes one more audit row at worst.
-func (a *Activities) FinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
-	return a.Service.FinishQueueOp(ctx, op, changed)
+func (a *Activities) TaskEchoFinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
+	return a.QueueOps.FinishQueueOp(ctx, op, changed)
 }

@@ -14,7 +14,7 @@ type Deps struct {
 	Platform *platform.Platform
 	// Echo is the process's one echo service (see echo.FromPlatform); the JSON API and the
 	// console share it.
-	Echo *taskecho.Service
+	Echo *taskecho.Server
 	// Authn authenticates X-API-Key / Bearer and stores the caller identity.
 	Authn echo.MiddlewareFunc
 	// Keys is the API-key store Authn verifies against; nil in tests that mount without it.

@@ -12,7 +12,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 )
 
-// TestAppendBurstWithSubmitInTheMiddle is issue 14's acceptance: 50 message and 20 log appends
+// TestAppendBurstWithSubmitInTheMiddle is the append burst's acceptance: 50 message and 20 log appends
 // into one task at once, with a submit of its queue in the middle. Every append answers 200 within
 // the TaskEcho client's 10 s timeout (the 2 s target is a speed, measured by the bench's append
 // burst row, not asserted by a timed test on a shared machine), the ids are unique and consecutive, and the submit (which keeps the task's conversation:
@@ -118,8 +118,8 @@ func contents(v any) []string {
 	return out
 }
 
-// TestCommandBudgets asserts issue 13's echo budgets, counted with the driver's command monitor
-// around one API request: submit of a queue of 20 ≤ 6, pull of a full batch ≤ 4, and batch
+// TestCommandBudgets asserts the task server's command budgets (README, "Echo / TaskEcho"),
+// counted with the driver's command monitor around one API request: submit of a queue of 20 ≤ 6, pull of a full batch ≤ 4, and batch
 // confirm and release of a full batch 3 each (one read of the listed tasks, one bulk write, one
 // audit insert), however many of the listed tasks the lease does not hold; a list longer than a
 // full batch is refused with no command at all. Only commands on the echo collections count; the
@@ -205,7 +205,7 @@ func TestCommandBudgets(t *testing.T) {
 	}
 }
 
-// TestTaskEchoTexts pins the TaskEcho answers issue 14 lists: pull history and pull stats say
+// TestTaskEchoTexts pins these TaskEcho answers: pull history and pull stats say
 // 操作成功, and a batch release names a missing or unpulled task with TaskEcho's one reason.
 func TestTaskEchoTexts(t *testing.T) {
 	e := env(t)

@@ -30,7 +30,7 @@ func (a *api) submit(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	res, err := a.svc.Submit(c.Request().Context(), actor(c), in, conflict)
+	res, err := a.svc.Intake.Submit(c.Request().Context(), actor(c), in, conflict)
 	if err != nil {
 		return fail(err)
 	}
@@ -58,7 +58,7 @@ func (a *api) appendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.svc.AppendMessage(c.Request().Context(), in)
+	r, err := a.svc.Intake.AppendMessage(c.Request().Context(), in)
 	if err != nil {
 		return fail(err)
 	}
@@ -72,7 +72,7 @@ func (a *api) appendLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.svc.AppendLog(c.Request().Context(), in)
+	r, err := a.svc.Intake.AppendLog(c.Request().Context(), in)
 	if err != nil {
 		return fail(err)
 	}
@@ -84,7 +84,7 @@ func (a *api) setStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.svc.SetStatus(c.Request().Context(), actor(c), in)
+	r, err := a.svc.Intake.SetStatus(c.Request().Context(), actor(c), in)
 	if err != nil {
 		return fail(err)
 	}

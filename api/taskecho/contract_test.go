@@ -34,7 +34,7 @@ func TestTaskEchoClientContract(t *testing.T) {
 	const queue = "task.json"
 	key := e.AdminKey
 
-	// C1 submit: new queue → created_tasks = tasks_count.
+	// POST /submit: new queue → created_tasks = tasks_count.
 	first := call(t, e, http.MethodPost, "/api/v1/submit", key, submitBody(project, queue,
 		map[string]any{"id": "1", "name": "one", "prompt": "first", "spec_file": "spec.md", "status": "PENDING",
 			"report": nil, "messages": []any{map[string]any{"role": "user", "content": "hi", "session_id": "s1"}}, "logs": []any{}},
@@ -50,7 +50,7 @@ func TestTaskEchoClientContract(t *testing.T) {
 		t.Fatalf("resubmit counts %+v", again.Data)
 	}
 
-	// C2 message: 0-based message_id, UPPERCASE role, session_id.
+	// POST /tasks/message: 0-based message_id, UPPERCASE role, session_id.
 	msg := call(t, e, http.MethodPost, "/api/v1/tasks/message", key, map[string]any{"project_id": project, "queue_id": queue,
 		"task_id": "1", "role": "Assistant", "content": "  chunk  ", "session_id": "s9"}, http.StatusOK)
 	if msg.Message != "消息追加成功" || msg.Data["message_id"] != 0.0 || msg.Data["role"] != "ASSISTANT" ||
@@ -59,7 +59,7 @@ func TestTaskEchoClientContract(t *testing.T) {
 	}
 	wantISO(t, "created_at", msg.Data["created_at"])
 
-	// C3 log.
+	// POST /tasks/log.
 	lg := call(t, e, http.MethodPost, "/api/v1/tasks/log", key, map[string]any{"project_id": project, "queue_id": queue,
 		"task_id": "1", "content": "line 1"}, http.StatusOK)
 	call(t, e, http.MethodPost, "/api/v1/tasks/log", key, map[string]any{"project_id": project, "queue_id": queue,
@@ -68,7 +68,7 @@ func TestTaskEchoClientContract(t *testing.T) {
 		t.Fatalf("log answer %+v", lg)
 	}
 
-	// C4 status: UPPERCASE status and previous_status.
+	// PATCH /tasks/status: UPPERCASE status and previous_status.
 	st := call(t, e, http.MethodPatch, "/api/v1/tasks/status", key, map[string]any{"project_id": project, "queue_id": queue,
 		"task_id": "1", "status": "done"}, http.StatusOK)
 	if st.Message != "状态更新成功" || st.Data["task_id"] != "1" || st.Data["status"] != "DONE" || st.Data["previous_status"] != "PENDING" {
@@ -76,20 +76,20 @@ func TestTaskEchoClientContract(t *testing.T) {
 	}
 	wantISO(t, "updated_at", st.Data["updated_at"])
 
-	// T3 detail: lowercase roles, session_id/created_at, logs newest first, pull fields.
+	// GET …/queues/{queueId}/tasks/{taskId}: lowercase roles, session_id/created_at, logs newest first, pull fields.
 	d := call(t, e, http.MethodGet, "/api/v1/projects/"+project+"/queues/"+queue+"/tasks/1", key, nil, http.StatusOK)
-	wantKeys(t, "T3", d.Data, "id", "name", "prompt", "spec_file", "status", "report", "tags", "source", "created_at",
+	wantKeys(t, "queue task detail", d.Data, "id", "name", "prompt", "spec_file", "status", "report", "tags", "source", "created_at",
 		"updated_at", "server_modified_at", "pulled_at", "pulled_by", "priority", "expires_at", "pull_history", "messages", "logs")
 	if d.Data["status"] != "done" || d.Data["source"] != "client" {
-		t.Fatalf("T3 %+v", d.Data)
+		t.Fatalf("queue task detail %+v", d.Data)
 	}
 	msgs := d.Data["messages"].([]any)
 	if len(msgs) != 1 || msgs[0].(map[string]any)["role"] != "assistant" || msgs[0].(map[string]any)["session_id"] != "s9" {
-		t.Fatalf("T3 messages %+v (the resubmit replaced the first message list)", msgs)
+		t.Fatalf("queue task detail messages %+v (the resubmit replaced the first message list)", msgs)
 	}
 	logs := d.Data["logs"].([]any)
 	if len(logs) != 2 || logs[0].(map[string]any)["content"] != "line 2" {
-		t.Fatalf("T3 logs %+v, want newest first", logs)
+		t.Fatalf("queue task detail logs %+v, want newest first", logs)
 	}
 
 	// Paginated envelope with camelCase pagination keys.
@@ -99,13 +99,13 @@ func TestTaskEchoClientContract(t *testing.T) {
 		t.Fatalf("pagination %+v", list.Data)
 	}
 	proj := call(t, e, http.MethodGet, "/api/v1/projects/"+project, key, nil, http.StatusOK)
-	wantKeys(t, "P4", proj.Data, "id", "project_id", "name", "displayTitle", "metadata", "clientInfo", "gitInfo", "queue_count",
+	wantKeys(t, "project detail", proj.Data, "id", "project_id", "name", "displayTitle", "metadata", "clientInfo", "gitInfo", "queue_count",
 		"task_count", "task_stats", "last_task_at", "created_at", "updated_at")
 	if proj.Data["task_count"] != 2.0 || proj.Data["queue_count"] != 1.0 {
-		t.Fatalf("P4 counts %+v", proj.Data)
+		t.Fatalf("project detail counts %+v", proj.Data)
 	}
 	chk := call(t, e, http.MethodGet, "/api/v1/projects/"+project+"/queues/"+queue+"/tasks/check", key, nil, http.StatusOK)
-	wantKeys(t, "T2", chk.Data, "version", "last_updated_at", "count")
+	wantKeys(t, "queue tasks check", chk.Data, "version", "last_updated_at", "count")
 }
 
 // TestTaskEchoErrorsAreJSON checks the error side of the contract: every failure is the JSON

@@ -13,7 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
-// API-key management (K1/K2) over internal/auth's one key store. Keys are stored hashed, so
+// API-key management (GET/POST /api/v1/api-keys, GET/PUT/DELETE /api/v1/api-keys/{id}) over internal/auth's one key store. Keys are stored hashed, so
 // show_key=true cannot reveal a key after creation (TaskEcho's reversible keys were a flaw);
 // the plaintext is returned once, by POST.
 
@@ -94,7 +94,7 @@ func (a *api) createKey(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if pid != "" {
-		if _, err := a.svc.Project(ctx, pid); err != nil {
+		if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return httpx.Validation("project_id", "关联的项目不存在").WithDetail("project_id", pid)
 			}
@@ -148,7 +148,7 @@ func (a *api) updateKey(c echo.Context) error {
 		return httpx.Forbidden("this API key is bound to project " + b)
 	}
 	if u.ProjectID != nil && *u.ProjectID != "" {
-		if _, err := a.svc.Project(c.Request().Context(), *u.ProjectID); err != nil {
+		if _, err := a.svc.Lookup.Project(c.Request().Context(), *u.ProjectID); err != nil {
 			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return httpx.Validation("project_id", "关联的项目不存在").WithDetail("project_id", *u.ProjectID)
 			}
@@ -162,7 +162,7 @@ func (a *api) updateKey(c echo.Context) error {
 	return ok(c, http.StatusOK, keyView(k), "API Key 更新成功")
 }
 
-// keyUpdate validates a K2 PUT body: any of name, project_id (null or "" unbinds), is_active
+// keyUpdate validates a PUT /api/v1/api-keys/{id} body: any of name, project_id (null or "" unbinds), is_active
 // (boolean), permission.
 func keyUpdate(req map[string]json.RawMessage) (auth.Update, error) {
 	var u auth.Update

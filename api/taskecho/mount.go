@@ -1,8 +1,8 @@
-// Package echo is the HTTP surface of the TaskEcho-compatible task server: TaskEcho's wire format
-// (paths, X-API-Key, the {success,data,message,timestamp} envelope, error codes) plus the pull,
-// lease and queue-operation routes of seed 002. Handlers are thin: decode, authorize, call one
-// method of the internal/taskecho service or of its readers (internal/taskecho/listing, internal/taskecho/stats),
-// render.
+// Package taskecho is the HTTP surface of the TaskEcho-compatible task server: TaskEcho's wire
+// format (paths, X-API-Key, the {success,data,message,timestamp} envelope, error codes) plus the
+// pull, lease and queue-operation routes (README, "Echo / TaskEcho"). Handlers are thin: decode,
+// authorize, call one method of a part of the internal/taskecho server or of its readers
+// (internal/taskecho/listing, internal/taskecho/stats), render.
 package taskecho
 
 import (
@@ -21,10 +21,11 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/pulllimit"
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
 	"github.com/taskloom/taskloom/internal/taskecho/stats"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 )
 
 type api struct {
-	svc       *taskecho.Service
+	svc       *taskecho.Server
 	lists     *listing.Reader
 	reports   *stats.Reader
 	limiter   *pulllimit.Limiter
@@ -39,7 +40,7 @@ type api struct {
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p, svc := d.Platform, d.Echo
 	a := &api{
-		svc: svc, lists: listing.New(p.Mongo, svc), reports: stats.New(p.Mongo, svc.Now, p.Log), limiter: taskecho.LimiterFor(p, svc.Metrics()), keys: d.KeyStore(),
+		svc: svc, lists: listing.New(p.Mongo, svc), reports: stats.New(p.Mongo, svc.Now, p.Log), limiter: taskechowire.Limiter(p), keys: d.KeyStore(),
 		temporal: p.Temporal, taskQueue: p.Config.Temporal.TaskQueue, opWait: p.Config.Echo.QueueOpWait,
 		log: p.Log.With("subsystem", "echo"),
 	}

@@ -62,7 +62,7 @@ func (a *api) projectTags(c echo.Context) error {
 	if err != nil || limit < 1 {
 		return httpx.Validation("limit", "limit 必须是正整数")
 	}
-	tags, err := a.svc.PopularTags(c.Request().Context(), min(limit, 100))
+	tags, err := a.svc.Admin.PopularTags(c.Request().Context(), min(limit, 100))
 	if err != nil {
 		return fail(err)
 	}
@@ -107,7 +107,7 @@ func (a *api) updateProject(c echo.Context) error {
 	if req.ConflictPolicy != "" && req.ConflictPolicy != taskecho.ConflictOverwrite && req.ConflictPolicy != taskecho.ConflictReject {
 		return httpx.Validation("conflict_policy", "conflict_policy 必须是 overwrite 或 reject")
 	}
-	p, err := a.svc.RenameProject(c.Request().Context(), actor(c), pid, name, req.ConflictPolicy)
+	p, err := a.svc.Admin.RenameProject(c.Request().Context(), actor(c), pid, name, req.ConflictPolicy)
 	if err != nil {
 		return fail(err)
 	}
@@ -120,7 +120,7 @@ func (a *api) deleteProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.svc.DeleteProject(c.Request().Context(), actor(c), pid); err != nil {
+	if err := a.svc.Admin.DeleteProject(c.Request().Context(), actor(c), pid); err != nil {
 		return fail(err)
 	}
 	return ok(c, http.StatusOK, map[string]any{"project_id": pid}, "项目删除成功")
@@ -140,7 +140,7 @@ func (a *api) getMetadata(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.Project(c.Request().Context(), pid)
+	p, err := a.svc.Lookup.Project(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}
@@ -160,14 +160,14 @@ func (a *api) putMetadata(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.SetMetadata(c.Request().Context(), pid, *u)
+	p, err := a.svc.Admin.SetMetadata(c.Request().Context(), pid, *u)
 	if err != nil {
 		return fail(err)
 	}
 	return ok(c, http.StatusOK, metadataView(p), "更新成功")
 }
 
-// parseMetadata validates a P5 PUT body with TaskEcho's limits.
+// parseMetadata validates a PUT /api/v1/projects/{projectId}/metadata body with TaskEcho's limits.
 func parseMetadata(b []byte) (*taskecho.MetadataUpdate, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
@@ -221,7 +221,7 @@ func (a *api) deleteMetadata(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.svc.DeleteMetadata(c.Request().Context(), pid); err != nil {
+	if err := a.svc.Admin.DeleteMetadata(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
 	return ok(c, http.StatusOK, nil, "删除成功")

@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
-// pullFilter reads the pull query parameters (seed 2.6): status (comma list), since, tags,
+// pullFilter reads the pull query parameters: status (comma list), since, tags,
 // created_after/before, modified_after/before, priority, limit, and at project level queue_id
 // (one queue instead of the project's own tasks). project_only=true, which clients written for
 // the earlier whole-project scope send, is the project pull's scope and needs no reading.
@@ -85,8 +85,8 @@ func (a *api) doPull(c echo.Context, f taskecho.PullFilter, queueLabel string) (
 	if left := quotaLeft(c); left >= 0 {
 		f.Limit = min(f.Limit, left)
 	}
-	a.svc.Metrics().PullRequests.WithLabelValues(f.ProjectID, queueLabel).Inc()
-	r, err := a.svc.Pull(c.Request().Context(), actor(c), f)
+	a.svc.Metrics().PullRequested(f.ProjectID, queueLabel)
+	r, err := a.svc.Leases.Pull(c.Request().Context(), actor(c), f)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -112,7 +112,7 @@ func (a *api) pullProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.Project(c.Request().Context(), pid); err != nil {
+	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
 	label := ""
@@ -137,7 +137,7 @@ func (a *api) pullQueue(c echo.Context) error {
 		return err
 	}
 	f.QueueID = &qid
-	if _, _, err := a.svc.ProjectQueue(c.Request().Context(), pid, qid, map[string]any{"queue_id": qid}); err != nil {
+	if _, _, err := a.svc.Lookup.ProjectQueue(c.Request().Context(), pid, qid, map[string]any{"queue_id": qid}); err != nil {
 		return fail(err)
 	}
 	r, err := a.doPull(c, f, qid)
@@ -147,7 +147,7 @@ func (a *api) pullQueue(c echo.Context) error {
 	return ok(c, http.StatusOK, pullAnswer(r), fmt.Sprintf("成功拉取 %d 个任务", len(r.Tasks)))
 }
 
-// pullBatch is PL2: body {taskIds?, filters?: {status?, tags?}, limit?}; the ids not handed out
+// pullBatch answers POST /api/v1/projects/{projectId}/tasks/pull/batch: body {taskIds?, filters?: {status?, tags?}, limit?}; the ids not handed out
 // are listed in failed with the reason.
 func (a *api) pullBatch(c echo.Context) error {
 	pid, err := project(c)
@@ -182,7 +182,7 @@ func (a *api) pullBatch(c echo.Context) error {
 	if req.Limit < 0 {
 		return httpx.Validation("limit", "limit 必须是非负整数")
 	}
-	if _, err := a.svc.Project(c.Request().Context(), pid); err != nil {
+	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
 	r, err := a.doPull(c, f, "")
@@ -251,11 +251,11 @@ func readLease(c echo.Context) (leaseBody, error) {
 }
 
 func (a *api) release(c echo.Context) error {
-	return a.endLease(c, a.svc.Release, "released_at", "拉取锁定已释放")
+	return a.endLease(c, a.svc.Leases.Release, "released_at", "拉取锁定已释放")
 }
 
 func (a *api) confirm(c echo.Context) error {
-	return a.endLease(c, a.svc.Confirm, "confirmed_at", "拉取已确认")
+	return a.endLease(c, a.svc.Leases.Confirm, "confirmed_at", "拉取已确认")
 }
 
 // endLease runs a release or confirm of the lease named in the body and answers with the task id
@@ -313,7 +313,7 @@ func (a *api) releaseBatch(c echo.Context) error {
 	if len(req.TaskIDs) == 0 {
 		return httpx.Validation("taskIds", "taskIds 必须是非空数组")
 	}
-	items, err := a.svc.ReleaseBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
+	items, err := a.svc.Leases.ReleaseBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
 	if err != nil {
 		return fail(err)
 	}
@@ -336,7 +336,7 @@ func (a *api) confirmBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := a.svc.ConfirmBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
+	items, err := a.svc.Leases.ConfirmBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
 	if err != nil {
 		return fail(err)
 	}
@@ -353,7 +353,7 @@ func (a *api) resetPull(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, at, err := a.svc.ResetPull(c.Request().Context(), actor(c), projectRef(c, pid))
+	t, at, err := a.svc.Leases.ResetPull(c.Request().Context(), actor(c), projectRef(c, pid))
 	if err != nil {
 		return fail(err)
 	}
@@ -365,7 +365,7 @@ func (a *api) pullHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.svc.Task(c.Request().Context(), projectRef(c, pid), false)
+	t, err := a.svc.Lookup.Task(c.Request().Context(), projectRef(c, pid), false)
 	if err != nil {
 		return fail(err)
 	}
@@ -384,7 +384,7 @@ func (a *api) pullStats(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := a.svc.Project(ctx, pid); err != nil {
+	if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
 	st, err := a.reports.Pulls(ctx, pid)
@@ -404,7 +404,7 @@ func (a *api) pullPending(c echo.Context) error {
 		return httpx.Validation("timeout", "timeout 必须是非负整数（秒）")
 	}
 	ctx := c.Request().Context()
-	if _, err := a.svc.Project(ctx, pid); err != nil {
+	if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
 	list, _, err := a.reports.PendingPulls(ctx, pid, time.Duration(secs)*time.Second, 0)

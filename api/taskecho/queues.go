@@ -36,7 +36,7 @@ func (a *api) queuesCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.Project(c.Request().Context(), pid); err != nil {
+	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
 		return fail(err)
 	}
 	v, err := a.lists.QueuesVersion(c.Request().Context(), pid)
@@ -64,7 +64,7 @@ func (a *api) deleteQueue(c echo.Context) error {
 		return err
 	}
 	qid := param(c, "queueId")
-	if err := a.svc.DeleteQueue(c.Request().Context(), actor(c), pid, qid); err != nil {
+	if err := a.svc.Admin.DeleteQueue(c.Request().Context(), actor(c), pid, qid); err != nil {
 		return fail(err)
 	}
 	return ok(c, http.StatusOK, map[string]any{"queue_id": qid}, "队列删除成功")
@@ -81,11 +81,11 @@ func (a *api) queueOp(operation string) echo.HandlerFunc {
 		}
 		qid := param(c, "queueId")
 		ctx := c.Request().Context()
-		if _, _, err := a.svc.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid}); err != nil {
+		if _, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid}); err != nil {
 			return fail(err)
 		}
 		op := queueop.Op{ProjectID: pid, QueueID: qid, Operation: operation, Actor: actor(c).Name, At: timeNow()}
-		count, err := a.svc.CountQueueOp(ctx, op)
+		count, err := a.svc.QueueOps.CountQueueOp(ctx, op)
 		if err != nil {
 			return fail(err)
 		}

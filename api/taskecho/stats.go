@@ -11,7 +11,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/stats"
 )
 
-// stats is S1: live counts over all projects.
+// stats answers GET /api/v1/stats: live counts over all projects.
 func (a *api) stats(c echo.Context) error {
 	st, err := a.lists.Totals(c.Request().Context())
 	if err != nil {
@@ -82,7 +82,7 @@ func (a *api) executions(c echo.Context) (stats.Range, []taskecho.Execution, err
 	return r, rows, nil
 }
 
-// statsSystem is S2.
+// statsSystem answers GET /api/v1/stats/system.
 func (a *api) statsSystem(c echo.Context) error {
 	r, rows, err := a.executions(c)
 	if err != nil {
@@ -91,7 +91,7 @@ func (a *api) statsSystem(c echo.Context) error {
 	return ok(c, http.StatusOK, map[string]any{"summary": stats.Summarize(rows), "daily_stats": stats.Daily(rows, r)}, "查询成功")
 }
 
-// statsProjects is S3.
+// statsProjects answers GET /api/v1/stats/projects.
 func (a *api) statsProjects(c echo.Context) error {
 	_, rows, err := a.executions(c)
 	if err != nil {
@@ -104,13 +104,13 @@ func (a *api) statsProjects(c echo.Context) error {
 	return ok(c, http.StatusOK, map[string]any{"projects": out}, "查询成功")
 }
 
-// statsProject is S4.
+// statsProject answers GET /api/v1/stats/project/{projectId}.
 func (a *api) statsProject(c echo.Context) error {
 	pid, err := project(c)
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.Project(c.Request().Context(), pid)
+	p, err := a.svc.Lookup.Project(c.Request().Context(), pid)
 	if err != nil {
 		return fail(err)
 	}
@@ -123,7 +123,7 @@ func (a *api) statsProject(c echo.Context) error {
 		"daily_stats": stats.Daily(rows, r)}, "查询成功")
 }
 
-// statsByHour is S5: 24 hourly buckets of one UTC date (?date=YYYY-MM-DD, default today).
+// statsByHour answers GET /api/v1/stats/by-hour: 24 hourly buckets of one UTC date (?date=YYYY-MM-DD, default today).
 func (a *api) statsByHour(c echo.Context) error {
 	date := timeNow().Format(dateLayout)
 	if v := c.QueryParam("date"); v != "" {
@@ -156,7 +156,7 @@ func (a *api) statsByHour(c echo.Context) error {
 	return ok(c, http.StatusOK, map[string]any{"date": date, "hourly_stats": out}, "查询成功")
 }
 
-// statsGrouped is S6 (by queue) and S7 (by client hostname).
+// statsGrouped answers GET /api/v1/stats/by-queue and GET /api/v1/stats/by-client (by client hostname).
 func (a *api) statsGrouped(listKey, itemKey string, key func(taskecho.Execution) string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		_, rows, err := a.executions(c)
@@ -174,7 +174,7 @@ func (a *api) statsGrouped(listKey, itemKey string, key func(taskecho.Execution)
 var errorLabels = map[string]string{"timeout": "超时", "network": "网络", "validation": "验证", "permission": "权限",
 	"not_found": "未找到", "other": "其他", "unknown": "未知"}
 
-// statsErrorTypes is S8.
+// statsErrorTypes answers GET /api/v1/stats/error-types.
 func (a *api) statsErrorTypes(c echo.Context) error {
 	_, rows, err := a.executions(c)
 	if err != nil {
@@ -199,7 +199,7 @@ func (a *api) statsErrorTypes(c echo.Context) error {
 	return ok(c, http.StatusOK, map[string]any{"error_types": out}, "查询成功")
 }
 
-// statsDuration is S9 (milliseconds, from the time the task last became pending).
+// statsDuration answers GET /api/v1/stats/execution-duration (milliseconds, from the time the task last became pending).
 func (a *api) statsDuration(c echo.Context) error {
 	_, rows, err := a.executions(c)
 	if err != nil {

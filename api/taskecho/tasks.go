@@ -46,7 +46,7 @@ func (a *api) listQueueTasks(c echo.Context) error {
 		q.Status = st
 	}
 	ctx := c.Request().Context()
-	if _, _, err := a.svc.ProjectQueue(ctx, pid, qid, map[string]any{"project_id": pid, "queue_id": qid}); err != nil {
+	if _, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"project_id": pid, "queue_id": qid}); err != nil {
 		return fail(err)
 	}
 	list, total, err := a.lists.Tasks(ctx, pid, &qid, q)
@@ -78,7 +78,7 @@ func (a *api) listProjectTasks(c echo.Context) error {
 		q.Status = st
 	}
 	ctx := c.Request().Context()
-	if _, err := a.svc.Project(ctx, pid); err != nil {
+	if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
 	list, total, err := a.lists.Tasks(ctx, pid, nil, q)
@@ -99,7 +99,7 @@ func (a *api) queueTasksCheck(c echo.Context) error {
 	}
 	qid := param(c, "queueId")
 	ctx := c.Request().Context()
-	_, q, err := a.svc.ProjectQueue(ctx, pid, qid, map[string]any{"project_id": pid, "queue_id": qid})
+	_, q, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"project_id": pid, "queue_id": qid})
 	if err != nil {
 		return fail(err)
 	}
@@ -116,10 +116,10 @@ func (a *api) queueTasksCheck(c echo.Context) error {
 func (a *api) createTask(c echo.Context, pid string, queueID *string) error {
 	ctx := c.Request().Context()
 	if queueID != nil {
-		if _, _, err := a.svc.ProjectQueue(ctx, pid, *queueID, map[string]any{"queue_id": *queueID}); err != nil {
+		if _, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, *queueID, map[string]any{"queue_id": *queueID}); err != nil {
 			return fail(err)
 		}
-	} else if _, err := a.svc.Project(ctx, pid); err != nil {
+	} else if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
 	b, err := body(c)
@@ -130,7 +130,7 @@ func (a *api) createTask(c echo.Context, pid string, queueID *string) error {
 	if err != nil {
 		return fail(err)
 	}
-	t, err := a.svc.CreateTask(ctx, actor(c), pid, queueID, f)
+	t, err := a.svc.Admin.CreateTask(ctx, actor(c), pid, queueID, f)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,10 +163,10 @@ func (a *api) getQueueTask(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	ref := queueRef(c, pid)
-	if _, _, err := a.svc.ProjectQueue(ctx, pid, *ref.QueueID, map[string]any{"project_id": pid, "queue_id": *ref.QueueID}); err != nil {
+	if _, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, *ref.QueueID, map[string]any{"project_id": pid, "queue_id": *ref.QueueID}); err != nil {
 		return fail(err)
 	}
-	t, err := a.svc.Task(ctx, ref, false)
+	t, err := a.svc.Lookup.Task(ctx, ref, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -178,7 +178,7 @@ func (a *api) getProjectTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.svc.Task(c.Request().Context(), projectRef(c, pid), false)
+	t, err := a.svc.Lookup.Task(c.Request().Context(), projectRef(c, pid), false)
 	if err != nil {
 		return fail(err)
 	}
@@ -194,7 +194,7 @@ func (a *api) editTask(c echo.Context, ref taskecho.TaskRef) error {
 	if err != nil {
 		return fail(err)
 	}
-	t, err := a.svc.EditTask(c.Request().Context(), actor(c), ref, f)
+	t, err := a.svc.Admin.EditTask(c.Request().Context(), actor(c), ref, f)
 	if err != nil {
 		return fail(err)
 	}
@@ -220,7 +220,7 @@ func (a *api) editProjectTask(c echo.Context) error {
 }
 
 func (a *api) deleteTask(c echo.Context, ref taskecho.TaskRef) error {
-	t, err := a.svc.DeleteTask(c.Request().Context(), actor(c), ref)
+	t, err := a.svc.Admin.DeleteTask(c.Request().Context(), actor(c), ref)
 	if err != nil {
 		return fail(err)
 	}
@@ -243,7 +243,7 @@ func (a *api) deleteProjectTask(c echo.Context) error {
 	return a.deleteTask(c, projectRef(c, pid))
 }
 
-// moveTask is PT3: body {queue_id: string|null}; null moves to project level.
+// moveTask answers POST /api/v1/projects/{projectId}/tasks/{taskId}/move: body {queue_id: string|null}; null moves to project level.
 func (a *api) moveTask(c echo.Context) error {
 	pid, err := project(c)
 	if err != nil {
@@ -263,7 +263,7 @@ func (a *api) moveTask(c echo.Context) error {
 		}
 		to = &q
 	}
-	r, err := a.svc.MoveTask(c.Request().Context(), actor(c), projectRef(c, pid), to)
+	r, err := a.svc.Admin.MoveTask(c.Request().Context(), actor(c), projectRef(c, pid), to)
 	if err != nil {
 		return fail(err)
 	}
@@ -276,7 +276,7 @@ func (a *api) reRunTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, at, err := a.svc.ReRunTask(c.Request().Context(), actor(c), queueRef(c, pid))
+	t, at, err := a.svc.QueueOps.ReRunTask(c.Request().Context(), actor(c), queueRef(c, pid))
 	if err != nil {
 		return fail(err)
 	}

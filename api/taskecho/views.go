@@ -27,7 +27,7 @@ func historyView(h []taskecho.PullEntry) []map[string]any {
 	return out
 }
 
-// pullFields are the seed's task fields every detail view carries.
+// pullFields are the pull fields every task detail view carries.
 func pullFields(t *taskecho.Task, m map[string]any) map[string]any {
 	m["source"] = t.Source
 	m["created_at"] = ts(t.CreatedAt)
@@ -56,7 +56,7 @@ func priority(t *taskecho.Task) any {
 	}
 }
 
-// queueTaskView is T3 GET: lowercase roles, session_id/created_at, logs newest first.
+// queueTaskView answers GET …/queues/{queueId}/tasks/{taskId}: lowercase roles, session_id/created_at, logs newest first.
 func queueTaskView(t *taskecho.Task) map[string]any {
 	msgs := make([]map[string]any, len(t.Messages))
 	for i, m := range t.Messages {
@@ -78,7 +78,7 @@ func queueTaskView(t *taskecho.Task) map[string]any {
 	return pullFields(t, m)
 }
 
-// projectTaskView is PT2 GET: TaskEcho returned raw messages (UPPERCASE role, sessionId,
+// projectTaskView answers GET …/projects/{projectId}/tasks/{taskId}: TaskEcho returned raw messages (UPPERCASE role, sessionId,
 // createdAt) here.
 func projectTaskView(t *taskecho.Task) map[string]any {
 	msgs := make([]map[string]any, len(t.Messages))
@@ -97,7 +97,7 @@ func projectTaskView(t *taskecho.Task) map[string]any {
 	return pullFields(t, m)
 }
 
-// queueTaskItem is a T1 list item.
+// queueTaskItem is an item of GET …/queues/{queueId}/tasks.
 func queueTaskItem(t *taskecho.Task) map[string]any {
 	return map[string]any{
 		"id": t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile, "status": t.Status,
@@ -106,7 +106,7 @@ func queueTaskItem(t *taskecho.Task) map[string]any {
 	}
 }
 
-// projectTaskItem is a PT1 list item.
+// projectTaskItem is an item of GET …/projects/{projectId}/tasks.
 func projectTaskItem(t *taskecho.Task) map[string]any {
 	return map[string]any{
 		"task_id": t.TaskID, "id": t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile,
@@ -116,7 +116,7 @@ func projectTaskItem(t *taskecho.Task) map[string]any {
 	}
 }
 
-// pulledItem is one task of a pull answer (PL1/T5 fields plus queue and lease).
+// pulledItem is one task of a pull answer (the task's pull fields plus queue and lease).
 func pulledItem(t *taskecho.Task) map[string]any {
 	return map[string]any{
 		"task_id": t.TaskID, "queue_id": strOrNil(t.QueueID), "name": t.Name, "prompt": t.Prompt,

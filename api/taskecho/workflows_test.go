@@ -112,7 +112,7 @@ func TestSweeperScheduleFollowsConfiguration(t *testing.T) {
 	}
 }
 
-// The seed's monitoring items are exported once pulls happen.
+// The task server's Prometheus series are exported once pulls happen.
 func TestMetricsAreExported(t *testing.T) {
 	e := env(t)
 	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("p", "q", ctask("c", "done")), http.StatusOK)

@@ -51,7 +51,7 @@ func (u *UI) createKey(c echo.Context) error {
 		return back(c, "/ui/api-keys", "error", "权限必须是 read、write 或 admin")
 	}
 	if nk.ProjectID != "" {
-		if _, err := u.svc.Project(ctx, nk.ProjectID); err != nil {
+		if _, err := u.svc.Lookup.Project(ctx, nk.ProjectID); err != nil {
 			if taskecho.IsKind(err, taskecho.KindNotFound) {
 				return back(c, "/ui/api-keys", "error", "关联的项目不存在："+nk.ProjectID)
 			}

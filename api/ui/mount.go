@@ -27,7 +27,7 @@ type UI struct {
 	users    *uisession.Users
 	sessions *uisession.Sessions
 	keys     *auth.Store
-	svc      *taskecho.Service
+	svc      *taskecho.Server
 	lists    *listing.Reader
 	stats    *stats.Reader
 	entry    *intake.Tasks
@@ -49,7 +49,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 
 // New builds the UI over p and the process's echo service, the one the JSON API uses. Its
 // collections' indexes are internal/schema's.
-func New(p *platform.Platform, svc *taskecho.Service) (*UI, error) {
+func New(p *platform.Platform, svc *taskecho.Server) (*UI, error) {
 	users := uisession.NewUsers(p.Mongo)
 	pg, err := parsePages()
 	if err != nil {

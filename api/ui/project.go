@@ -74,7 +74,7 @@ func (u *UI) createProjectTask(c echo.Context) error {
 	pid := param(c, "pid")
 	f, err := taskecho.ParseTaskCreate(taskBody(c, true))
 	if err == nil {
-		_, err = u.svc.CreateTask(c.Request().Context(), actor(c), pid, nil, f)
+		_, err = u.svc.Admin.CreateTask(c.Request().Context(), actor(c), pid, nil, f)
 	}
 	return u.done(c, projectURL(pid), err, "任务已创建")
 }

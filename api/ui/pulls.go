@@ -79,7 +79,7 @@ func (u *UI) pullsPage(c echo.Context) error {
 		d.Projects = ps
 		return u.render(c, http.StatusOK, "pulls.html", "拉取管理", "pulls", d)
 	}
-	if _, err := u.svc.Project(ctx, d.ProjectID); err != nil {
+	if _, err := u.svc.Lookup.Project(ctx, d.ProjectID); err != nil {
 		return u.failPage(c, err)
 	}
 	timeout, err := time.ParseDuration(d.Timeout)
@@ -108,7 +108,7 @@ func (u *UI) pullsPage(c echo.Context) error {
 // then any queue (the service's project-wide task rule).
 func (u *UI) lookup(ctx context.Context, pid, tid, queue string) *lookupResult {
 	ref := taskecho.TaskRef{ProjectID: pid, TaskID: tid, QueueID: queueOrNil(queue), AnyQueue: queue == ""}
-	t, err := u.svc.Task(ctx, ref, true)
+	t, err := u.svc.Lookup.Task(ctx, ref, true)
 	if err != nil {
 		return &lookupResult{Err: plainError(err)}
 	}
@@ -227,7 +227,7 @@ func (u *UI) releasePulls(c echo.Context) error {
 			continue
 		}
 		ref := taskecho.TaskRef{ProjectID: pid, TaskID: v.Get("t"), QueueID: queueOrNil(v.Get("q"))}
-		if _, _, err := u.svc.Release(ctx, actor(c), ref, ""); err != nil {
+		if _, _, err := u.svc.Leases.Release(ctx, actor(c), ref, ""); err != nil {
 			failed = append(failed, ref.TaskID+"："+plainError(err))
 		}
 	}

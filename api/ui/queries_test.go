@@ -26,6 +26,8 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
@@ -109,7 +111,7 @@ func mountUI(t *testing.T, db *mongo.Database) (*platform.Platform, *echo.Echo) 
 	if err := schema.Ensure(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := taskecho.FromPlatform(p)
+	svc, err := taskechowire.FromPlatform(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ const projectsOnHome = 20
 // pull history and pending leases to show.
 func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platform.Platform, project, queue string, total int) {
 	t.Helper()
-	svc, err := taskecho.NewService(db, taskecho.SettingsFromConfig(p.Config.Echo), nil, p.Log)
+	svc, err := taskecho.New(taskechodb.New(db), taskecho.SettingsFromConfig(p.Config.Echo), nil, p.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platfor
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Submit(ctx, taskecho.Actor{Name: "client"}, in, ""); err != nil {
+		if _, err := svc.Intake.Submit(ctx, taskecho.Actor{Name: "client"}, in, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,15 +163,15 @@ func seedTasks(ctx context.Context, t *testing.T, db *mongo.Database, p *platfor
 			Source: taskecho.SourceServer, CreatedAt: now, UpdatedAt: now, ServerModifiedAt: &now,
 			PullHistory: []taskecho.PullEntry{}, Messages: []taskecho.Message{}, Logs: []taskecho.LogEntry{}})
 	}
-	if _, err := db.Collection(taskecho.CollTasks).InsertMany(ctx, docs); err != nil {
+	if _, err := db.Collection(taskechodb.CollTasks).InsertMany(ctx, docs); err != nil {
 		t.Fatalf("seed %d tasks: %v", total, err)
 	}
 	for _, scope := range []*string{nil, &queue, nil} { // the project level's tasks, then the queue's
-		if _, err := svc.Pull(ctx, taskecho.Actor{Name: "puller"}, taskecho.PullFilter{ProjectID: project, QueueID: scope, Limit: 100}); err != nil {
+		if _, err := svc.Leases.Pull(ctx, taskecho.Actor{Name: "puller"}, taskecho.PullFilter{ProjectID: project, QueueID: scope, Limit: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.Collection(taskecho.CollTasks).CountDocuments(ctx, bson.M{"project_id": project})
+	n, err := db.Collection(taskechodb.CollTasks).CountDocuments(ctx, bson.M{"project_id": project})
 	if err != nil || n < int64(total) {
 		t.Fatalf("seeded %d tasks (%v)", n, err)
 	}

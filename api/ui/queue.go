@@ -55,10 +55,10 @@ func (u *UI) queuePage(c echo.Context) error {
 // reset-error would touch.
 func (u *UI) opCounts(c echo.Context, pid, qid string) (all, errored int, err error) {
 	ctx := c.Request().Context()
-	if all, err = u.svc.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.Reset}); err != nil {
+	if all, err = u.svc.QueueOps.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.Reset}); err != nil {
 		return 0, 0, err
 	}
-	errored, err = u.svc.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.ResetError})
+	errored, err = u.svc.QueueOps.CountQueueOp(ctx, queueop.Op{ProjectID: pid, QueueID: qid, Operation: queueop.ResetError})
 	return all, errored, err
 }
 
@@ -66,7 +66,7 @@ func (u *UI) createQueueTask(c echo.Context) error {
 	pid, qid := param(c, "pid"), param(c, "qid")
 	f, err := taskecho.ParseTaskCreate(taskBody(c, true))
 	if err == nil {
-		_, err = u.svc.CreateTask(c.Request().Context(), actor(c), pid, &qid, f)
+		_, err = u.svc.Admin.CreateTask(c.Request().Context(), actor(c), pid, &qid, f)
 	}
 	return u.done(c, queueURL(pid, qid), err, "任务已创建")
 }
@@ -86,10 +86,10 @@ func (u *UI) batchAction(c echo.Context) error {
 	switch c.FormValue("action") {
 	case "reset-pull":
 		verb = "重置拉取状态"
-		do = func(r taskecho.TaskRef) error { _, _, err := u.svc.ResetPull(ctx, actor(c), r); return err }
+		do = func(r taskecho.TaskRef) error { _, _, err := u.svc.Leases.ResetPull(ctx, actor(c), r); return err }
 	case "delete":
 		verb = "删除"
-		do = func(r taskecho.TaskRef) error { _, err := u.svc.DeleteTask(ctx, actor(c), r); return err }
+		do = func(r taskecho.TaskRef) error { _, err := u.svc.Admin.DeleteTask(ctx, actor(c), r); return err }
 	default:
 		return back(c, target, "error", "未知的批量操作")
 	}

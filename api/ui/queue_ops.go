@@ -39,7 +39,7 @@ func (u *UI) confirmQueueOp(c echo.Context) error {
 	if _, err := u.lists.Queue(ctx, op.ProjectID, op.QueueID); err != nil {
 		return u.failPage(c, err)
 	}
-	n, err := u.svc.CountQueueOp(ctx, op)
+	n, err := u.svc.QueueOps.CountQueueOp(ctx, op)
 	if err != nil {
 		return u.failPage(c, err)
 	}
@@ -64,7 +64,7 @@ func (u *UI) runQueueOp(c echo.Context) error {
 	}
 	op.Actor, op.At = actor(c).Name, time.Now().UTC().Truncate(time.Millisecond)
 	if op.Operation == queueop.ResetError {
-		n, err := u.svc.CountQueueOp(ctx, op)
+		n, err := u.svc.QueueOps.CountQueueOp(ctx, op)
 		if err != nil || n == 0 {
 			return u.done(c, target, err, "队列中没有错误任务")
 		}

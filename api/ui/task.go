@@ -40,7 +40,7 @@ func backTo(c echo.Context, ref taskecho.TaskRef) string {
 func (u *UI) taskPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	ref := refOf(c)
-	t, err := u.svc.Task(ctx, ref, true)
+	t, err := u.svc.Lookup.Task(ctx, ref, true)
 	if err != nil {
 		return u.failPage(c, err)
 	}
@@ -59,7 +59,7 @@ func (u *UI) editTask(c echo.Context) error {
 	f, err := taskecho.ParseTaskEdit(taskBody(c, false))
 	var t *taskecho.Task
 	if err == nil {
-		t, err = u.svc.EditTask(c.Request().Context(), actor(c), ref, f)
+		t, err = u.svc.Admin.EditTask(c.Request().Context(), actor(c), ref, f)
 	}
 	msg := "任务已保存"
 	if err == nil && t.PulledAt == nil && c.FormValue("was_pulled") == "1" {
@@ -72,7 +72,7 @@ func (u *UI) editTask(c echo.Context) error {
 func (u *UI) moveTask(c echo.Context) error {
 	ref := refOf(c)
 	to := queueOrNil(c.FormValue("to_queue"))
-	res, err := u.svc.MoveTask(c.Request().Context(), actor(c), ref, to)
+	res, err := u.svc.Admin.MoveTask(c.Request().Context(), actor(c), ref, to)
 	target := backTo(c, ref)
 	if err == nil && c.FormValue("back") == "" {
 		target = taskURL(ref.ProjectID, res.Task.QueueID, ref.TaskID)
@@ -86,7 +86,7 @@ func (u *UI) moveTask(c echo.Context) error {
 
 func (u *UI) deleteTask(c echo.Context) error {
 	ref := refOf(c)
-	_, err := u.svc.DeleteTask(c.Request().Context(), actor(c), ref)
+	_, err := u.svc.Admin.DeleteTask(c.Request().Context(), actor(c), ref)
 	target := projectURL(ref.ProjectID)
 	if ref.QueueID != nil {
 		target = queueURL(ref.ProjectID, *ref.QueueID)
@@ -99,12 +99,12 @@ func (u *UI) deleteTask(c echo.Context) error {
 
 func (u *UI) resetPull(c echo.Context) error {
 	ref := refOf(c)
-	_, _, err := u.svc.ResetPull(c.Request().Context(), actor(c), ref)
+	_, _, err := u.svc.Leases.ResetPull(c.Request().Context(), actor(c), ref)
 	return u.done(c, backTo(c, ref), err, "拉取状态已重置，任务可重新拉取")
 }
 
 func (u *UI) reRunTask(c echo.Context) error {
 	ref := refOf(c)
-	_, _, err := u.svc.ReRunTask(c.Request().Context(), actor(c), ref)
+	_, _, err := u.svc.QueueOps.ReRunTask(c.Request().Context(), actor(c), ref)
 	return u.done(c, backTo(c, ref), err, "任务已重新执行（状态改为 pending）")
 }

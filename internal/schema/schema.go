@@ -17,7 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
-	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/uisession"
 )
 
@@ -32,7 +32,7 @@ func stores(db *mongo.Database) []store {
 		{"api keys", auth.NewStore(db).EnsureIndexes},
 		{"pipeline", pipelinedb.New(db).EnsureIndexes},
 		{"entry", intake.NewStore(db).EnsureIndexes},
-		{"echo", func(ctx context.Context) error { return taskecho.EnsureIndexes(ctx, db) }},
+		{"echo", func(ctx context.Context) error { return taskechodb.EnsureIndexes(ctx, db) }},
 		{"ui users", uisession.NewUsers(db).EnsureIndexes},
 		{"ui sessions", uisession.NewSessions(db, uisession.DefaultLifetime).EnsureIndexes},
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
-	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -31,13 +31,13 @@ func TestEnsureCreatesEveryStoresIndexesOnce(t *testing.T) {
 		}
 	}
 	for coll, index := range map[string]string{
-		"api_keys":            "",
-		intake.CollRuns:       "",
-		pipelinedb.CollQuotas: "",
-		taskecho.CollTasks:    "key_unique",
-		taskecho.CollProjects: "project_id_unique",
-		"ui_users":            "",
-		"ui_sessions":         "",
+		"api_keys":              "",
+		intake.CollRuns:         "",
+		pipelinedb.CollQuotas:   "",
+		taskechodb.CollTasks:    "key_unique",
+		taskechodb.CollProjects: "project_id_unique",
+		"ui_users":              "",
+		"ui_sessions":           "",
 	} {
 		specs, err := db.Collection(coll).Indexes().ListSpecifications(ctx)
 		if err != nil {

@@ -6,14 +6,14 @@ import (
 
 // recordAudit appends one audit_log row. The operation it describes has already happened, so a
 // failed audit write is logged at error level rather than turned into a failed request.
-func (s *Service) recordAudit(ctx context.Context, e AuditEntry) {
+func (c *core) recordAudit(ctx context.Context, e AuditEntry) {
 	if e.At.IsZero() {
-		e.At = s.now()
+		e.At = c.now()
 	}
 	if e.TaskIDs == nil {
 		e.TaskIDs = []string{}
 	}
-	if _, err := s.audit.InsertOne(ctx, e); err != nil {
-		s.log.ErrorContext(ctx, "echo audit write failed", "action", e.Action, "project_id", e.ProjectID, "err", err)
+	if err := c.store.InsertAudit(ctx, e); err != nil {
+		c.log.ErrorContext(ctx, "echo audit write failed", "action", e.Action, "project_id", e.ProjectID, "err", err)
 	}
 }

@@ -5,13 +5,10 @@ import (
 	"time"
 )
 
-// CollExecutions holds one row per task execution: a status change from pending to done or
-// error through a push or PATCH /tasks/status (TaskEcho's definition). The statistics endpoints
-// aggregate these rows on read (internal/taskecho/stats), so no breakdown can be lost the way TaskEcho's Mixed-path
-// counters were.
-const CollExecutions = "executions"
-
-// Execution is one row of the executions collection.
+// Execution is one row of the executions collection: one task execution, a status change from
+// pending to done or error through a push or PATCH /tasks/status (TaskEcho's definition). The
+// statistics endpoints aggregate these rows on read (internal/taskecho/stats), so no breakdown
+// can be lost the way TaskEcho's mixed-path counters were.
 type Execution struct {
 	At          time.Time `bson:"at"`
 	Date        string    `bson:"date"` // YYYY-MM-DD, UTC
@@ -33,7 +30,7 @@ func isExecution(from, to string) bool {
 }
 
 // recordExecution writes one execution row; like the audit log, a failed write is logged.
-func (s *Service) recordExecution(ctx context.Context, t *Task, to, projectName, hostname, keyName string, now time.Time) {
+func (c *core) recordExecution(ctx context.Context, t *Task, to, projectName, hostname, keyName string, now time.Time) {
 	e := Execution{At: now, Date: now.Format("2006-01-02"), Hour: now.Hour(), ProjectID: t.ProjectID, ProjectName: projectName,
 		QueueID: deref(t.QueueID), TaskID: t.TaskID, Result: "success", Hostname: hostname, APIKeyName: keyName}
 	if to == StatusError {
@@ -43,7 +40,7 @@ func (s *Service) recordExecution(ctx context.Context, t *Task, to, projectName,
 		d := now.Sub(*t.PendingSince).Milliseconds()
 		e.DurationMS = &d
 	}
-	if _, err := s.db.Collection(CollExecutions).InsertOne(ctx, e); err != nil {
-		s.log.ErrorContext(ctx, "echo execution stats write failed", "project_id", t.ProjectID, "task_id", t.TaskID, "err", err)
+	if err := c.store.InsertExecution(ctx, e); err != nil {
+		c.log.ErrorContext(ctx, "echo execution stats write failed", "project_id", t.ProjectID, "task_id", t.TaskID, "err", err)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // newLeaseID returns a random fencing token; one pull call hands the same token to all the tasks
@@ -47,8 +45,8 @@ func closedHistory(t *Task, now time.Time, by, reason string, success bool) []Pu
 // closeLeaseSet is the $set that ends the task's lease. keepPullMarks keeps pulled_at/pulled_by
 // (a push turns the task into a client task that remembers its pull, as TaskEcho did); every
 // other ending makes a server task pullable again.
-func closeLeaseSet(t *Task, now time.Time, by, reason string, success, keepPullMarks bool) bson.M {
-	set := bson.M{
+func closeLeaseSet(t *Task, now time.Time, by, reason string, success, keepPullMarks bool) Fields {
+	set := Fields{
 		"lease_id":         nil,
 		"lease_expires_at": nil,
 		"pull_history":     closedHistory(t, now, by, reason, success),
@@ -61,12 +59,12 @@ func closeLeaseSet(t *Task, now time.Time, by, reason string, success, keepPullM
 }
 
 // observeClose records the metrics of one ended lease.
-func (s *Service) observeClose(t *Task, now time.Time, reason string, success bool) {
+func (c *core) observeClose(t *Task, now time.Time, reason string, success bool) {
 	if t.LeaseID == nil {
 		return
 	}
-	s.metrics.LeasesClosed.WithLabelValues(closeOutcome(reason, success)).Inc()
+	c.metrics.LeaseClosed(closeOutcome(reason, success))
 	if success && t.PulledAt != nil {
-		s.metrics.PullToPush.Observe(now.Sub(*t.PulledAt).Seconds())
+		c.metrics.PullToPush(now.Sub(*t.PulledAt))
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // A batch release or confirm settles its list with a number of commands that does not grow with
@@ -34,15 +32,15 @@ type leaseBatch struct {
 	success bool
 }
 
-// ReleaseBatch releases the listed tasks (PL4); a failure of one does not stop the others. With
+// ReleaseBatch releases the listed tasks (POST /api/v1/projects/{projectId}/tasks/pull/release/batch); a failure of one does not stop the others. With
 // a lease_id each task must hold that lease; without one (TaskEcho clients) its own lease ends.
-func (s *Service) ReleaseBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
+func (s *Leases) ReleaseBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
 	return s.settleBatch(ctx, leaseBatch{op: "release", actor: actor, project: projectID, ids: taskIDs, leaseID: leaseID})
 }
 
 // ConfirmBatch confirms the tasks of one lease: the listed ids, or every task still holding
 // the lease when taskIDs is empty.
-func (s *Service) ConfirmBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
+func (s *Leases) ConfirmBatch(ctx context.Context, actor Actor, projectID string, taskIDs []string, leaseID string) ([]BatchItem, error) {
 	if leaseID == "" {
 		return nil, invalid("lease_id", "lease_id 不能为空")
 	}
@@ -60,7 +58,7 @@ func errBatchTooLong(limit int) *Error {
 // answers each listed id, in list order. A statement that loses its guard — a concurrent writer
 // changed the task, or the lease expired between the read and the write — is read and decided
 // again, for at most maxWriteAttempts rounds of a read and a write.
-func (s *Service) settleBatch(ctx context.Context, b leaseBatch) ([]BatchItem, error) {
+func (s *Leases) settleBatch(ctx context.Context, b leaseBatch) ([]BatchItem, error) {
 	if len(b.ids) > s.set.PullBatchSize {
 		return nil, errBatchTooLong(s.set.PullBatchSize)
 	}
@@ -118,7 +116,7 @@ func expiredCall(b leaseBatch, won []*Task, answers map[string]BatchItem) error 
 
 // firstBatchRead reads the tasks the call names: the listed ids, or, when none are listed, the
 // tasks holding the lease (whose ids then become the list).
-func (s *Service) firstBatchRead(ctx context.Context, b *leaseBatch) ([]*Task, error) {
+func (s *Leases) firstBatchRead(ctx context.Context, b *leaseBatch) ([]*Task, error) {
 	if len(b.ids) > 0 {
 		return s.listedTasks(ctx, b.project, uniqueIDs(b.ids))
 	}
@@ -132,10 +130,10 @@ func (s *Service) firstBatchRead(ctx context.Context, b *leaseBatch) ([]*Task, e
 // settleRound decides each open id on tasks (a read of them) and writes the leases it may end in
 // one guarded bulk write. Answers of decided ids go into answers; it returns the tasks whose
 // lease it ended and the ids whose statement lost its guard.
-func (s *Service) settleRound(ctx context.Context, b leaseBatch, tasks []*Task, open []string, answers map[string]BatchItem) (won []*Task, lost []string, err error) {
+func (s *Leases) settleRound(ctx context.Context, b leaseBatch, tasks []*Task, open []string, answers map[string]BatchItem) (won []*Task, lost []string, err error) {
 	now := s.now()
 	byID := listedByID(tasks, b.leaseID)
-	var ups []taskUpdate
+	var ups []TaskWrite
 	for _, id := range open {
 		t := byID[id]
 		if t == nil {
@@ -146,7 +144,7 @@ func (s *Service) settleRound(ctx context.Context, b leaseBatch, tasks []*Task, 
 			answers[id] = BatchItem{TaskID: id, Err: err}
 			continue
 		}
-		ups = append(ups, taskUpdate{task: t, update: bson.M{"$set": closeLeaseSet(t, now, b.actor.Name, ReleaseClient, b.success, b.success)}})
+		ups = append(ups, TaskWrite{Task: t, Set: closeLeaseSet(t, now, b.actor.Name, ReleaseClient, b.success, b.success)})
 	}
 	if len(ups) == 0 {
 		return nil, nil, nil
@@ -159,9 +157,9 @@ func (s *Service) settleRound(ctx context.Context, b leaseBatch, tasks []*Task, 
 	// The lease must be unexpired when the write is sent, not only when the read was decided.
 	sent := s.now()
 	for i := range ups {
-		ups[i].where = liveLeaseGuard(ups[i].task, sent)
+		ups[i].LeaseLiveAt = &sent
 	}
-	if won, err = s.bulkGuarded(ctx, b.op+" leases", ups); err != nil {
+	if won, err = s.store.WriteTasks(ctx, b.op+" leases", ups); err != nil {
 		return nil, nil, err
 	}
 	for _, t := range won {
@@ -172,23 +170,23 @@ func (s *Service) settleRound(ctx context.Context, b leaseBatch, tasks []*Task, 
 
 // settleAnswers answers the ids whose lease was ended (at now) and returns those whose statement
 // matched nothing.
-func settleAnswers(ups []taskUpdate, won []*Task, now time.Time, answers map[string]BatchItem) (lost []string) {
-	ended := make(map[bson.ObjectID]bool, len(won))
+func settleAnswers(ups []TaskWrite, won []*Task, now time.Time, answers map[string]BatchItem) (lost []string) {
+	ended := make(map[ID]bool, len(won))
 	for _, t := range won {
 		ended[t.ID] = true
 	}
 	for _, u := range ups {
-		if ended[u.task.ID] {
-			answers[u.task.TaskID] = BatchItem{TaskID: u.task.TaskID, At: now}
+		if ended[u.Task.ID] {
+			answers[u.Task.TaskID] = BatchItem{TaskID: u.Task.TaskID, At: now}
 		} else {
-			lost = append(lost, u.task.TaskID)
+			lost = append(lost, u.Task.TaskID)
 		}
 	}
 	return lost
 }
 
 // recordBatch audits the leases a batch ended.
-func (s *Service) recordBatch(ctx context.Context, b leaseBatch, won []*Task) {
+func (s *Leases) recordBatch(ctx context.Context, b leaseBatch, won []*Task) {
 	if len(won) == 0 {
 		return
 	}
@@ -216,14 +214,16 @@ func batchItems(b leaseBatch, answers map[string]BatchItem) []BatchItem {
 }
 
 // listedTasks reads the live tasks of project whose task_id is among ids, in every queue.
-func (s *Service) listedTasks(ctx context.Context, projectID string, ids []string) ([]*Task, error) {
-	return s.findTasks(ctx, "listed tasks", bson.M{"project_id": projectID, "task_id": bson.M{"$in": ids}, "deleted_at": nil})
+func (s *Leases) listedTasks(ctx context.Context, projectID string, ids []string) ([]*Task, error) {
+	ts, err := s.store.ListedTasks(ctx, projectID, ids)
+	return ts, wrap("find listed tasks", err)
 }
 
 // leaseTasks reads the tasks of project that hold lease leaseID and are not deleted (a deleted
 // task keeps its lease, but the call answers it 404).
-func (s *Service) leaseTasks(ctx context.Context, projectID, leaseID string) ([]*Task, error) {
-	return s.findTasks(ctx, "leased tasks", bson.M{"lease_id": leaseID, "project_id": projectID, "deleted_at": nil})
+func (s *Leases) leaseTasks(ctx context.Context, projectID, leaseID string) ([]*Task, error) {
+	ts, err := s.store.LeaseTasks(ctx, projectID, leaseID)
+	return ts, wrap("find leased tasks", err)
 }
 
 // listedByID picks, for each task id, the task a batch call means when several queues hold one

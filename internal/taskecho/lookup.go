@@ -1,13 +1,6 @@
 package taskecho
 
-import (
-	"context"
-	"errors"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-)
+import "context"
 
 // keySep joins the parts of Task.Key; ids are validated strings that cannot usefully contain it.
 const keySep = "\x1f"
@@ -26,8 +19,8 @@ type TaskRef struct {
 	ProjectID string
 	TaskID    string
 	// QueueID names the task's queue. When nil: with AnyQueue the project-level task is used if
-	// it exists, else the task of that id in the first queue holding one (the seed's project-wide
-	// task routes); without AnyQueue only the project-level task.
+	// it exists, else the task of that id in the first queue holding one (the project-wide task
+	// routes); without AnyQueue only the project-level task.
 	QueueID  *string
 	AnyQueue bool
 }
@@ -40,87 +33,70 @@ func (r TaskRef) details() map[string]any {
 	return d
 }
 
+// Lookup reads one project, queue or task by its id.
+type Lookup struct{ *core }
+
 // findTask loads the task ref names. Soft-deleted tasks are found only with includeDeleted.
-func (s *Service) findTask(ctx context.Context, ref TaskRef, includeDeleted bool) (*Task, error) {
-	f := bson.M{"project_id": ref.ProjectID, "task_id": ref.TaskID}
-	switch {
-	case ref.QueueID != nil:
-		f = bson.M{"key": TaskKey(ref.ProjectID, ref.QueueID, ref.TaskID)}
-	case !ref.AnyQueue:
-		f["queue_id"] = nil
-	}
-	if !includeDeleted {
-		f["deleted_at"] = nil
-	}
-	opts := options.FindOne()
-	if ref.QueueID == nil {
-		// Mongo sorts null before strings, so the project-level task comes first. (A key names
-		// one task: it needs no order.)
-		opts.SetSort(bson.D{{Key: "queue_id", Value: 1}})
-	}
-	var t Task
-	err := s.tasks.FindOne(ctx, f, opts).Decode(&t)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, taskNotFound(ref.details())
-	}
+func (c *core) findTask(ctx context.Context, ref TaskRef, includeDeleted bool) (*Task, error) {
+	t, err := c.store.Task(ctx, ref, includeDeleted)
 	if err != nil {
 		return nil, wrap("find task "+ref.TaskID, err)
 	}
-	return &t, nil
-}
-
-// findTasks reads every task matching filter; what names them in errors.
-func (s *Service) findTasks(ctx context.Context, what string, filter any, opts ...options.Lister[options.FindOptions]) ([]*Task, error) {
-	cur, err := s.tasks.Find(ctx, filter, opts...)
-	if err != nil {
-		return nil, wrap("find "+what, err)
+	if t == nil {
+		return nil, taskNotFound(ref.details())
 	}
-	var out []*Task
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, wrap("read "+what, err)
-	}
-	return out, nil
+	return t, nil
 }
 
 // Task returns one task (soft-deleted included when includeDeleted).
-func (s *Service) Task(ctx context.Context, ref TaskRef, includeDeleted bool) (*Task, error) {
-	return s.findTask(ctx, ref, includeDeleted)
+func (l *Lookup) Task(ctx context.Context, ref TaskRef, includeDeleted bool) (*Task, error) {
+	return l.findTask(ctx, ref, includeDeleted)
 }
 
 // Project returns one project by its external id.
-func (s *Service) Project(ctx context.Context, projectID string) (*Project, error) {
-	var p Project
-	err := s.projects.FindOne(ctx, bson.M{"project_id": projectID}).Decode(&p)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, projectNotFound(projectID)
-	}
+func (l *Lookup) Project(ctx context.Context, projectID string) (*Project, error) {
+	return l.project(ctx, projectID)
+}
+
+func (c *core) project(ctx context.Context, projectID string) (*Project, error) {
+	p, err := c.store.Project(ctx, projectID)
 	if err != nil {
 		return nil, wrap("find project "+projectID, err)
 	}
-	return &p, nil
+	if p == nil {
+		return nil, projectNotFound(projectID)
+	}
+	return p, nil
 }
 
 // Queue returns one queue; notFoundDetails are the details of its 404 (they vary per route in
 // TaskEcho).
-func (s *Service) Queue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Queue, error) {
-	var q Queue
-	err := s.queues.FindOne(ctx, bson.M{"project_id": projectID, "queue_id": queueID}).Decode(&q)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, queueNotFound(notFoundDetails)
-	}
+func (l *Lookup) Queue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Queue, error) {
+	return l.queue(ctx, projectID, queueID, notFoundDetails)
+}
+
+func (c *core) queue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Queue, error) {
+	q, err := c.store.Queue(ctx, projectID, queueID)
 	if err != nil {
 		return nil, wrap("find queue "+queueID, err)
 	}
-	return &q, nil
+	if q == nil {
+		return nil, queueNotFound(notFoundDetails)
+	}
+	return q, nil
 }
 
 // ProjectQueue checks that the project and the queue exist.
-func (s *Service) ProjectQueue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Project, *Queue, error) {
-	p, err := s.Project(ctx, projectID)
+func (l *Lookup) ProjectQueue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Project, *Queue, error) {
+	return l.projectQueue(ctx, projectID, queueID, notFoundDetails)
+}
+
+func (c *core) projectQueue(ctx context.Context, projectID, queueID string, notFoundDetails map[string]any) (*Project, *Queue, error) {
+	p, err := c.project(ctx, projectID)
 	if err != nil {
 		return nil, nil, err
 	}
-	q, err := s.Queue(ctx, projectID, queueID, notFoundDetails)
+	q, err := c.queue(ctx, projectID, queueID, notFoundDetails)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,12 +14,60 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// fixture is a service over a fresh database with a controllable clock.
+// newTestStore builds the store the fixtures run on; store_link_test.go (package taskecho_test,
+// which may import taskechodb) sets it, with ensureTestIndexes, before the tests run.
+var (
+	newTestStore      func(*mongo.Database) Store
+	ensureTestIndexes func(context.Context, *mongo.Database) error
+)
+
+// testServer is a server whose parts' methods are all reachable from one value, with its
+// database at hand for checks that read the documents directly.
+type testServer struct {
+	*Server
+	*Intake
+	*Leases
+	*QueueOps
+	*Admin
+	*Lookup
+	db    *mongo.Database
+	tasks *mongo.Collection
+}
+
+// EnsureIndexes creates the store's indexes.
+func (s *testServer) EnsureIndexes(ctx context.Context) error { return ensureTestIndexes(ctx, s.db) }
+
+// findTasks reads the tasks matching filter directly.
+func (s *testServer) findTasks(ctx context.Context, what string, filter any) ([]*Task, error) {
+	cur, err := s.tasks.Find(ctx, filter)
+	if err != nil {
+		return nil, wrap("find "+what, err)
+	}
+	var out []*Task
+	return out, wrap("read "+what, cur.All(ctx, &out))
+}
+
+// faultStore lets a test replace the push's bulk write (push, when set, runs instead of the
+// store's WritePush; next is the real store).
+type faultStore struct {
+	Store
+	push func(ctx context.Context, next Store, ws []PushWrite) (bool, error)
+}
+
+func (s *faultStore) WritePush(ctx context.Context, ws []PushWrite) (bool, error) {
+	if s.push != nil {
+		return s.push(ctx, s.Store, ws)
+	}
+	return s.Store.WritePush(ctx, ws)
+}
+
+// fixture is a server over a fresh database with a controllable clock.
 type fixture struct {
-	t   *testing.T
-	svc *Service
-	ctx context.Context
-	now time.Time
+	t     *testing.T
+	svc   *testServer
+	fault *faultStore
+	ctx   context.Context
+	now   time.Time
 }
 
 func newFixture(t *testing.T, mut ...func(*Settings)) *fixture {
@@ -52,11 +100,14 @@ func newFixtureOn(t *testing.T, db *mongo.Database, mut ...func(*Settings)) *fix
 	for _, m := range mut {
 		m(&set)
 	}
-	svc, err := NewService(db, set, nil, nil)
+	fault := &faultStore{Store: newTestStore(db)}
+	srv, err := New(fault, set, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, svc: svc, ctx: context.Background(), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	svc := &testServer{Server: srv, Intake: srv.Intake, Leases: srv.Leases, QueueOps: srv.QueueOps, Admin: srv.Admin,
+		Lookup: srv.Lookup, db: db, tasks: db.Collection("tasks")}
+	f := &fixture{t: t, svc: svc, fault: fault, ctx: context.Background(), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	svc.SetClock(func() time.Time { return f.now })
 	if err := svc.EnsureIndexes(f.ctx); err != nil {
 		t.Fatal(err)

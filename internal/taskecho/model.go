@@ -1,14 +1,12 @@
-// Package echo is the domain core of the TaskEcho-compatible task server: the Mongo documents for
+// Package taskecho is the domain core of the TaskEcho-compatible task server: the documents of
 // projects, queues and tasks, the submit (push) semantics, the pull lease protocol and the queue
-// operations. HTTP handlers (api/taskecho), the web UI and Temporal activities all call the same
-// Service methods, so every rule lives in exactly one place.
+// operations. HTTP handlers (api/taskecho), the console and Temporal activities all call the same
+// Server parts (Intake, Leases, QueueOps, Admin, Lookup), so every rule lives in exactly one
+// place. The package states what it needs from storage as Store (package taskechodb implements it
+// on MongoDB) and from monitoring as Metrics (package taskechoprom).
 package taskecho
 
-import (
-	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-)
+import "time"
 
 // Task sources: who created or last wrote the task. Only server tasks are pullable.
 const (
@@ -57,16 +55,16 @@ const (
 
 // Project is one TaskEcho project, addressed by its external project_id.
 type Project struct {
-	ID             bson.ObjectID `bson:"_id,omitempty"`
-	ProjectID      string        `bson:"project_id"`
-	Name           string        `bson:"name"`
-	ClientInfo     *ClientInfo   `bson:"client_info"`
-	GitInfo        *GitInfo      `bson:"git_info"`
-	Metadata       *Metadata     `bson:"metadata"`
-	ConflictPolicy string        `bson:"conflict_policy,omitempty"`
-	LastTaskAt     *time.Time    `bson:"last_task_at"`
-	CreatedAt      time.Time     `bson:"created_at"`
-	UpdatedAt      time.Time     `bson:"updated_at"`
+	ID             ID          `bson:"_id,omitempty"`
+	ProjectID      string      `bson:"project_id"`
+	Name           string      `bson:"name"`
+	ClientInfo     *ClientInfo `bson:"client_info"`
+	GitInfo        *GitInfo    `bson:"git_info"`
+	Metadata       *Metadata   `bson:"metadata"`
+	ConflictPolicy string      `bson:"conflict_policy,omitempty"`
+	LastTaskAt     *time.Time  `bson:"last_task_at"`
+	CreatedAt      time.Time   `bson:"created_at"`
+	UpdatedAt      time.Time   `bson:"updated_at"`
 }
 
 // ClientInfo describes the machine that last submitted the project.
@@ -93,16 +91,16 @@ type Metadata struct {
 
 // Queue is a named task list inside a project. Its tasks live in the tasks collection.
 type Queue struct {
-	ID            bson.ObjectID `bson:"_id,omitempty"`
-	ProjectID     string        `bson:"project_id"`
-	QueueID       string        `bson:"queue_id"`
-	Name          string        `bson:"name"`
-	Meta          any           `bson:"meta"`
-	LastTaskAt    *time.Time    `bson:"last_task_at"`
-	LastResetAt   *time.Time    `bson:"last_reset_at"`
-	LastOperation *string       `bson:"last_operation"`
-	CreatedAt     time.Time     `bson:"created_at"`
-	UpdatedAt     time.Time     `bson:"updated_at"`
+	ID            ID         `bson:"_id,omitempty"`
+	ProjectID     string     `bson:"project_id"`
+	QueueID       string     `bson:"queue_id"`
+	Name          string     `bson:"name"`
+	Meta          any        `bson:"meta"`
+	LastTaskAt    *time.Time `bson:"last_task_at"`
+	LastResetAt   *time.Time `bson:"last_reset_at"`
+	LastOperation *string    `bson:"last_operation"`
+	CreatedAt     time.Time  `bson:"created_at"`
+	UpdatedAt     time.Time  `bson:"updated_at"`
 }
 
 // Task is one document of the tasks collection. QueueID is nil for a project-level task.
@@ -111,7 +109,7 @@ type Queue struct {
 // LeaseID is the fencing token every release/confirm must match. PullHistory keeps one entry per
 // pull; the open entry (ReleasedAt nil) is always the last one and belongs to LeaseID.
 type Task struct {
-	ID bson.ObjectID `bson:"_id,omitempty"`
+	ID ID `bson:"_id,omitempty"`
 	// Key is project_id, queue_id ("" at project level) and task_id joined by a unit separator;
 	// its unique index makes (project, queue, task id) unique even where null is not indexed.
 	Key string `bson:"key"`
@@ -183,7 +181,7 @@ type LogEntry struct {
 
 // AuditEntry is one row of audit_log: who did what to which tasks, and how many.
 type AuditEntry struct {
-	ID        bson.ObjectID  `bson:"_id,omitempty" json:"id"`
+	ID        ID             `bson:"_id,omitempty" json:"id"`
 	At        time.Time      `bson:"at" json:"at"`
 	Actor     string         `bson:"actor" json:"actor"`
 	Action    string         `bson:"action" json:"action"`

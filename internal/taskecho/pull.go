@@ -7,12 +7,9 @@ import (
 	mathrand "math/rand/v2"
 	"slices"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// PullFilter selects the server tasks a pull may claim (the seed's 2.6 filters).
+// PullFilter selects the server tasks a pull may claim (the filters of GET …/tasks/pull).
 type PullFilter struct {
 	ProjectID string
 	// QueueID is the one scope a pull reads: that queue's tasks, or, when nil, the project's own
@@ -45,58 +42,16 @@ const claimWindowFactor = 4
 // maxClaimWindow caps one candidate read.
 const maxClaimWindow = 1000
 
-// pullableFilter is the query of tasks f may claim at now: server tasks of f's scope (one queue,
-// or the project level: queue_id null), not deleted, not archived or expired, not pulled or under
-// an expired lease, matching every filter.
-func pullableFilter(f PullFilter, now time.Time) bson.M {
-	q := bson.M{"project_id": f.ProjectID, "queue_id": nil, "source": SourceServer, "deleted_at": nil, "archived_at": nil}
-	if f.QueueID != nil {
-		q["queue_id"] = *f.QueueID
-	}
-	and := bson.A{
-		bson.M{"$or": bson.A{bson.M{"expires_at": nil}, bson.M{"expires_at": bson.M{"$gt": now}}}},
-		// Never pulled (or released), or leased but past its expiry. A confirmed task keeps
-		// pulled_at and has no lease_expires_at, so it matches neither.
-		bson.M{"$or": bson.A{bson.M{"pulled_at": nil}, bson.M{"lease_expires_at": bson.M{"$lte": now}}}},
-	}
-	if len(f.Statuses) > 0 {
-		q["status"] = bson.M{"$in": f.Statuses}
-	}
-	if len(f.Tags) > 0 {
-		q["tags"] = bson.M{"$in": f.Tags}
-	}
-	if r := timeRange(f.CreatedAfter, f.CreatedBefore); r != nil {
-		q["created_at"] = r
-	}
-	if r := timeRange(f.ModifiedAfter, f.ModifiedBefore); r != nil {
-		q["server_modified_at"] = r
-	}
-	if f.Priority != nil {
-		q["priority"] = f.Priority
-	}
-	if len(f.TaskIDs) > 0 {
-		q["task_id"] = bson.M{"$in": f.TaskIDs}
-	}
-	q["$and"] = and
-	return q
+// Leases is the pull side of the task server: a pull hands out tasks under a lease, and the
+// lease ends by a release, a confirm, a push of the task, the admin's reset, or its expiry (the
+// sweeper). Leases holds the candidate reads of the pulls now running in this process
+// (pull_share.go); beforeLeaseWrite, when set (tests only), runs between a batch release or
+// confirm's decision and its write, and an error ends the call there, as a crash would.
+type Leases struct {
+	*core
+	share            *candidateShare
+	beforeLeaseWrite func() error
 }
-
-func timeRange(after, before *time.Time) bson.M {
-	if after == nil && before == nil {
-		return nil
-	}
-	r := bson.M{}
-	if after != nil {
-		r["$gte"] = *after
-	}
-	if before != nil {
-		r["$lte"] = *before
-	}
-	return r
-}
-
-// pullOrder is highest priority first, then oldest; _id breaks ties so the order is total.
-var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}
 
 // Pull claims up to f.Limit tasks for actor under one new lease. A round is one indexed find of
 // candidates (or a part of one read shared with concurrent pulls of the same filter), one
@@ -104,7 +59,7 @@ var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Va
 // marker; it runs at most ClaimRounds rounds, so an uncontended pull of N costs three commands
 // with the audit insert. Concurrent pullers never receive the same task, nor one pull a task
 // twice: a task is handed out only by the statement whose revision guard matched.
-func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
+func (s *Leases) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
 	if f.Limit <= 0 || f.Limit > s.set.PullBatchSize {
 		f.Limit = s.set.PullBatchSize
 	}
@@ -137,7 +92,7 @@ func (s *Service) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullRes
 		res.Tasks = append(res.Tasks, got...)
 	}
 	sortPullOrder(res.Tasks)
-	s.metrics.PulledTasks.WithLabelValues(f.ProjectID).Add(float64(len(res.Tasks)))
+	s.metrics.TasksPulled(f.ProjectID, len(res.Tasks))
 	if len(res.Tasks) > 0 {
 		s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "pull", ProjectID: f.ProjectID, QueueID: f.QueueID,
 			TaskIDs: taskIDs(res.Tasks), Count: len(res.Tasks), Details: map[string]any{"lease_id": res.LeaseID}})
@@ -169,17 +124,17 @@ func nextBatch(window []*Task, need int, contended bool) (batch, rest []*Task) {
 	return batch, rest
 }
 
-// pullCandidates reads up to window pullable tasks in pull order. A read of more than one batch
+// pullCandidates reads up to window pullable tasks in pull order (the store's PullCandidates). A read of more than one batch
 // is not isolated from the pulls claiming tasks meanwhile, and MongoDB documents that such a
 // cursor "may return a document more than once if that document has changed"
 // (https://www.mongodb.com/docs/manual/core/read-isolation-consistency-recency/#cursor-snapshot).
 // A task listed twice would get two statements in one claim, so only its first listing is kept.
-func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
-	tasks, err := s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
+func (s *Leases) pullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
+	tasks, err := s.store.PullCandidates(ctx, f, now, window)
 	if err != nil {
-		return nil, err
+		return nil, wrap("find pull candidates", err)
 	}
-	seen := make(map[bson.ObjectID]bool, len(tasks))
+	seen := make(map[ID]bool, len(tasks))
 	return slices.DeleteFunc(tasks, func(t *Task) bool {
 		dup := seen[t.ID]
 		seen[t.ID] = true
@@ -190,27 +145,26 @@ func (s *Service) pullCandidates(ctx context.Context, f PullFilter, now time.Tim
 // claimForPull gives batch to the lease in res with one guarded bulk write (each statement
 // filters on the revision the task was read at, so a task another puller took, or that changed,
 // matches nothing) and returns the tasks whose statement applied, updated to what was written.
-// Which applied is asked by the write's own marker (bulkGuarded), not by the lease: a later round
+// Which applied is asked by the write's own marker (the store's WriteTasks), not by the lease: a later round
 // of the same pull can list a task an earlier round already won, from a read made before that
 // claim, and that task holds the lease although this round's statement for it matched nothing.
-func (s *Service) claimForPull(ctx context.Context, actor Actor, batch []*Task, res *PullResult) ([]*Task, error) {
+func (s *Leases) claimForPull(ctx context.Context, actor Actor, batch []*Task, res *PullResult) ([]*Task, error) {
 	if len(batch) == 0 {
 		return nil, nil
 	}
 	entry := PullEntry{LeaseID: res.LeaseID, PulledAt: res.PulledAt, PulledBy: actor.Name}
-	ups := make([]taskUpdate, len(batch))
+	ups := make([]TaskWrite, len(batch))
 	for i, t := range batch {
-		set := bson.M{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
-		upd := bson.M{"$set": set}
+		set := Fields{"pulled_at": res.PulledAt, "pulled_by": actor.Name, "lease_id": res.LeaseID, "lease_expires_at": res.LeaseExpiresAt}
+		ups[i] = TaskWrite{Task: t, Set: set}
 		if t.LeaseID == nil {
-			upd["$push"] = bson.M{"pull_history": entry}
+			ups[i].PushHistory = &entry
 		} else {
 			// An expired lease: its history entry closes with reason timeout in the same write.
 			set["pull_history"] = append(closedHistory(t, res.PulledAt, ReleasedByTimeout, ReleaseTimeout, false), entry)
 		}
-		ups[i] = taskUpdate{task: t, update: upd}
 	}
-	won, err := s.bulkGuarded(ctx, "lease pulled tasks", ups)
+	won, err := s.store.WriteTasks(ctx, "lease pulled tasks", ups)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +177,7 @@ func (s *Service) claimForPull(ctx context.Context, actor Actor, batch []*Task, 
 	return won, nil
 }
 
-func (s *Service) applyPull(t *Task, entry PullEntry, res *PullResult) {
+func (s *Leases) applyPull(t *Task, entry PullEntry, res *PullResult) {
 	if t.LeaseID != nil {
 		t.PullHistory = closedHistory(t, res.PulledAt, ReleasedByTimeout, ReleaseTimeout, false)
 	}
@@ -246,7 +200,7 @@ func taskIDs(ts []*Task) []string {
 }
 
 // ClampLimit maps a requested limit onto 1..pull_batch_size (0 means the maximum).
-func (s *Service) ClampLimit(n int) (int, error) {
+func (s *Leases) ClampLimit(n int) (int, error) {
 	if n < 0 {
 		return 0, fmt.Errorf("limit must not be negative")
 	}
@@ -256,7 +210,8 @@ func (s *Service) ClampLimit(n int) (int, error) {
 	return n, nil
 }
 
-// sortPullOrder orders tasks as pullOrder does.
+// sortPullOrder orders tasks in pull order: highest priority first, then oldest; _id breaks ties
+// so the order is total (the store's PullCandidates reads in the same order).
 func sortPullOrder(ts []*Task) {
 	slices.SortStableFunc(ts, func(a, b *Task) int {
 		if a.PriorityRank != b.PriorityRank {

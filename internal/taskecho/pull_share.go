@@ -121,7 +121,7 @@ func (r *candidateRead) takeLocked(need int, contended bool) ([]*Task, error) {
 
 // candidates returns up to need tasks for a pull of filter f to claim, from a read shared with
 // the concurrent pulls of the same filter or, when none is usable, from a read of its own.
-func (s *Service) candidates(ctx context.Context, key string, f PullFilter, now time.Time, need int, contended bool) ([]*Task, error) {
+func (s *Leases) candidates(ctx context.Context, key string, f PullFilter, now time.Time, need int, contended bool) ([]*Task, error) {
 	for attempt := 1; ; attempt++ {
 		r, lead := s.share.current(key, need)
 		if lead {

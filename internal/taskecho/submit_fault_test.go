@@ -6,24 +6,22 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // failAfter writes the first n statements of a push's bulk write one by one and then fails, as a
 // connection lost between two task writes would.
-func failAfter(n int, times *int) func(context.Context, *mongo.Collection, []mongo.WriteModel) (*mongo.BulkWriteResult, error) {
-	return func(ctx context.Context, c *mongo.Collection, models []mongo.WriteModel) (*mongo.BulkWriteResult, error) {
+func failAfter(n int, times *int) func(context.Context, Store, []PushWrite) (bool, error) {
+	return func(ctx context.Context, next Store, ws []PushWrite) (bool, error) {
 		if *times == 0 {
-			return c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+			return next.WritePush(ctx, ws)
 		}
 		*times--
-		for _, m := range models[:min(n, len(models))] {
-			if _, err := c.BulkWrite(ctx, []mongo.WriteModel{m}); err != nil {
-				return nil, err
+		for _, w := range ws[:min(n, len(ws))] {
+			if _, err := next.WritePush(ctx, []PushWrite{w}); err != nil {
+				return false, err
 			}
 		}
-		return nil, errors.New("injected: connection lost between two task writes")
+		return false, errors.New("injected: connection lost between two task writes")
 	}
 }
 
@@ -39,7 +37,7 @@ func TestSubmitFailingMidwayConverges(t *testing.T) {
 	push := []map[string]any{{"id": "a", "name": "A2", "prompt": "x", "status": "done"}, {"id": "b", "name": "B2", "prompt": "x", "status": "done"},
 		{"id": "d", "name": "D", "prompt": "x", "status": "pending"}} // c omitted: removed
 	once := 1
-	f.svc.pushFault = failAfter(1, &once)
+	f.fault.push = failAfter(1, &once)
 	if _, err := f.submit("p", "q", push...); err != nil {
 		t.Fatalf("one fault: %v", err)
 	}
@@ -49,7 +47,7 @@ func TestSubmitFailingMidwayConverges(t *testing.T) {
 	// still ends fully applied.
 	always := 1 << 30
 	push[0]["name"], push[1]["name"], push[2]["name"] = "A3", "B3", "D3"
-	f.svc.pushFault = failAfter(1, &always)
+	f.fault.push = failAfter(1, &always)
 	if _, err := f.submit("p", "q", push...); err != nil {
 		t.Fatalf("a fault after every first statement: %v", err)
 	}
@@ -58,12 +56,12 @@ func TestSubmitFailingMidwayConverges(t *testing.T) {
 	// The database gone for the whole call: nothing written, the call fails, the queue is as it
 	// was, and the client's retry applies the push.
 	push[0]["name"], push[1]["name"], push[2]["name"] = "A4", "B4", "D4"
-	f.svc.pushFault = failAfter(0, &always)
+	f.fault.push = failAfter(0, &always)
 	if _, err := f.submit("p", "q", push...); err == nil {
 		t.Fatal("a push whose every write fails answered success")
 	}
 	f.wantQueue("p", "q", map[string]string{"a": "A3", "b": "B3", "d": "D3"})
-	f.svc.pushFault = nil
+	f.fault.push = nil
 	if _, err := f.submit("p", "q", push...); err != nil {
 		t.Fatalf("retry: %v", err)
 	}

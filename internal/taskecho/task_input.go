@@ -26,7 +26,7 @@ type TaskFields struct {
 	ExpiresSet   bool
 }
 
-// ParseTaskCreate validates a POST …/tasks body (TaskEcho's T1/PT1 rules and messages).
+// ParseTaskCreate validates a POST …/tasks body (TaskEcho's rules and messages for creating a task).
 func ParseTaskCreate(body []byte) (*TaskFields, error) {
 	m, err := decodeTop(body)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/worker"
 )
 
@@ -32,9 +33,9 @@ func apiCmd() *cobra.Command {
 // serve runs a process (the API or the worker) over a connected platform and the process's one
 // echo service. Unlike withSchema it does not ensure the indexes first: the process does that
 // itself with its start-up policy (schema.AtStart).
-func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *taskecho.Service) error) error {
+func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *taskecho.Server) error) error {
 	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := taskecho.FromPlatform(p)
+		svc, err := taskechowire.FromPlatform(p)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/demo"
 	"github.com/taskloom/taskloom/internal/taskecho/migrate"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 )
 
 // migrateCmd is `starter migrate`: bring TaskEcho (or older taskloom) data to the current echo
@@ -45,7 +46,7 @@ func taskechoCmd() *cobra.Command {
 		Short: "Create the demo project with pullable server tasks (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withEcho(c, func(ctx context.Context, p *platform.Platform, svc *taskecho.Service) error {
+			return withEcho(c, func(ctx context.Context, p *platform.Platform, svc *taskecho.Server) error {
 				pid, err := demo.Seed(ctx, svc)
 				if err != nil {
 					return err
@@ -59,10 +60,10 @@ func taskechoCmd() *cobra.Command {
 	return cmd
 }
 
-// withEcho runs fn with the platform, its indexes ensured, and the echo service over it.
-func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Service) error) error {
+// withEcho runs fn with the platform, its indexes ensured, and the task server over it.
+func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Server) error) error {
 	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := taskecho.FromPlatform(p)
+		svc, err := taskechowire.FromPlatform(p)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 
 // devEchoSeed loads the demo project with server tasks through svc for `make dev` and prints the
 // pull curls.
-func devEchoSeed(svc *taskecho.Service) devSeeder {
+func devEchoSeed(svc *taskecho.Server) devSeeder {
 	return func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
 		if _, err := demo.Seed(ctx, svc); err != nil {
 			return nil, err

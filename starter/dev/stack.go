@@ -23,6 +23,7 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/starter/cli"
 	"github.com/taskloom/taskloom/worker"
 )
@@ -40,7 +41,7 @@ var devFakes = []devFake{devFeishu, devSummaryReceiver, devCrawler, devPipelineF
 type devSeeder func(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error)
 
 // devSeeders lists every subsystem's seeder; echo's seeds through the process's echo service.
-func devSeeders(echoSvc *taskecho.Service) []devSeeder {
+func devSeeders(echoSvc *taskecho.Server) []devSeeder {
 	return []devSeeder{devPipelineSeed, devEntrySeed, devEchoSeed(echoSvc)}
 }
 
@@ -94,7 +95,7 @@ func runDev(ctx context.Context) error {
 		return err
 	}
 	// One echo service for the seeder, the worker and the API: they run in this one process.
-	echoSvc, err := taskecho.FromPlatform(p)
+	echoSvc, err := taskechowire.FromPlatform(p)
 	if err != nil {
 		return err
 	}

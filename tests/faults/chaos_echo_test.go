@@ -20,6 +20,8 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechoprom"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
@@ -139,7 +141,7 @@ func TestRedisDownEchoPullsContinue(t *testing.T) {
 	}
 	pull()
 	pull()
-	errsBefore := counterValue(t, taskecho.NewMetrics(env.Platform.Metrics).RateLimitErrors)
+	errsBefore := counterValue(t, taskechoprom.New(env.Platform.Metrics).RateLimitErrors)
 	mr.Close()
 	during := 0
 	for range 8 {
@@ -148,7 +150,7 @@ func TestRedisDownEchoPullsContinue(t *testing.T) {
 		}
 		during++
 	}
-	failOpen := counterValue(t, taskecho.NewMetrics(env.Platform.Metrics).RateLimitErrors) - errsBefore
+	failOpen := counterValue(t, taskechoprom.New(env.Platform.Metrics).RateLimitErrors) - errsBefore
 	if failOpen < float64(during) {
 		t.Errorf("limiter failures counted %v for %d pulls with Redis down", failOpen, during)
 	}
@@ -185,7 +187,7 @@ func TestWorkerSIGKILLMidQueueOperationFinishes(t *testing.T) {
 	if r.Status != http.StatusAccepted && r.Status != http.StatusOK {
 		t.Fatalf("reset-error: %d %s", r.Status, r.Body)
 	}
-	tasks := env.Platform.Mongo.Collection(taskecho.CollTasks)
+	tasks := env.Platform.Mongo.Collection(taskechodb.CollTasks)
 	pending := func() int64 {
 		c, err := tasks.CountDocuments(ctx, bson.M{"project_id": project, "queue_id": queue, "status": taskecho.StatusPending})
 		if err != nil {

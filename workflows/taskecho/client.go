@@ -21,11 +21,13 @@ import (
 
 // Client-side helpers (API, worker start-up): not workflow code.
 
-// Register registers the echo workflows and activities on w.
+// Register registers the task server's workflows and activities on w, with the bare activity
+// names the runs started before the TaskEcho prefix still schedule (legacy.go).
 func Register(w sdkworker.Registry, acts *taskechoact.Activities) {
 	w.RegisterWorkflow(PullLeaseSweeperWorkflow)
 	w.RegisterWorkflow(QueueOperationWorkflow)
 	w.RegisterActivity(acts)
+	w.RegisterActivity(&legacyActivities{acts: acts})
 }
 
 // QueueOpWorkflowID is deterministic per queue and operation: a double click while an operation

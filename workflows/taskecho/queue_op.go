@@ -45,14 +45,14 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 	})
-	var a *taskechoact.Activities
+	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	after := in.AfterID
 	for batch := 0; ; batch++ {
 		if batch == queueOpBatchesPerRun {
 			return state, workflow.NewContinueAsNewError(ctx, QueueOperationWorkflow, QueueOpInput{Op: in.Op, AfterID: after, Done: state})
 		}
 		var r taskechoact.QueueOpBatchResult
-		if err := workflow.ExecuteActivity(ctx, a.ApplyQueueOpBatch, taskechoact.QueueOpBatch{Op: in.Op, AfterID: after}).Get(ctx, &r); err != nil {
+		if err := workflow.ExecuteActivity(ctx, a.applyQueueOpBatch, taskechoact.QueueOpBatch{Op: in.Op, AfterID: after}).Get(ctx, &r); err != nil {
 			return state, err
 		}
 		state.Changed += r.Changed
@@ -62,7 +62,7 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 		}
 		after = r.NextID
 	}
-	if err := workflow.ExecuteActivity(ctx, a.FinishQueueOp, in.Op, state.Changed).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.finishQueueOp, in.Op, state.Changed).Get(ctx, nil); err != nil {
 		return state, err
 	}
 	return state, nil

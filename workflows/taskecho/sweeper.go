@@ -25,7 +25,7 @@ const (
 )
 
 // PullLeaseSweeperWorkflow releases leases past pull_timeout (released_by "timeout" in
-// pull_history), archives or deletes tasks past expires_at, prunes the claim ledger and evaluates
+// pull_history), archives or deletes tasks past expires_at and evaluates
 // the alert thresholds. Each step is an idempotent activity, so an overlapping or retried run is
 // harmless (the schedule skips overlaps anyway).
 func PullLeaseSweeperWorkflow(ctx workflow.Context) (taskechoact.SweepResult, error) {
@@ -34,15 +34,15 @@ func PullLeaseSweeperWorkflow(ctx workflow.Context) (taskechoact.SweepResult, er
 		HeartbeatTimeout:    sweepHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	var a *taskechoact.Activities
+	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	var out, alerts taskechoact.SweepResult
-	if err := workflow.ExecuteActivity(ctx, a.ReleaseExpiredLeases).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.releaseExpiredLeases).Get(ctx, &out); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(ctx, a.ExpireTasks).Get(ctx, &out.Expired); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.expireTasks).Get(ctx, &out.Expired); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(ctx, a.CheckAlertsAndPrune).Get(ctx, &alerts); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.checkAlerts).Get(ctx, &alerts); err != nil {
 		return out, err
 	}
 	out.Alerts, out.AlertBreaches = alerts.Alerts, alerts.AlertBreaches

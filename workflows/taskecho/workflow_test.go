@@ -24,10 +24,10 @@ func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	var a *taskechoact.Activities
 	op := queueOp(queueop.Reset)
-	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op}).Return(taskechoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
-	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(taskechoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
-	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(taskechoact.QueueOpBatchResult{}, nil).Once()
-	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 520).Return(nil).Once()
+	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op}).Return(taskechoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
+	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(taskechoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
+	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(taskechoact.QueueOpBatchResult{}, nil).Once()
+	env.OnActivity(a.TaskEchoFinishQueueOp, mock.Anything, op, 520).Return(nil).Once()
 	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -45,9 +45,9 @@ func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	var a *taskechoact.Activities
 	op := queueOp(queueop.ReRun)
-	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
-	env.OnActivity(a.ApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{Changed: 3}, nil).Once()
-	env.OnActivity(a.FinishQueueOp, mock.Anything, op, 3).Return(nil).Once()
+	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
+	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{Changed: 3}, nil).Once()
+	env.OnActivity(a.TaskEchoFinishQueueOp, mock.Anything, op, 3).Return(nil).Once()
 	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -69,9 +69,9 @@ func TestSweeperRunsEveryStep(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *taskechoact.Activities
-	env.OnActivity(a.ReleaseExpiredLeases, mock.Anything).Return(taskechoact.SweepResult{Overdue: 4, Released: 4}, nil).Once()
-	env.OnActivity(a.ExpireTasks, mock.Anything).Return(2, nil).Once()
-	env.OnActivity(a.CheckAlertsAndPrune, mock.Anything).Return(taskechoact.SweepResult{AlertBreaches: []string{"pull_timeouts_high"}}, nil).Once()
+	env.OnActivity(a.TaskEchoReleaseExpiredLeases, mock.Anything).Return(taskechoact.SweepResult{Overdue: 4, Released: 4}, nil).Once()
+	env.OnActivity(a.TaskEchoExpireTasks, mock.Anything).Return(2, nil).Once()
+	env.OnActivity(a.TaskEchoCheckAlerts, mock.Anything).Return(taskechoact.SweepResult{AlertBreaches: []string{"pull_timeouts_high"}}, nil).Once()
 	env.ExecuteWorkflow(PullLeaseSweeperWorkflow)
 	var res taskechoact.SweepResult
 	if err := env.GetWorkflowResult(&res); err != nil {

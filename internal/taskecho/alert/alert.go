@@ -1,7 +1,7 @@
-// Package alert is the echo alert rules (the seed's "告警规则") and what one evaluation saw, apart
+// Package alert is the echo alert rules ("告警规则") and what one evaluation saw, apart
 // from the audit-log query that evaluates them (CheckAlerts in internal/taskecho/stats): the
 // PullLeaseSweeper's activities take the rules and its result carries the report. It opens no connection, so
-// workflows/taskecho can import it (issue 15 item 5).
+// workflows/taskecho can import it.
 package alert
 
 import "time"

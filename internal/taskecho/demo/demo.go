@@ -1,5 +1,5 @@
 // Package demo seeds the echo demo project that `make dev` and `starter echo seed-demo` offer
-// to a TaskEcho client, through the echo service's own push and create operations.
+// to a TaskEcho client, through the task server's own push and create operations.
 package demo
 
 import (
@@ -20,7 +20,7 @@ const queueID = "demo.json"
 // Seed fills the demo project for `make dev`: a queue pushed as a TaskEcho client would, plus
 // server tasks (project level and in the queue, with priorities) that a client can pull. Running
 // it again leaves existing tasks alone.
-func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
+func Seed(ctx context.Context, svc *taskecho.Server) (string, error) {
 	body, _ := json.Marshal(map[string]any{
 		"project_id": ProjectID, "project_name": "Demo project", "queue_id": queueID, "queue_name": queueID,
 		"clientInfo": map[string]any{"username": "dev", "hostname": "localhost", "project_path": "~/demo"},
@@ -34,7 +34,7 @@ func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
 		return "", fmt.Errorf("seed demo: %w", err)
 	}
 	dev := taskecho.Actor{Name: "seed-demo"}
-	if _, err := svc.Submit(ctx, dev, in, taskecho.ConflictOverwrite); err != nil {
+	if _, err := svc.Intake.Submit(ctx, dev, in, taskecho.ConflictOverwrite); err != nil {
 		return "", fmt.Errorf("seed demo submit: %w", err)
 	}
 	queue := queueID
@@ -53,7 +53,7 @@ func Seed(ctx context.Context, svc *taskecho.Service) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("seed demo task: %w", err)
 		}
-		if _, err := svc.CreateTask(ctx, dev, ProjectID, t.queue, f); err != nil && !taskecho.IsKind(err, taskecho.KindDuplicate) {
+		if _, err := svc.Admin.CreateTask(ctx, dev, ProjectID, t.queue, f); err != nil && !taskecho.IsKind(err, taskecho.KindDuplicate) {
 			return "", fmt.Errorf("seed demo task %s: %w", f.TaskID, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -13,11 +14,11 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestSeedIsPullableAndRepeatable(t *testing.T) {
 	ctx := context.Background()
-	svc, err := taskecho.NewService(testenv.Mongo(t), taskecho.DefaultSettings(), nil, nil)
+	svc, err := taskecho.New(taskechodb.New(testenv.Mongo(t)), taskecho.DefaultSettings(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EnsureIndexes(ctx); err != nil {
+	if err := svc.Store().(*taskechodb.Store).EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -34,7 +35,7 @@ func TestSeedIsPullableAndRepeatable(t *testing.T) {
 		{nil, []string{"server-high", "server-medium", "server-low"}},
 		{&queue, []string{"server-q1", "server-q2"}},
 	} {
-		r, err := svc.Pull(ctx, taskecho.Actor{Name: "demo-client"}, taskecho.PullFilter{ProjectID: ProjectID, QueueID: c.queue})
+		r, err := svc.Leases.Pull(ctx, taskecho.Actor{Name: "demo-client"}, taskecho.PullFilter{ProjectID: ProjectID, QueueID: c.queue})
 		if err != nil {
 			t.Fatal(err)
 		}

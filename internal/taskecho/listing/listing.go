@@ -1,6 +1,6 @@
 // Package listing is the browsing side of the echo task server: pages of projects, queues and
 // tasks with their status counts, the polling versions of the */check endpoints, and the
-// whole-server totals (S1). It only reads; the echo service writes what it lists, and answers
+// whole-server totals (GET /api/v1/stats). It only reads; the task server writes what it lists, and answers
 // "project (or queue) not found" for it.
 package listing
 
@@ -17,11 +17,12 @@ import (
 
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 )
 
 // Reader lists the echo collections of one database.
 type Reader struct {
-	svc      *taskecho.Service
+	svc      *taskecho.Server
 	db       *mongo.Database
 	projects *mongo.Collection
 	queues   *mongo.Collection
@@ -31,9 +32,9 @@ type Reader struct {
 // New builds a reader over db; svc (the service over the same database) looks projects and
 // queues up, so that a missing one is the service's not-found error, and is the clock of the
 // polling versions.
-func New(db *mongo.Database, svc *taskecho.Service) *Reader {
-	return &Reader{svc: svc, db: db, projects: db.Collection(taskecho.CollProjects), queues: db.Collection(taskecho.CollQueues),
-		tasks: db.Collection(taskecho.CollTasks)}
+func New(db *mongo.Database, svc *taskecho.Server) *Reader {
+	return &Reader{svc: svc, db: db, projects: db.Collection(taskechodb.CollProjects), queues: db.Collection(taskechodb.CollQueues),
+		tasks: db.Collection(taskechodb.CollTasks)}
 }
 
 func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
@@ -126,7 +127,7 @@ func (s *Reader) summarize(ctx context.Context, p *taskecho.Project) (*Project, 
 
 // Project returns one project with its counts.
 func (s *Reader) Project(ctx context.Context, projectID string) (*Project, error) {
-	p, err := s.svc.Project(ctx, projectID)
+	p, err := s.svc.Lookup.Project(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ type Queue struct {
 
 // Queues lists a project's queues, most recently active first.
 func (s *Reader) Queues(ctx context.Context, projectID string, pg Page, search string) ([]Queue, int64, error) {
-	if _, err := s.svc.Project(ctx, projectID); err != nil {
+	if _, err := s.svc.Lookup.Project(ctx, projectID); err != nil {
 		return nil, 0, err
 	}
 	f := bson.M{"project_id": projectID}
@@ -211,7 +212,7 @@ func (s *Reader) Queues(ctx context.Context, projectID string, pg Page, search s
 
 // Queue returns one queue with its counts.
 func (s *Reader) Queue(ctx context.Context, projectID, queueID string) (*Queue, error) {
-	_, q, err := s.svc.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID})
+	_, q, err := s.svc.Lookup.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID})
 	if err != nil {
 		return nil, err
 	}
@@ -287,17 +288,17 @@ func (s *Reader) ProjectsVersion(ctx context.Context, projectID string) (*Versio
 	if projectID != "" {
 		f["project_id"] = projectID
 	}
-	return s.version(ctx, taskecho.CollProjects, f)
+	return s.version(ctx, taskechodb.CollProjects, f)
 }
 
 // QueuesVersion is the polling version of a project's queue list.
 func (s *Reader) QueuesVersion(ctx context.Context, projectID string) (*Version, error) {
-	return s.version(ctx, taskecho.CollQueues, bson.M{"project_id": projectID})
+	return s.version(ctx, taskechodb.CollQueues, bson.M{"project_id": projectID})
 }
 
 // TasksVersion is the polling version of a queue's task list.
 func (s *Reader) TasksVersion(ctx context.Context, projectID, queueID string) (*Version, error) {
-	return s.version(ctx, taskecho.CollTasks, bson.M{"project_id": projectID, "queue_id": queueID})
+	return s.version(ctx, taskechodb.CollTasks, bson.M{"project_id": projectID, "queue_id": queueID})
 }
 
 // version computes the newest updated_at (as ms) and the count of the documents matching f in
@@ -319,7 +320,7 @@ func (s *Reader) version(ctx context.Context, coll string, f bson.M) (*Version, 
 	return v, nil
 }
 
-// Totals is S1: live counts over every project (queue tasks only, as TaskEcho).
+// Totals are live counts over every project (queue tasks only, as TaskEcho).
 type Totals struct {
 	ProjectCount int64     `json:"project_count"`
 	QueueCount   int64     `json:"queue_count"`
@@ -327,7 +328,7 @@ type Totals struct {
 	TaskStats    TaskStats `json:"task_stats"`
 }
 
-// Totals returns S1.
+// Totals counts the live projects, queues and tasks.
 func (s *Reader) Totals(ctx context.Context) (*Totals, error) {
 	pn, err := s.projects.CountDocuments(ctx, bson.M{})
 	if err != nil {

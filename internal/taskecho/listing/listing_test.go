@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -17,11 +18,11 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestListingsCountByStatus(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.Mongo(t)
-	svc, err := taskecho.NewService(db, taskecho.DefaultSettings(), nil, nil)
+	svc, err := taskecho.New(taskechodb.New(db), taskecho.DefaultSettings(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EnsureIndexes(ctx); err != nil {
+	if err := svc.Store().(*taskechodb.Store).EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]any{"project_id": "p", "project_name": "P", "queue_id": "q", "queue_name": "Q",
@@ -34,7 +35,7 @@ func TestListingsCountByStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Submit(ctx, taskecho.Actor{Name: "client"}, in, ""); err != nil {
+	if _, err := svc.Intake.Submit(ctx, taskecho.Actor{Name: "client"}, in, ""); err != nil {
 		t.Fatal(err)
 	}
 	r := New(db, svc)

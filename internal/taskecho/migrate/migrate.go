@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 )
 
 // Report counts what Run changed; a second run reports zeros.
@@ -31,10 +32,10 @@ type Report struct {
 //   - TaskEcho queues keep their tasks embedded: each is copied into the tasks collection (its
 //     unique key makes a re-run skip it) and the array is removed only after every copy landed;
 //   - every task without source becomes source=client and without pulled_at gets pulled_at=null
-//     (the seed's 兼容性 rule); the other pull fields get their empty values.
+//     (the compatibility rule: TaskEcho's tasks were the client's); the other pull fields get their empty values.
 func Run(ctx context.Context, db *mongo.Database) (*Report, error) {
-	s := &migration{projects: db.Collection(taskecho.CollProjects), queues: db.Collection(taskecho.CollQueues),
-		tasks: db.Collection(taskecho.CollTasks)}
+	s := &migration{projects: db.Collection(taskechodb.CollProjects), queues: db.Collection(taskechodb.CollQueues),
+		tasks: db.Collection(taskechodb.CollTasks)}
 	r := &Report{}
 	projectIDs, err := s.migrateProjects(ctx, r)
 	if err != nil {
@@ -46,7 +47,7 @@ func Run(ctx context.Context, db *mongo.Database) (*Report, error) {
 	if err := s.backfillTasks(ctx, r); err != nil {
 		return r, err
 	}
-	return r, taskecho.EnsureIndexes(ctx, db)
+	return r, taskechodb.EnsureIndexes(ctx, db)
 }
 
 // migration is one run over the echo collections.
@@ -286,7 +287,7 @@ func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) er
 		return wrap("decode projects", err)
 	}
 	for _, p := range ps {
-		projects[p.ID] = p.ProjectID
+		projects[bson.ObjectID(p.ID)] = p.ProjectID
 	}
 	for _, d := range docs {
 		pOID, _ := d["projectId"].(bson.ObjectID)

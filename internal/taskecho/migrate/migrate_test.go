@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -18,19 +19,19 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type fixture struct {
 	ctx context.Context
 	db  *mongo.Database
-	svc *taskecho.Service
+	svc *taskecho.Server
 	now time.Time
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{ctx: context.Background(), db: testenv.Mongo(t), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	svc, err := taskecho.NewService(f.db, taskecho.DefaultSettings(), nil, nil)
+	svc, err := taskecho.New(taskechodb.New(f.db), taskecho.DefaultSettings(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc.SetClock(func() time.Time { return f.now })
-	if err := svc.EnsureIndexes(f.ctx); err != nil {
+	if err := taskechodb.EnsureIndexes(f.ctx, f.db); err != nil {
 		t.Fatal(err)
 	}
 	f.svc = svc
@@ -49,9 +50,9 @@ func TestMigrateTaskEchoData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustInsert(taskecho.CollProjects, bson.M{"_id": pOID, "projectId": "legacy", "name": "Legacy", "clientInfo": bson.M{"hostname": "h"},
+	mustInsert(taskechodb.CollProjects, bson.M{"_id": pOID, "projectId": "legacy", "name": "Legacy", "clientInfo": bson.M{"hostname": "h"},
 		"lastTaskAt": old, "createdAt": old, "updatedAt": old})
-	mustInsert(taskecho.CollQueues, bson.M{"projectId": pOID, "queueId": "task.json", "name": "task.json", "createdAt": old, "updatedAt": old,
+	mustInsert(taskechodb.CollQueues, bson.M{"projectId": pOID, "queueId": "task.json", "name": "task.json", "createdAt": old, "updatedAt": old,
 		"tasks": bson.A{
 			bson.M{"id": "1", "name": "one", "prompt": "p1", "status": "done", "spec_file": bson.A{"a.md"},
 				"messages": bson.A{bson.M{"role": "USER", "content": "hi", "sessionId": "s", "createdAt": old}},
@@ -59,7 +60,7 @@ func TestMigrateTaskEchoData(t *testing.T) {
 			bson.M{"id": "2", "name": "two", "prompt": "p2", "status": "pending", "source": "server", "priority": "high",
 				"pulled_at": old, "pulled_by": "k", "pull_history": bson.A{bson.M{"pulled_at": old, "pulled_by": "k"}}},
 		}})
-	mustInsert(taskecho.CollTasks, bson.M{"projectId": pOID, "taskId": "pt", "name": "project task", "prompt": "pp", "status": "pending",
+	mustInsert(taskechodb.CollTasks, bson.M{"projectId": pOID, "taskId": "pt", "name": "project task", "prompt": "pp", "status": "pending",
 		"created_at": old, "updated_at": old})
 
 	r, err := Run(f.ctx, f.db)
@@ -70,26 +71,26 @@ func TestMigrateTaskEchoData(t *testing.T) {
 		t.Fatalf("first run %+v", r)
 	}
 	q := "task.json"
-	one, err := f.svc.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", QueueID: &q, TaskID: "1"}, false)
+	one, err := f.svc.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", QueueID: &q, TaskID: "1"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if one.Source != taskecho.SourceClient || one.PulledAt != nil || len(one.Messages) != 1 || *one.Messages[0].SessionID != "s" {
 		t.Fatalf("migrated client task %+v", one)
 	}
-	two, err := f.svc.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", QueueID: &q, TaskID: "2"}, false)
+	two, err := f.svc.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", QueueID: &q, TaskID: "2"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if two.Source != taskecho.SourceServer || two.PriorityRank != 8 || len(two.PullHistory) != 1 || two.PullHistory[0].ReleasedAt == nil {
 		t.Fatalf("migrated server task %+v", two)
 	}
-	pt, err := f.svc.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", TaskID: "pt"}, false)
+	pt, err := f.svc.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: "legacy", TaskID: "pt"}, false)
 	if err != nil || pt.Source != taskecho.SourceServer {
 		t.Fatalf("migrated project task %+v (%v)", pt, err)
 	}
 	// A migrated unpulled server task is pullable.
-	pulled, err := f.svc.Pull(f.ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "legacy"})
+	pulled, err := f.svc.Leases.Pull(f.ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "legacy"})
 	if err != nil || len(pulled.Tasks) != 1 || pulled.Tasks[0].TaskID != "pt" {
 		t.Fatalf("pull after migration %+v (%v)", pulled, err)
 	}
@@ -102,10 +103,10 @@ func TestMigrateTaskEchoData(t *testing.T) {
 	}
 }
 
-// The seed's backfill alone: tasks without source/pulled_at get client/null, once.
+// The backfill alone: tasks without source/pulled_at get client/null, once.
 func TestMigrateBackfillsSourceAndPulledAt(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.db.Collection(taskecho.CollTasks).InsertOne(f.ctx, bson.M{"key": taskecho.TaskKey("p", nil, "x"), "project_id": "p", "queue_id": nil, "task_id": "x",
+	if _, err := f.db.Collection(taskechodb.CollTasks).InsertOne(f.ctx, bson.M{"key": taskecho.TaskKey("p", nil, "x"), "project_id": "p", "queue_id": nil, "task_id": "x",
 		"name": "x", "prompt": "x", "status": "pending", "created_at": f.now, "updated_at": f.now}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestMigrateBackfillsSourceAndPulledAt(t *testing.T) {
 		t.Fatalf("report %+v (%v)", r, err)
 	}
 	var doc bson.M
-	if err := f.db.Collection(taskecho.CollTasks).FindOne(f.ctx, bson.M{"task_id": "x"}).Decode(&doc); err != nil {
+	if err := f.db.Collection(taskechodb.CollTasks).FindOne(f.ctx, bson.M{"task_id": "x"}).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := doc["pulled_at"]; !ok || v != nil || doc["source"] != taskecho.SourceClient {

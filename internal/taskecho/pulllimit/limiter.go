@@ -1,4 +1,4 @@
-// Package pulllimit enforces TaskEcho's per-API-key pull limits (seed 002, 2.8: rate per minute
+// Package pulllimit enforces TaskEcho's per-API-key pull limits (rate per minute
 // and per hour, a daily quota of pulled tasks, a minimum interval between pulls) in Redis, so
 // that every API replica shares one budget per key.
 package pulllimit
@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 )
 
-// Limits are the seed's 2.8 limits, per API key. Zero disables a limit.
+// Limits are the pull limits, per API key. Zero disables a limit.
 type Limits struct {
 	PerMinute   int           // pull_rate_limit, per minute
 	PerHour     int           // pull_rate_limit, per hour

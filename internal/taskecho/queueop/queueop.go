@@ -1,7 +1,7 @@
 // Package queueop is what an echo queue operation is — a reset, reset-error or re-run over the
 // tasks of one queue — apart from the store that applies it: the HTTP handlers build an Op,
 // QueueOperationWorkflow and its activities carry it, echo.Service applies it. It opens no
-// connection, so workflows/taskecho can import it (issue 15 item 5).
+// connection, so workflows/taskecho can import it.
 package queueop
 
 import "time"

@@ -11,7 +11,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
-// Pulls is PL7 over a project's server tasks and the tasks pushed back after a pull.
+// Pulls are the pull statistics (GET …/tasks/pull/stats) over a project's server tasks and the tasks pushed back after a pull.
 type Pulls struct {
 	TotalServerTasks int `json:"total_server_tasks"`
 	NotPulled        int `json:"not_pulled"`
@@ -25,13 +25,13 @@ type Pulls struct {
 	// (pulled / total_server_tasks × 100).
 	PullSuccessRate int `json:"pull_success_rate"`
 	// LeaseSuccessRate is the integer percent of ended leases that ended by push or confirm
-	// (the seed's success rate, which the alerts watch).
+	// (the pull success rate, which the alerts watch).
 	LeaseSuccessRate int `json:"lease_success_rate"`
 	// AveragePullDuration is the mean seconds from pull to push/confirm; nil without any.
 	AveragePullDuration *float64 `json:"average_pull_duration"`
 }
 
-// ComputePulls derives PL7 from tasks (pure, so the arithmetic is unit-tested).
+// ComputePulls derives the pull statistics from tasks (pure, so the arithmetic is unit-tested).
 func ComputePulls(tasks []*taskecho.Task) Pulls {
 	var st Pulls
 	var durSum float64
@@ -78,7 +78,7 @@ func ComputePulls(tasks []*taskecho.Task) Pulls {
 	return st
 }
 
-// Pulls computes PL7 for a project.
+// Pulls computes the pull statistics of a project.
 func (s *Reader) Pulls(ctx context.Context, projectID string) (*Pulls, error) {
 	f := bson.M{"project_id": projectID, "$or": bson.A{bson.M{"source": taskecho.SourceServer}, bson.M{"pulled_at": bson.M{"$ne": nil}}}}
 	// One streamed query: the projection keeps each task small, and the batch size lets a
@@ -101,7 +101,7 @@ func (s *Reader) Pulls(ctx context.Context, projectID string) (*Pulls, error) {
 // statsBatchSize is the find batch size of the whole-project pull reads.
 const statsBatchSize = 100_000
 
-// PendingPulls lists tasks pulled more than timeout ago whose lease is still open (PL8), oldest
+// PendingPulls lists tasks pulled more than timeout ago whose lease is still open (GET …/tasks/pull/pending), oldest
 // pull first, and how many there are. limit > 0 returns only the first limit tasks (a page that
 // shows a bounded list); 0 returns them all.
 func (s *Reader) PendingPulls(ctx context.Context, projectID string, timeout time.Duration, limit int) ([]*taskecho.Task, int, error) {

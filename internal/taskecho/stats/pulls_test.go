@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -32,18 +33,18 @@ func TestComputePulls(t *testing.T) {
 	}
 }
 
-// After the sweeper released two expired leases, PL7 counts them as timed out, none open, and
+// After the sweeper released two expired leases, the pull statistics count them as timed out, none open, and
 // every server task pullable again.
 func TestPullsAfterTheSweep(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.Mongo(t)
-	svc, err := taskecho.NewService(db, taskecho.DefaultSettings(), nil, nil)
+	svc, err := taskecho.New(taskechodb.New(db), taskecho.DefaultSettings(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	svc.SetClock(func() time.Time { return now })
-	if err := svc.EnsureIndexes(ctx); err != nil {
+	if err := svc.Store().(*taskechodb.Store).EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"a", "b", "c"} {
@@ -51,15 +52,15 @@ func TestPullsAfterTheSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.CreateTask(ctx, taskecho.Actor{Name: "admin"}, "p", nil, f); err != nil {
+		if _, err := svc.Admin.CreateTask(ctx, taskecho.Actor{Name: "admin"}, "p", nil, f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := svc.Pull(ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "p", Limit: 2}); err != nil {
+	if _, err := svc.Leases.Pull(ctx, taskecho.Actor{Name: "w"}, taskecho.PullFilter{ProjectID: "p", Limit: 2}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(2 * time.Hour)
-	if n, err := svc.ReleaseExpiredLeases(ctx, 500); err != nil || n != 2 {
+	if n, err := svc.Leases.ReleaseExpiredLeases(ctx, 500); err != nil || n != 2 {
 		t.Fatalf("released %d (%v), want 2", n, err)
 	}
 	st, err := New(db, svc.Now, nil).Pulls(ctx, "p")

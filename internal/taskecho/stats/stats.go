@@ -1,5 +1,5 @@
-// Package stats reads what the echo service recorded and reports on it: a project's pull figures
-// (seed 002 PL7, PL8), the execution statistics of TaskEcho's /stats routes, the audit log, and
+// Package stats reads what the task server recorded and reports on it: a project's pull figures
+// (GET …/tasks/pull/stats and …/tasks/pull/pending), the execution statistics of TaskEcho's /stats routes, the audit log, and
 // the alert rules the PullLeaseSweeper evaluates over it. It only reads; the rows it reads are
 // written by internal/taskecho as part of each operation.
 package stats
@@ -11,7 +11,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 )
 
 // Reader runs the reports over one database's echo collections.
@@ -23,15 +23,15 @@ type Reader struct {
 	log        *slog.Logger
 }
 
-// New builds a reader over db. now is the echo service's clock (Service.Now), so that "the last
+// New builds a reader over db. now is the task server's clock (Server.Now), so that "the last
 // window" and "pulled more than timeout ago" mean the same instant as the service's leases; log
 // may be nil (slog.Default).
 func New(db *mongo.Database, now func() time.Time, log *slog.Logger) *Reader {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Reader{tasks: db.Collection(taskecho.CollTasks), audit: db.Collection(taskecho.CollAudit),
-		executions: db.Collection(taskecho.CollExecutions), now: now, log: log.With("subsystem", "taskecho")}
+	return &Reader{tasks: db.Collection(taskechodb.CollTasks), audit: db.Collection(taskechodb.CollAudit),
+		executions: db.Collection(taskechodb.CollExecutions), now: now, log: log.With("subsystem", "taskecho")}
 }
 
 func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }

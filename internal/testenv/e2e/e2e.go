@@ -27,6 +27,7 @@ import (
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/worker"
 
@@ -42,7 +43,7 @@ type Env struct {
 	API  *httptest.Server
 	Echo *echo.Echo
 	// EchoService is the echo service the API and the worker share, as in a real process.
-	EchoService *taskecho.Service
+	EchoService *taskecho.Server
 	AdminKey    string
 	Worker      sdkworker.Worker
 	ctx         context.Context
@@ -98,7 +99,7 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 		cancel()
 		t.Fatalf("e2e platform: %v", err)
 	}
-	svc, err := taskecho.FromPlatform(p)
+	svc, err := taskechowire.FromPlatform(p)
 	if err != nil {
 		cancel()
 		p.Close()

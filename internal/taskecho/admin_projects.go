@@ -4,76 +4,66 @@ import (
 	"context"
 	"sort"
 	"strings"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/taskloom/taskloom/internal/mongox"
 )
 
-// RenameProject sets a project's name (P4 PUT); the next submit overwrites it again, as in
+// Admin manages projects, queues and server tasks: what the console and the admin routes of the
+// API change by hand.
+type Admin struct{ *core }
+
+// RenameProject sets a project's name (PUT /api/v1/projects/{projectId}); the next submit overwrites it again, as in
 // TaskEcho. conflictPolicy, when non-empty, sets the project's push conflict rule.
-func (s *Service) RenameProject(ctx context.Context, actor Actor, projectID, name, conflictPolicy string) (*Project, error) {
+func (s *Admin) RenameProject(ctx context.Context, actor Actor, projectID, name, conflictPolicy string) (*Project, error) {
 	now := s.now()
-	set := bson.M{"updated_at": now}
+	set := Fields{"updated_at": now}
 	if name != "" {
 		set["name"] = name
 	}
 	if conflictPolicy != "" {
 		set["conflict_policy"] = conflictPolicy
 	}
-	res, err := s.projects.UpdateOne(ctx, bson.M{"project_id": projectID}, bson.M{"$set": set})
+	matched, err := s.store.UpdateProject(ctx, projectID, set)
 	if err != nil {
 		return nil, wrap("update project "+projectID, err)
 	}
-	if res.MatchedCount == 0 {
+	if !matched {
 		return nil, projectNotFound(projectID)
 	}
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "project-update", ProjectID: projectID, Count: 1,
 		Details: map[string]any{"name": name, "conflict_policy": conflictPolicy}})
-	return s.Project(ctx, projectID)
+	return s.project(ctx, projectID)
 }
 
 // DeleteProject removes a project with its queues, tasks and metadata (TaskEcho left the
 // project-level tasks behind). The audit log keeps the record of what was there.
-func (s *Service) DeleteProject(ctx context.Context, actor Actor, projectID string) error {
-	if _, err := s.Project(ctx, projectID); err != nil {
+func (s *Admin) DeleteProject(ctx context.Context, actor Actor, projectID string) error {
+	if _, err := s.project(ctx, projectID); err != nil {
 		return err
 	}
-	tasks, err := s.tasks.DeleteMany(ctx, bson.M{"project_id": projectID})
+	tasks, queues, err := s.store.DeleteProject(ctx, projectID)
 	if err != nil {
-		return wrap("delete project tasks", err)
-	}
-	queues, err := s.queues.DeleteMany(ctx, bson.M{"project_id": projectID})
-	if err != nil {
-		return wrap("delete project queues", err)
-	}
-	if _, err := s.projects.DeleteOne(ctx, bson.M{"project_id": projectID}); err != nil {
-		return wrap("delete project", err)
+		return err
 	}
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "project-delete", ProjectID: projectID,
-		Count: int(tasks.DeletedCount), Details: map[string]any{"queues": queues.DeletedCount}})
+		Count: tasks, Details: map[string]any{"queues": int64(queues)}})
 	return nil
 }
 
-// DeleteQueue hard-deletes a queue and its tasks (Q3 DELETE).
-func (s *Service) DeleteQueue(ctx context.Context, actor Actor, projectID, queueID string) error {
-	if _, _, err := s.ProjectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID}); err != nil {
+// DeleteQueue hard-deletes a queue and its tasks (DELETE /api/v1/projects/{projectId}/queues/{queueId}).
+func (s *Admin) DeleteQueue(ctx context.Context, actor Actor, projectID, queueID string) error {
+	if _, _, err := s.projectQueue(ctx, projectID, queueID, map[string]any{"project_id": projectID, "queue_id": queueID}); err != nil {
 		return err
 	}
-	res, err := s.tasks.DeleteMany(ctx, bson.M{"project_id": projectID, "queue_id": queueID})
+	n, err := s.store.DeleteQueue(ctx, projectID, queueID)
 	if err != nil {
-		return wrap("delete queue tasks", err)
-	}
-	if _, err := s.queues.DeleteOne(ctx, bson.M{"project_id": projectID, "queue_id": queueID}); err != nil {
-		return wrap("delete queue", err)
+		return err
 	}
 	q := queueID
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "queue-delete", ProjectID: projectID, QueueID: &q,
-		Count: int(res.DeletedCount)})
+		Count: n})
 	return nil
 }
 
-// MetadataUpdate is a validated P5 PUT body; nil fields are left unchanged.
+// MetadataUpdate is a validated PUT /api/v1/projects/{projectId}/metadata body; nil fields are left unchanged.
 type MetadataUpdate struct {
 	CustomTitle    *string
 	CustomTitleSet bool
@@ -97,9 +87,9 @@ func NormalizeTags(in []string) []string {
 	return out
 }
 
-// SetMetadata updates a project's metadata (P5 PUT).
-func (s *Service) SetMetadata(ctx context.Context, projectID string, u MetadataUpdate) (*Project, error) {
-	p, err := s.Project(ctx, projectID)
+// SetMetadata updates a project's metadata (PUT /api/v1/projects/{projectId}/metadata).
+func (s *Admin) SetMetadata(ctx context.Context, projectID string, u MetadataUpdate) (*Project, error) {
+	p, err := s.project(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +108,7 @@ func (s *Service) SetMetadata(ctx context.Context, projectID string, u MetadataU
 		m.Tags = NormalizeTags(u.Tags)
 	}
 	m.UpdatedAt = now
-	if _, err := s.projects.UpdateOne(ctx, bson.M{"project_id": projectID}, bson.M{"$set": bson.M{"metadata": m}}); err != nil {
+	if _, err := s.store.UpdateProject(ctx, projectID, Fields{"metadata": m}); err != nil {
 		return nil, wrap("update metadata", err)
 	}
 	p.Metadata = &m
@@ -126,11 +116,11 @@ func (s *Service) SetMetadata(ctx context.Context, projectID string, u MetadataU
 }
 
 // DeleteMetadata clears a project's metadata (idempotent).
-func (s *Service) DeleteMetadata(ctx context.Context, projectID string) error {
-	if _, err := s.Project(ctx, projectID); err != nil {
+func (s *Admin) DeleteMetadata(ctx context.Context, projectID string) error {
+	if _, err := s.project(ctx, projectID); err != nil {
 		return err
 	}
-	_, err := s.projects.UpdateOne(ctx, bson.M{"project_id": projectID}, bson.M{"$set": bson.M{"metadata": nil}})
+	_, err := s.store.UpdateProject(ctx, projectID, Fields{"metadata": nil})
 	return wrap("delete metadata", err)
 }
 
@@ -142,16 +132,12 @@ func blankToNil(p *string) *string {
 	return &v
 }
 
-// PopularTags returns project tags by usage, most used first (P3).
-func (s *Service) PopularTags(ctx context.Context, limit int) ([]string, error) {
+// PopularTags returns project tags by usage, most used first (GET /api/v1/projects/tags).
+func (s *Admin) PopularTags(ctx context.Context, limit int) ([]string, error) {
 	// Every tagged project is read to count its tags: a scan of the (small) project registry.
-	cur, err := s.projects.Find(mongox.DeliberateScan(ctx), bson.M{"metadata.tags.0": bson.M{"$exists": true}})
+	ps, err := s.store.TaggedProjects(ctx)
 	if err != nil {
 		return nil, wrap("read project tags", err)
-	}
-	var ps []Project
-	if err := cur.All(ctx, &ps); err != nil {
-		return nil, wrap("decode project tags", err)
 	}
 	counts := map[string]int{}
 	for _, p := range ps {

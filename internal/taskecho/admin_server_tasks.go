@@ -2,13 +2,12 @@ package taskecho
 
 import (
 	"context"
+	"errors"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// CreateTask creates a server task at project level (queueID nil) or in a queue (T1/PT1 POST).
-func (s *Service) CreateTask(ctx context.Context, actor Actor, projectID string, queueID *string, f *TaskFields) (*Task, error) {
+// CreateTask creates a server task at project level (queueID nil) or in a queue (POST …/queues/{queueId}/tasks, POST …/projects/{projectId}/tasks).
+func (s *Admin) CreateTask(ctx context.Context, actor Actor, projectID string, queueID *string, f *TaskFields) (*Task, error) {
 	now := s.now()
 	t := &Task{
 		Key: TaskKey(projectID, queueID, f.TaskID), ProjectID: projectID, QueueID: queueID, TaskID: f.TaskID,
@@ -27,28 +26,28 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, projectID string,
 		exp := now.Add(s.set.TaskExpiry)
 		t.ExpiresAt = &exp
 	}
-	res, err := s.tasks.InsertOne(ctx, t)
+	id, err := s.store.InsertTask(ctx, t)
 	if err != nil {
-		if e := mapWriteErr("create task", err); IsKind(e, KindDuplicate) {
+		if errors.Is(err, ErrDuplicateKey) {
 			return nil, &Error{Kind: KindDuplicate, Message: "任务已存在", Details: map[string]any{"task_id": f.TaskID}}
 		}
 		return nil, wrap("create task "+f.TaskID, err)
 	}
-	t.ID = res.InsertedID.(bson.ObjectID)
+	t.ID = id
 	s.touch(ctx, projectID, queueID, now)
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "task-create", ProjectID: projectID, QueueID: queueID,
 		TaskIDs: []string{t.TaskID}, Count: 1})
 	return t, nil
 }
 
-// EditTask applies a server edit (T3/PT2 PUT). Editing a pulled task ends its lease (reason
+// EditTask applies a server edit (PUT …/tasks/{taskId}). Editing a pulled task ends its lease (reason
 // server) and makes it pullable again; every edit bumps server_modified_at, which the pull's
 // since/modified filters and the push conflict rule read.
-func (s *Service) EditTask(ctx context.Context, actor Actor, ref TaskRef, f *TaskFields) (*Task, error) {
+func (s *Admin) EditTask(ctx context.Context, actor Actor, ref TaskRef, f *TaskFields) (*Task, error) {
 	now := s.now()
 	var closed *Task
 	t, err := s.writeTask(ctx, "task-edit", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
+		func(t *Task) (Fields, error) {
 			set := editSet(f, now)
 			if t.PulledAt != nil || t.LeaseID != nil {
 				closed = t
@@ -56,7 +55,7 @@ func (s *Service) EditTask(ctx context.Context, actor Actor, ref TaskRef, f *Tas
 					set[k] = v
 				}
 			}
-			return bson.M{"$set": set}, nil
+			return set, nil
 		})
 	if err != nil {
 		return nil, err
@@ -70,8 +69,8 @@ func (s *Service) EditTask(ctx context.Context, actor Actor, ref TaskRef, f *Tas
 	return t, nil
 }
 
-func editSet(f *TaskFields, now time.Time) bson.M {
-	set := bson.M{"updated_at": now, "server_modified_at": now}
+func editSet(f *TaskFields, now time.Time) Fields {
+	set := Fields{"updated_at": now, "server_modified_at": now}
 	if f.Name != nil {
 		set["name"] = *f.Name
 	}
@@ -105,22 +104,22 @@ func editSet(f *TaskFields, now time.Time) bson.M {
 	return set
 }
 
-// DeleteTask soft-deletes a task (T3/PT2 DELETE): deleted_at is set, the document and its pull
+// DeleteTask soft-deletes a task (DELETE …/tasks/{taskId}): deleted_at is set, the document and its pull
 // history stay, a later push of it answers 410 and pulls never return it. An open lease ends with
 // reason server.
-func (s *Service) DeleteTask(ctx context.Context, actor Actor, ref TaskRef) (*Task, error) {
+func (s *Admin) DeleteTask(ctx context.Context, actor Actor, ref TaskRef) (*Task, error) {
 	now := s.now()
 	var closed *Task
 	t, err := s.writeTask(ctx, "task-delete", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
-			set := bson.M{"deleted_at": now, "deleted_reason": DeletedByServer, "updated_at": now}
+		func(t *Task) (Fields, error) {
+			set := Fields{"deleted_at": now, "deleted_reason": DeletedByServer, "updated_at": now}
 			if t.LeaseID != nil {
 				closed = t
 				for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseServer, false, true) {
 					set[k] = v
 				}
 			}
-			return bson.M{"$set": set}, nil
+			return set, nil
 		})
 	if err != nil {
 		return nil, err
@@ -134,7 +133,7 @@ func (s *Service) DeleteTask(ctx context.Context, actor Actor, ref TaskRef) (*Ta
 	return t, nil
 }
 
-// MoveResult describes a move (PT3).
+// MoveResult describes a move (POST /api/v1/projects/{projectId}/tasks/{taskId}/move).
 type MoveResult struct {
 	Task    *Task
 	From    string
@@ -145,10 +144,10 @@ type MoveResult struct {
 // MoveTask moves a task to another queue (to nil = project level). The document itself moves, so
 // the pull state and history are kept and nothing can be lost: a clash with a task already in the
 // target is a 409 before anything changes.
-func (s *Service) MoveTask(ctx context.Context, actor Actor, ref TaskRef, to *string) (*MoveResult, error) {
+func (s *Admin) MoveTask(ctx context.Context, actor Actor, ref TaskRef, to *string) (*MoveResult, error) {
 	now := s.now()
 	if to != nil {
-		if _, err := s.Queue(ctx, ref.ProjectID, *to, map[string]any{"queue_id": *to}); err != nil {
+		if _, err := s.queue(ctx, ref.ProjectID, *to, map[string]any{"queue_id": *to}); err != nil {
 			if IsKind(err, KindNotFound) {
 				return nil, notFound("目标队列不存在", map[string]any{"queue_id": *to})
 			}
@@ -157,12 +156,12 @@ func (s *Service) MoveTask(ctx context.Context, actor Actor, ref TaskRef, to *st
 	}
 	var from string
 	t, err := s.writeTask(ctx, "task-move", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
+		func(t *Task) (Fields, error) {
 			if sameQueue(t.QueueID, to) {
 				return nil, invalid("queue_id", "任务已在目标队列中")
 			}
 			from = queueLabel(t.QueueID)
-			return bson.M{"$set": bson.M{"queue_id": to, "key": TaskKey(t.ProjectID, to, t.TaskID), "updated_at": now}}, nil
+			return Fields{"queue_id": to, "key": TaskKey(t.ProjectID, to, t.TaskID), "updated_at": now}, nil
 		})
 	if err != nil {
 		if IsKind(err, KindDuplicate) {
@@ -181,20 +180,6 @@ func sameQueue(a, b *string) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
-}
-
-// touch bumps last_task_at of the project (and queue); a lost touch only delays a UI refresh, so
-// errors are logged.
-func (s *Service) touch(ctx context.Context, projectID string, queueID *string, now time.Time) {
-	set := bson.M{"$set": bson.M{"last_task_at": now, "updated_at": now}}
-	if _, err := s.projects.UpdateOne(ctx, bson.M{"project_id": projectID}, set); err != nil {
-		s.log.WarnContext(ctx, "echo touch project failed", "project_id", projectID, "err", err)
-	}
-	if queueID != nil {
-		if _, err := s.queues.UpdateOne(ctx, bson.M{"project_id": projectID, "queue_id": *queueID}, set); err != nil {
-			s.log.WarnContext(ctx, "echo touch queue failed", "queue_id", *queueID, "err", err)
-		}
-	}
 }
 
 func orEmpty[T any](v []T) []T {

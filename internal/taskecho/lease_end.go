@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // A lease ends at lease_expires_at, for every call: a pull already treats the task as free, and
@@ -65,22 +63,16 @@ func endedByTimeout(t *Task, leaseID string) bool {
 	return false
 }
 
-// liveLeaseGuard is the condition a write ending t's lease adds to its revision guard: t still
-// holds that lease and it has not expired at now.
-func liveLeaseGuard(t *Task, now time.Time) bson.M {
-	return bson.M{"lease_id": *t.LeaseID, "lease_expires_at": bson.M{"$gt": now}}
-}
-
-// Release gives a pulled task back (PL3): the lease ends with reason client and the task becomes
+// Release gives a pulled task back (POST /api/v1/projects/{projectId}/tasks/{taskId}/pull/release): the lease ends with reason client and the task becomes
 // pullable again. leaseID is optional for TaskEcho clients; when given it must be current (409).
-func (s *Service) Release(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
+func (s *Leases) Release(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
 	return s.endLease(ctx, actor, "release", ref, leaseID, false)
 }
 
 // Confirm ends a lease successfully (the client has processed the task without pushing it
 // back): the entry gets pushed_at, the task keeps pulled_at and is not handed out again until the
 // server resets it. leaseID is required.
-func (s *Service) Confirm(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
+func (s *Leases) Confirm(ctx context.Context, actor Actor, ref TaskRef, leaseID string) (*Task, time.Time, error) {
 	if leaseID == "" {
 		return nil, s.now(), invalid("lease_id", "lease_id 不能为空")
 	}
@@ -89,17 +81,19 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, ref TaskRef, leaseID
 
 // endLease ends the lease of the task ref names for its holder: released (the task is pullable
 // again) or, with success, confirmed (the entry gets pushed_at and the task keeps its pull marks).
-func (s *Service) endLease(ctx context.Context, actor Actor, op string, ref TaskRef, leaseID string, success bool) (*Task, time.Time, error) {
+func (s *Leases) endLease(ctx context.Context, actor Actor, op string, ref TaskRef, leaseID string, success bool) (*Task, time.Time, error) {
 	var closed *Task
 	now := s.now()
 	t, err := s.writeTaskWhere(ctx, op, func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, bson.M, error) {
+		func(t *Task) (Fields, *time.Time, error) {
 			now = s.now()
 			if err := leaseEndError(t, leaseID, now); err != nil {
 				return nil, nil, err
 			}
 			closed = t
-			return bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success)}, liveLeaseGuard(t, now), nil
+			// The lease must still be live when the write applies, not only when it was decided.
+			at := now
+			return closeLeaseSet(t, now, actor.Name, ReleaseClient, success, success), &at, nil
 		})
 	if err != nil {
 		return nil, now, err
@@ -107,30 +101,6 @@ func (s *Service) endLease(ctx context.Context, actor Actor, op string, ref Task
 	s.observeClose(closed, now, ReleaseClient, success)
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: op, ProjectID: ref.ProjectID, QueueID: t.QueueID,
 		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"lease_id": deref(closed.LeaseID)}})
-	return t, now, nil
-}
-
-// ResetPull is the admin's manual reset (PL5): an open lease ends with reason server and the task
-// becomes pullable; a task that was not pulled is left as it is.
-func (s *Service) ResetPull(ctx context.Context, actor Actor, ref TaskRef) (*Task, time.Time, error) {
-	now := s.now()
-	var closed *Task
-	t, err := s.writeTask(ctx, "pull-reset", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (bson.M, error) {
-			if t.PulledAt == nil && t.LeaseID == nil {
-				return nil, nil
-			}
-			closed = t
-			return bson.M{"$set": closeLeaseSet(t, now, actor.Name, ReleaseServer, false, false)}, nil
-		})
-	if err != nil {
-		return nil, now, err
-	}
-	if closed != nil {
-		s.observeClose(closed, now, ReleaseServer, false)
-	}
-	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "pull-reset", ProjectID: ref.ProjectID, QueueID: t.QueueID,
-		TaskIDs: []string{t.TaskID}, Count: 1})
 	return t, now, nil
 }
 

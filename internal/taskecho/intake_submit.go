@@ -2,12 +2,7 @@ package taskecho
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // SubmitResult is the data of a submit response.
@@ -30,9 +25,9 @@ type SubmitResult struct {
 // tasks costs a constant number of commands and is either applied whole or, when that one
 // command fails part-way, completed by the next attempt: every statement is idempotent and
 // stamped with the push's id, so a re-read tells which are still to do.
-func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conflictPolicy string) (*SubmitResult, error) {
+func (s *Intake) Submit(ctx context.Context, actor Actor, in *SubmitInput, conflictPolicy string) (*SubmitResult, error) {
 	now := s.now()
-	project, err := s.Project(ctx, in.ProjectID)
+	project, err := s.project(ctx, in.ProjectID)
 	if err != nil && !IsKind(err, KindNotFound) {
 		return nil, err
 	}
@@ -65,8 +60,8 @@ func (s *Service) Submit(ctx context.Context, actor Actor, in *SubmitInput, conf
 
 // pushPlan is the task writes of one push attempt and what each write closes or records.
 type pushPlan struct {
-	models []mongo.WriteModel
-	ids    []string         // task id of each model
+	writes []PushWrite
+	ids    []string         // task id of each write
 	before map[string]*Task // the version each update was built from (nil for an insert)
 }
 
@@ -74,7 +69,7 @@ type pushPlan struct {
 // revision read; inserts race on the unique key. A statement that lost (another writer came
 // first) or did not run (the command failed part-way) is found by re-reading the queue — the
 // tasks not yet carrying this push's id — and the next attempt writes only those.
-func (s *Service) applyPush(ctx context.Context, actor Actor, in *SubmitInput, existing map[string]*Task, policy string, now time.Time) error {
+func (s *Intake) applyPush(ctx context.Context, actor Actor, in *SubmitInput, existing map[string]*Task, policy string, now time.Time) error {
 	pushID := newLeaseID()
 	applied, tried := map[string]*Task{}, map[string]*Task{}
 	var lastErr error
@@ -89,7 +84,7 @@ func (s *Service) applyPush(ctx context.Context, actor Actor, in *SubmitInput, e
 			}
 		}
 		plan := s.planPush(actor, in, existing, pushID, applied, tried, now)
-		if len(plan.models) == 0 {
+		if len(plan.writes) == 0 {
 			s.afterPush(ctx, actor, in, applied, now)
 			return nil
 		}
@@ -115,23 +110,11 @@ func (s *Service) applyPush(ctx context.Context, actor Actor, in *SubmitInput, e
 }
 
 // writePush runs plan's bulk write and returns the task ids it certainly applied: all of them
-// when every statement matched; none otherwise (the caller's re-read decides).
-func (s *Service) writePush(ctx context.Context, plan pushPlan) (map[string]bool, error) {
-	res, err := s.pushBulk(ctx, plan.models)
-	if err != nil {
-		var bwe mongo.BulkWriteException
-		if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
-			return nil, err
-		}
-		for _, we := range bwe.WriteErrors {
-			if !mongo.IsDuplicateKeyError(we) {
-				return nil, err
-			}
-		}
-		return nil, nil // an insert met a task a concurrent push created: re-read and update it
-	}
-	if int(res.MatchedCount+res.InsertedCount) < len(plan.models) {
-		return nil, nil
+// when every statement applied; none otherwise (the caller's re-read decides).
+func (s *Intake) writePush(ctx context.Context, plan pushPlan) (map[string]bool, error) {
+	complete, err := s.store.WritePush(ctx, plan.writes)
+	if err != nil || !complete {
+		return nil, err
 	}
 	done := make(map[string]bool, len(plan.ids))
 	for _, id := range plan.ids {
@@ -140,18 +123,10 @@ func (s *Service) writePush(ctx context.Context, plan pushPlan) (map[string]bool
 	return done, nil
 }
 
-// pushBulk is the one command that writes a push's tasks; tests replace it to fail part-way.
-func (s *Service) pushBulk(ctx context.Context, models []mongo.WriteModel) (*mongo.BulkWriteResult, error) {
-	if s.pushFault != nil {
-		return s.pushFault(ctx, s.tasks, models)
-	}
-	return s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-}
-
 // planPush builds the writes still to do for a push: each named task not yet carrying pushID
 // (insert when new, else a guarded update) and a guarded soft delete of each live client task
 // of the queue the payload omits.
-func (s *Service) planPush(actor Actor, in *SubmitInput, existing map[string]*Task, pushID string, applied, tried map[string]*Task, now time.Time) pushPlan {
+func (s *Intake) planPush(actor Actor, in *SubmitInput, existing map[string]*Task, pushID string, applied, tried map[string]*Task, now time.Time) pushPlan {
 	plan := pushPlan{before: map[string]*Task{}}
 	named := make(map[string]bool, len(in.Tasks))
 	for i := range in.Tasks {
@@ -167,7 +142,7 @@ func (s *Service) planPush(actor Actor, in *SubmitInput, existing map[string]*Ta
 		plan.ids = append(plan.ids, st.ID)
 		plan.before[st.ID] = t
 		if t == nil {
-			plan.models = append(plan.models, mongo.NewInsertOneModel().SetDocument(newPushedTask(in, st, pushID, now)))
+			plan.writes = append(plan.writes, PushWrite{Insert: newPushedTask(in, st, pushID, now)})
 			continue
 		}
 		set := pushSet(t, st, now)
@@ -177,24 +152,22 @@ func (s *Service) planPush(actor Actor, in *SubmitInput, existing map[string]*Ta
 				set[k] = v
 			}
 		}
-		plan.models = append(plan.models, mongo.NewUpdateOneModel().SetFilter(revGuard(t)).
-			SetUpdate(bson.M{"$set": set, "$inc": bson.M{"rev": 1}}))
+		plan.writes = append(plan.writes, PushWrite{Write: TaskWrite{Task: t, Set: set}})
 	}
 	for id, t := range existing {
 		if named[id] || t.Source != SourceClient || t.DeletedAt != nil || t.PushID == pushID {
 			continue
 		}
-		set := bson.M{"deleted_at": now, "deleted_reason": DeletedByOmitted, "updated_at": now, "push_id": pushID}
+		set := Fields{"deleted_at": now, "deleted_reason": DeletedByOmitted, "updated_at": now, "push_id": pushID}
 		plan.ids = append(plan.ids, id)
-		plan.models = append(plan.models, mongo.NewUpdateOneModel().SetFilter(revGuard(t)).
-			SetUpdate(bson.M{"$set": set, "$inc": bson.M{"rev": 1}}))
+		plan.writes = append(plan.writes, PushWrite{Write: TaskWrite{Task: t, Set: set}})
 	}
 	return plan
 }
 
 // afterPush records what the applied writes did: executions (status changes by the client) and
 // leases the push closed. It runs once, after the last write of the push.
-func (s *Service) afterPush(ctx context.Context, actor Actor, in *SubmitInput, applied map[string]*Task, now time.Time) {
+func (s *Intake) afterPush(ctx context.Context, actor Actor, in *SubmitInput, applied map[string]*Task, now time.Time) {
 	qid := in.QueueID
 	for i := range in.Tasks {
 		st := &in.Tasks[i]
@@ -213,7 +186,7 @@ func (s *Service) afterPush(ctx context.Context, actor Actor, in *SubmitInput, a
 	}
 }
 
-func (s *Service) policyFor(p *Project, requested string) string {
+func (s *Intake) policyFor(p *Project, requested string) string {
 	switch {
 	case requested != "":
 		return requested
@@ -224,14 +197,10 @@ func (s *Service) policyFor(p *Project, requested string) string {
 	}
 }
 
-func (s *Service) queueTasks(ctx context.Context, projectID, queueID string) (map[string]*Task, error) {
-	cur, err := s.tasks.Find(ctx, bson.M{"project_id": projectID, "queue_id": queueID})
+func (s *Intake) queueTasks(ctx context.Context, projectID, queueID string) (map[string]*Task, error) {
+	list, err := s.store.QueueTasks(ctx, projectID, queueID)
 	if err != nil {
 		return nil, wrap("read queue tasks", err)
-	}
-	var list []*Task
-	if err := cur.All(ctx, &list); err != nil {
-		return nil, wrap("decode queue tasks", err)
 	}
 	out := make(map[string]*Task, len(list))
 	for _, t := range list {
@@ -241,7 +210,7 @@ func (s *Service) queueTasks(ctx context.Context, projectID, queueID string) (ma
 }
 
 // checkPush finds the tasks a push may not overwrite.
-func (s *Service) checkPush(in *SubmitInput, existing map[string]*Task, policy string) error {
+func (s *Intake) checkPush(in *SubmitInput, existing map[string]*Task, policy string) error {
 	var goneIDs, conflictIDs []string
 	for _, st := range in.Tasks {
 		t := existing[st.ID]
@@ -274,8 +243,8 @@ func ServerEditedSincePull(t *Task) bool {
 	return t.ServerModifiedAt.After(t.PullHistory[len(t.PullHistory)-1].PulledAt)
 }
 
-func (s *Service) upsertProject(ctx context.Context, p *Project, in *SubmitInput, now time.Time) error {
-	set := bson.M{"name": in.ProjectName, "last_task_at": now, "updated_at": now}
+func (s *Intake) upsertProject(ctx context.Context, p *Project, in *SubmitInput, now time.Time) error {
+	set := Fields{"name": in.ProjectName, "last_task_at": now, "updated_at": now}
 	if in.ClientInfo != nil {
 		set["client_info"] = in.ClientInfo
 	}
@@ -292,24 +261,20 @@ func (s *Service) upsertProject(ctx context.Context, p *Project, in *SubmitInput
 		}
 		set["git_info"] = g
 	}
-	upd := bson.M{"$set": set, "$setOnInsert": bson.M{"created_at": now}}
-	if _, err := s.projects.UpdateOne(ctx, bson.M{"project_id": in.ProjectID}, upd, options.UpdateOne().SetUpsert(true)); err != nil {
+	if err := s.store.UpsertProject(ctx, in.ProjectID, set, Fields{"created_at": now}); err != nil {
 		return wrap("upsert project "+in.ProjectID, err)
 	}
 	return nil
 }
 
-func (s *Service) upsertQueue(ctx context.Context, in *SubmitInput, now time.Time) (bool, error) {
-	upd := bson.M{
-		"$set":         bson.M{"name": in.QueueName, "meta": in.Meta, "last_task_at": now, "updated_at": now},
-		"$setOnInsert": bson.M{"created_at": now, "last_reset_at": nil, "last_operation": nil},
-	}
-	res, err := s.queues.UpdateOne(ctx, bson.M{"project_id": in.ProjectID, "queue_id": in.QueueID}, upd,
-		options.UpdateOne().SetUpsert(true))
+func (s *Intake) upsertQueue(ctx context.Context, in *SubmitInput, now time.Time) (bool, error) {
+	created, err := s.store.UpsertQueue(ctx, in.ProjectID, in.QueueID,
+		Fields{"name": in.QueueName, "meta": in.Meta, "last_task_at": now, "updated_at": now},
+		Fields{"created_at": now, "last_reset_at": nil, "last_operation": nil})
 	if err != nil {
 		return false, wrap("upsert queue "+in.QueueID, err)
 	}
-	return res.UpsertedCount > 0, nil
+	return created, nil
 }
 
 // newPushedTask is a task a push creates.
@@ -330,8 +295,8 @@ func newPushedTask(in *SubmitInput, st *SubmitTask, pushID string, now time.Time
 }
 
 // pushSet is TaskEcho's per-task submit semantics.
-func pushSet(t *Task, st *SubmitTask, now time.Time) bson.M {
-	set := bson.M{
+func pushSet(t *Task, st *SubmitTask, now time.Time) Fields {
+	set := Fields{
 		"name": st.Name, "prompt": st.Prompt, "spec_file": orEmpty(st.SpecFile), "status": st.Status,
 		"report": st.Report, "source": SourceClient, "updated_at": now, "deleted_at": nil, "deleted_reason": nil,
 	}
