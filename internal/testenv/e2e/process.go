@@ -14,7 +14,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
-	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/worker"
 )
@@ -56,7 +56,7 @@ func runWorkerProcess(raw string) error {
 		return err
 	}
 	defer p.Close()
-	svc, err := taskecho.FromPlatform(p)
+	svc, err := taskechowire.FromPlatform(p)
 	if err != nil {
 		return err
 	}
