@@ -41,7 +41,7 @@ func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string
 		t.Fatal(err)
 	}
 	actor := taskecho.Actor{Name: "chaos-seed"}
-	if _, err := svc.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
+	if _, err := svc.Intake.Submit(ctx, actor, in, taskecho.ConflictOverwrite); err != nil {
 		t.Fatal(err)
 	}
 	create := func(i int) error {
@@ -53,7 +53,7 @@ func seedEchoQueue(t *testing.T, env *e2e.Env, projectID, queueID, status string
 		if err != nil {
 			return err
 		}
-		_, err = svc.CreateTask(ctx, actor, projectID, queue, f)
+		_, err = svc.Admin.CreateTask(ctx, actor, projectID, queue, f)
 		return err
 	}
 	var next atomic.Int64
