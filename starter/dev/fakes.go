@@ -11,7 +11,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/fakes/receiver"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/feishuemu"
 )
@@ -105,7 +105,7 @@ func devTelegram(_ context.Context, cfg *config.Config, _ *slog.Logger) (string,
 	if c.TelegramBotToken != "" {
 		return "telegram", c.TelegramAPIBaseURL, nil
 	}
-	s, err := tgfake.Start("127.0.0.1:0", devBotToken)
+	s, err := telegram.Start("127.0.0.1:0", devBotToken)
 	if err != nil {
 		return "", "", err
 	}

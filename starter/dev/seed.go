@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
@@ -23,7 +23,7 @@ func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([
 		return nil, nil // a real bot: the operator publishes the pipelines it uses
 	}
 	store := pipelinedb.New(p.Mongo)
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + tgfake.AssistantPath}); err != nil {
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + telegram.AssistantPath}); err != nil {
 		return nil, err
 	}
 	def := &pipeline.Definition{Name: devEntryPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/api/workflowservice/v1"
-
 	"github.com/taskloom/taskloom/internal/entry"
 )
 
@@ -21,7 +19,7 @@ func visibilityQuery(extra string) string {
 
 // Stats are the counts of GET /internal/tasks/stats, from Temporal visibility.
 type Stats struct {
-	// Counts is the number of tasks in each status (the seed's counts.processing and friends).
+	// Counts is the number of tasks in each status (counts.processing and the others).
 	Counts map[string]int64 `json:"counts"`
 	// Channels is the number of tasks per channel, and of those still open (not completed,
 	// dropped or failed).
@@ -88,11 +86,7 @@ func suspendedQuery() string {
 }
 
 func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
-	resp, err := t.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
-	if err != nil {
-		return 0, fmt.Errorf("count workflows (%s): %w", q, err)
-	}
-	return resp.GetCount(), nil
+	return t.Workflows.Count(ctx, q)
 }
 
 // SuspendedTask is one line of GET /internal/tasks/suspended.
@@ -155,13 +149,9 @@ func (t *Tasks) FailedReplies(ctx context.Context, limit int) ([]FailedReply, er
 // listRuns lists up to limit entry executions matching query and loads their workflow_runs
 // documents in one read.
 func (t *Tasks) listRuns(ctx context.Context, query string, limit int) ([]string, map[string]*entry.Run, error) {
-	resp, err := t.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
+	ids, err := t.Workflows.List(ctx, query, limit)
 	if err != nil {
 		return nil, nil, err
-	}
-	ids := make([]string, 0, len(resp.GetExecutions()))
-	for _, e := range resp.GetExecutions() {
-		ids = append(ids, e.GetExecution().GetWorkflowId())
 	}
 	runs, err := t.Runs.GetMany(ctx, ids)
 	return ids, runs, err
