@@ -8,7 +8,7 @@ import (
 	"github.com/taskloom/taskloom/internal/entry"
 )
 
-// Register registers EntryTaskWorkflow under its contract name (the submitter starts it by name)
+// Register registers EntryTaskWorkflow under its contract name (Client.Start starts it by name)
 // and the activities of a under their method names (EntryAccept …).
 func Register(w worker.Registry, a *entryact.Activities) {
 	w.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: entry.WorkflowType})
