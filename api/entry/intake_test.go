@@ -242,7 +242,8 @@ func TestSuspendedMonitorWarnsOverThreshold(t *testing.T) {
 	f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
 
 	logs := &logBuffer{}
-	m := &intake.SuspendedMonitor{Tasks: &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue)},
+	m := &intake.SuspendedMonitor{Tasks: &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue),
+		Visibility: f.env.Platform.Temporal},
 		Threshold: 0, Metrics: entryprom.New(prometheus.NewRegistry()), Log: slog.New(slog.NewJSONHandler(logs, nil))}
 	e2e.Eventually(t, 10*time.Second, "the monitor to see the suspended task", func() bool {
 		n, over, err := m.Check(f.env.Context())

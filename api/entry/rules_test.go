@@ -40,7 +40,8 @@ func TestTasksRunWithTheAPIStopped(t *testing.T) {
 	})
 	f.env.API.Close() // the API process is gone; only the worker runs
 
-	tasks := &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue)}
+	tasks := &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue),
+		Visibility: f.env.Platform.Temporal}
 	for _, id := range []string{httpTask, tgTask} {
 		e2e.Eventually(t, 30*time.Second, id+" to complete without the API", func() bool {
 			st, err := tasks.Status(f.env.Context(), id)

@@ -7,7 +7,6 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -23,7 +22,8 @@ import (
 // sha256(idempotency key) (entry.TaskID), so the same key always finds the same execution.
 func WorkflowID(taskID string) string { return taskID }
 
-// Client talks to Temporal about entry tasks.
+// Client talks to Temporal about entry tasks. (The stats and operator lists read Temporal
+// visibility directly, as the console's read model: intake.Visibility.)
 type Client struct {
 	Temporal client.Client
 	// TaskQueue is the configured TEMPORAL_TASK_QUEUE, which the worker polls for every subsystem.
@@ -117,27 +117,4 @@ func (c *Client) Signal(ctx context.Context, taskID, name string, p entry.Signal
 		return fmt.Errorf("signal %s to %s: %w", name, taskID, err)
 	}
 	return nil
-}
-
-// Count is the number of executions visibility finds for query.
-func (c *Client) Count(ctx context.Context, query string) (int64, error) {
-	resp, err := c.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
-	if err != nil {
-		return 0, fmt.Errorf("count workflows (%s): %w", query, err)
-	}
-	return resp.GetCount(), nil
-}
-
-// List returns the workflow IDs of up to limit executions visibility finds for query, in
-// visibility's order (newest started first).
-func (c *Client) List(ctx context.Context, query string, limit int) ([]string, error) {
-	resp, err := c.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(resp.GetExecutions()))
-	for _, e := range resp.GetExecutions() {
-		ids = append(ids, e.GetExecution().GetWorkflowId())
-	}
-	return ids, nil
 }

@@ -63,9 +63,6 @@ func (w *workflows) Signal(_ context.Context, id, name string, _ entry.SignalPay
 	return nil
 }
 
-func (w *workflows) Count(context.Context, string) (int64, error)        { return 0, nil }
-func (w *workflows) List(context.Context, string, int) ([]string, error) { return nil, nil }
-
 type intakeFixture struct {
 	wf    *workflows
 	runs  *entrydb.Store

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // visibilityQuery selects entry workflows, optionally narrowed by more conditions.
@@ -86,7 +87,11 @@ func suspendedQuery() string {
 }
 
 func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
-	return t.Workflows.Count(ctx, q)
+	resp, err := t.Visibility.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		return 0, fmt.Errorf("count workflows (%s): %w", q, err)
+	}
+	return resp.GetCount(), nil
 }
 
 // SuspendedTask is one line of GET /internal/tasks/suspended.
@@ -149,9 +154,13 @@ func (t *Tasks) FailedReplies(ctx context.Context, limit int) ([]FailedReply, er
 // listRuns lists up to limit entry executions matching query and loads their workflow_runs
 // documents in one read.
 func (t *Tasks) listRuns(ctx context.Context, query string, limit int) ([]string, map[string]*entry.Run, error) {
-	ids, err := t.Workflows.List(ctx, query, limit)
+	resp, err := t.Visibility.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
 	if err != nil {
 		return nil, nil, err
+	}
+	ids := make([]string, 0, len(resp.GetExecutions()))
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
 	}
 	runs, err := t.Runs.GetMany(ctx, ids)
 	return ids, runs, err

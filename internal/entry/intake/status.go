@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 )
@@ -26,10 +28,14 @@ type Workflows interface {
 	Wait(ctx context.Context, taskID string) error
 	// Signal sends an operator signal (entry.SignalResume, entry.SignalDrop).
 	Signal(ctx context.Context, taskID, name string, p entry.SignalPayload) error
-	// Count and List read Temporal visibility: the number of executions query matches, and the
-	// workflow IDs of up to limit of them.
-	Count(ctx context.Context, query string) (int64, error)
-	List(ctx context.Context, query string, limit int) ([]string, error)
+}
+
+// Visibility is what the stats, the operator lists and the monitor read from Temporal: visibility
+// counts and lists, the console's read model rather than any execution's face. client.Client
+// satisfies it.
+type Visibility interface {
+	CountWorkflow(ctx context.Context, req *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error)
+	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 }
 
 // queryTimeout bounds the live status query: with no worker polling, a query waits; past this
@@ -39,8 +45,9 @@ const queryTimeout = 3 * time.Second
 // Tasks answers status questions and carries operator actions. Status comes from a workflow query
 // while the workflow runs and from workflow_runs after (or when no worker answers the query).
 type Tasks struct {
-	Runs      *entrydb.Store
-	Workflows Workflows
+	Runs       *entrydb.Store
+	Workflows  Workflows
+	Visibility Visibility
 }
 
 // Status returns the task's status; ErrNotFound when neither Temporal nor workflow_runs knows it.

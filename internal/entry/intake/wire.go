@@ -17,9 +17,10 @@ func NewSubmitter(p *platform.Platform, wf Workflows) *Submitter {
 		Config: &p.Config.Entry, Log: p.Log.With("subsystem", "entry"), Metrics: entryprom.New(p.Metrics)}
 }
 
-// NewTasks builds the status and operator view over the platform's clients and wf.
+// NewTasks builds the status and operator view over the platform's clients and wf (visibility
+// is read with the platform's Temporal client).
 func NewTasks(p *platform.Platform, wf Workflows) *Tasks {
-	return &Tasks{Runs: entrydb.New(p.Mongo), Workflows: wf}
+	return &Tasks{Runs: entrydb.New(p.Mongo), Workflows: wf, Visibility: p.Temporal}
 }
 
 // NewMonitor builds the suspended-task monitor the worker runs.
