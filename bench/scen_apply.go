@@ -13,11 +13,12 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 const (
@@ -33,7 +34,7 @@ const (
 // benchApply: POST /api/workflows/apply without waiting (authenticate, validate, idempotency
 // check, start EntryTaskWorkflow, answer 202) against the bare start: client.ExecuteWorkflow of
 // the same EntryTaskWorkflow with the options and input the intake would use
-// (intake.Submitter.StartOf), from the bench process.
+// (entrywf.StartOptions, intake.Submitter.Input), from the bench process.
 //
 // Two phases. The first sends n applies alone: throughput, commands per request to completion,
 // and every task must complete (its pipeline run charges the entry quota account,
@@ -107,7 +108,7 @@ type applier struct {
 }
 
 func newApplier(r *run) *applier {
-	return &applier{r: r, sub: intake.NewSubmitter(r.p), prefix: "bench-" + suffix() + "-"}
+	return &applier{r: r, sub: intake.NewSubmitter(r.p, entrywf.NewClient(r.p.Temporal, r.p.Config.Temporal.TaskQueue)), prefix: "bench-" + suffix() + "-"}
 }
 
 // applyBody is the i-th apply request under prefix.
@@ -147,7 +148,8 @@ func (a *applier) bareStartOf(i int) (bareStart, error) {
 	e := a.r.stack.cfg.Entry
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelHTTP, Source: "http-api", RetryMax: e.RetryMax,
 		Now: time.Now(), Window: e.IdempotencyWindow})
-	opts, in := a.sub.StartOf(env)
+	in := a.sub.Input(env)
+	opts := entrywf.StartOptions(a.r.p.Config.Temporal.TaskQueue, in)
 	return bareStart{id: env.TaskID, opts: opts, in: in}, nil
 }
 
@@ -207,7 +209,7 @@ func seedApply(ctx context.Context, r *run) error {
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return err
 	}
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: applyProvider, BaseURL: r.stack.assistant.URL + tgfake.AssistantPath}); err != nil {
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: applyProvider, BaseURL: r.stack.assistant.URL + telegram.AssistantPath}); err != nil {
 		return err
 	}
 	def := &pipeline.Definition{Name: applyPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{

@@ -23,10 +23,10 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -50,7 +50,7 @@ type stack struct {
 	vendors  *vendors.Server
 	// assistant is the fake Telegram server's assistant endpoint, the provider of the apply
 	// scenario's pipeline (as in make dev).
-	assistant *tgfake.Server
+	assistant *telegram.Server
 	redisSrc  string
 	// feishuLatency is added to every emulator call (BENCH_FEISHU_LATENCY).
 	feishuLatency time.Duration
@@ -225,7 +225,7 @@ func (s *stack) startFakes(_ context.Context, root string) error {
 	s.stops = append(s.stops, func() { _ = s.vendors.Close() })
 	s.cfg.Pipeline.FakeVendorsURL = s.vendors.URL
 
-	if s.assistant, err = tgfake.Start("127.0.0.1:0", "bench:taskloom-fake-bot"); err != nil {
+	if s.assistant, err = telegram.Start("127.0.0.1:0", "bench:taskloom-fake-bot"); err != nil {
 		return err
 	}
 	s.stops = append(s.stops, func() { _ = s.assistant.Close() })

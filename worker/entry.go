@@ -5,8 +5,10 @@ import (
 
 	sdkworker "go.temporal.io/sdk/worker"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/telegrambot"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	entrywf "github.com/taskloom/taskloom/workflows/entry"
@@ -14,10 +16,10 @@ import (
 
 // registerEntry registers EntryTaskWorkflow and its activities.
 func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
-	acts := &entryacts.Activities{Runs: intake.NewStore(p.Mongo), Pipelines: pipelinedb.New(p.Mongo),
+	acts := &entryact.Activities{Runs: entrydb.New(p.Mongo), Pipelines: pipelinedb.New(p.Mongo),
 		Log: p.Log.With("subsystem", "entry")}
 	if c := p.Config.Entry; c.TelegramBotToken != "" {
-		acts.Bot = intake.NewBot(c.TelegramAPIBaseURL, c.TelegramBotToken)
+		acts.Bot = telegrambot.New(c.TelegramAPIBaseURL, c.TelegramBotToken)
 	}
 	entrywf.Register(w, acts)
 	return nil
@@ -25,5 +27,5 @@ func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
 
 // runEntryMonitor keeps the suspended-task gauges current and warns above the threshold.
 func runEntryMonitor(ctx context.Context, p *platform.Platform) error {
-	return intake.NewMonitor(p).Run(ctx)
+	return intake.NewMonitor(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)).Run(ctx)
 }

@@ -10,7 +10,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -24,13 +24,13 @@ type Activities struct {
 	Log *slog.Logger
 }
 
-// Runs is the workflow_runs store (intake.Store).
+// Runs is the workflow_runs store (entrydb.Store).
 type Runs interface {
-	Accept(ctx context.Context, run *domain.Run) (*domain.Run, error)
-	Get(ctx context.Context, taskID string) (*domain.Run, error)
-	Record(ctx context.Context, u domain.StatusUpdate) error
-	RecordReplyPart(ctx context.Context, taskID string, r domain.Reply) (bool, error)
-	RecordReplyFailure(ctx context.Context, f domain.ReplyFailure) error
+	Accept(ctx context.Context, run *entry.Run) (*entry.Run, error)
+	Get(ctx context.Context, taskID string) (*entry.Run, error)
+	Record(ctx context.Context, u entry.StatusUpdate) error
+	RecordReplyPart(ctx context.Context, taskID string, r entry.Reply) (bool, error)
+	RecordReplyFailure(ctx context.Context, f entry.ReplyFailure) error
 }
 
 // Pipelines reads published pipeline versions (pipelinedb.Store).
@@ -38,8 +38,8 @@ type Pipelines interface {
 	GetSchema(ctx context.Context, name, version string) (*pipeline.SchemaRecord, error)
 }
 
-// Bot sends Telegram messages (intake.Bot). It fails with a *domain.RetryAfterError on
-// Telegram's 429 and with domain.ErrRejected when Telegram refuses for good.
+// Bot sends Telegram messages (telegrambot.Bot). It fails with a *entry.RetryAfterError on
+// Telegram's 429 and with entry.ErrRejected when Telegram refuses for good.
 type Bot interface {
 	SendMessage(ctx context.Context, chatID, text string, replyTo int64) (int64, error)
 }
@@ -53,31 +53,31 @@ type Bot interface {
 // not refused as a duplicate. The workflow then ends with that status instead of running the task
 // a second time. A nil status (also what histories recorded before this result existed decode
 // to) means the workflow runs the task.
-func (a *Activities) EntryAccept(ctx context.Context, env domain.TaskEnvelope) (*domain.TaskStatus, error) {
-	prev, err := a.Runs.Accept(ctx, domain.NewRun(env))
+func (a *Activities) EntryAccept(ctx context.Context, env entry.TaskEnvelope) (*entry.TaskStatus, error) {
+	prev, err := a.Runs.Accept(ctx, entry.NewRun(env))
 	if err != nil || prev == nil || prev.Unstarted() {
 		return nil, err
 	}
-	return domain.StatusOf(prev), nil // the workflow logs that it ends without running the task
+	return entry.StatusOf(prev), nil // the workflow logs that it ends without running the task
 }
 
 // EntryPrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow
 // the entry workflow then starts admits the task itself: it records the task and its steps and
 // charges the quota in its own idempotent activity (workflows own their writes).
-func (a *Activities) EntryPrepareRun(ctx context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
+func (a *Activities) EntryPrepareRun(ctx context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {
 	rec, err := a.Pipelines.GetSchema(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeUnknownPipeline, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), entry.ErrTypeUnknownPipeline, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("entry task %s: %w", req.EntryTaskID, err)
 	}
-	return &domain.PrepareResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema,
+	return &entry.PrepareResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema,
 		EligibleForRefund: rec.Schema.RefundsOnFailure()}, nil
 }
 
 // EntryRecordStatus writes a status change to workflow_runs. Idempotent: the write carries the
 // workflow's sequence number and applies only over an older one.
-func (a *Activities) EntryRecordStatus(ctx context.Context, u domain.StatusUpdate) error {
+func (a *Activities) EntryRecordStatus(ctx context.Context, u entry.StatusUpdate) error {
 	return a.Runs.Record(ctx, u)
 }

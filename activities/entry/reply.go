@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // ErrTypeRateLimited is the retryable error of a reply Telegram's flood control held back; its
@@ -25,7 +25,7 @@ const (
 )
 
 // EntrySendReply sends a completed Telegram task's result to its chat as consecutive messages
-// (domain.ReplyParts: Telegram's limit is 4,096 UTF-16 units a message), in order, the first one
+// (entry.ReplyParts: Telegram's limit is 4,096 UTF-16 units a message), in order, the first one
 // answering the user's message. It returns the reply as sent.
 //
 // Progress is durable per part: after Telegram accepts part i, its message id is recorded in
@@ -42,13 +42,13 @@ const (
 //
 // Telegram's 429 retry_after becomes the next retry delay; a refusal (403 bot blocked by the
 // user, 400 chat not found …) fails for good with Telegram's description.
-func (a *Activities) EntrySendReply(ctx context.Context, req domain.ReplyRequest) (*domain.Reply, error) {
+func (a *Activities) EntrySendReply(ctx context.Context, req entry.ReplyRequest) (*entry.Reply, error) {
 	if a.Bot == nil {
-		return nil, temporal.NewNonRetryableApplicationError("TELEGRAM_BOT_TOKEN is not set", domain.ErrTypeTelegramRejected, nil)
+		return nil, temporal.NewNonRetryableApplicationError("TELEGRAM_BOT_TOKEN is not set", entry.ErrTypeTelegramRejected, nil)
 	}
-	parts := domain.ReplyParts(req.Text)
+	parts := entry.ReplyParts(req.Text)
 	if len(parts) == 0 {
-		return nil, temporal.NewNonRetryableApplicationError("the reply text is blank", domain.ErrTypeTelegramRejected, nil)
+		return nil, temporal.NewNonRetryableApplicationError("the reply text is blank", entry.ErrTypeTelegramRejected, nil)
 	}
 	run, err := a.Runs.Get(ctx, req.TaskID)
 	if err != nil {
@@ -57,7 +57,7 @@ func (a *Activities) EntrySendReply(ctx context.Context, req domain.ReplyRequest
 	if r := run.ReplyRecord(); r.Done() {
 		return r, nil // an earlier attempt sent every part
 	}
-	progress := domain.Reply{Parts: len(parts)}
+	progress := entry.Reply{Parts: len(parts)}
 	if run.Reply != nil {
 		progress.Sent, progress.MessageIDs = run.Reply.Sent, run.Reply.MessageIDs
 	}
@@ -72,7 +72,7 @@ func (a *Activities) EntrySendReply(ctx context.Context, req domain.ReplyRequest
 }
 
 // sendPart sends the next part and records it; it returns the progress with that part.
-func (a *Activities) sendPart(ctx context.Context, req domain.ReplyRequest, text string, progress domain.Reply) (domain.Reply, error) {
+func (a *Activities) sendPart(ctx context.Context, req entry.ReplyRequest, text string, progress entry.Reply) (entry.Reply, error) {
 	replyTo := int64(0)
 	if progress.Sent == 0 {
 		replyTo = req.ReplyTo
@@ -87,13 +87,13 @@ func (a *Activities) sendPart(ctx context.Context, req domain.ReplyRequest, text
 
 // sendError maps a failed sendMessage: Telegram's 429 waits its retry_after, a refusal is final,
 // anything else (5xx, network) is retried from the same part.
-func sendError(err error, progress domain.Reply) error {
-	var ra *domain.RetryAfterError
+func sendError(err error, progress entry.Reply) error {
+	var ra *entry.RetryAfterError
 	switch {
 	case errors.As(err, &ra):
 		return temporal.NewApplicationErrorWithOptions(ra.Error(), ErrTypeRateLimited, temporal.ApplicationErrorOptions{NextRetryDelay: ra.After})
-	case errors.Is(err, domain.ErrRejected):
-		return temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeTelegramRejected, err)
+	case errors.Is(err, entry.ErrRejected):
+		return temporal.NewNonRetryableApplicationError(err.Error(), entry.ErrTypeTelegramRejected, err)
 	}
 	return fmt.Errorf("reply part %d of %d: %w", progress.Sent+1, progress.Parts, err)
 }
@@ -102,7 +102,7 @@ func sendError(err error, progress domain.Reply) error {
 // write outlives the attempt's cancellation (a worker shutting down, a timeout) and a failed
 // write is tried again: an attempt that gave up would send the part twice. A write that finds
 // other progress than the one it extends stops the attempt, unless it is its own earlier try.
-func (a *Activities) recordPart(ctx context.Context, taskID string, r domain.Reply) error {
+func (a *Activities) recordPart(ctx context.Context, taskID string, r entry.Reply) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
 	var err error
@@ -128,7 +128,7 @@ func (a *Activities) recordPart(ctx context.Context, taskID string, r domain.Rep
 
 // recorded reports whether the stored progress already holds r's last part (a write that
 // applied although its answer was lost).
-func (a *Activities) recorded(ctx context.Context, taskID string, r domain.Reply) bool {
+func (a *Activities) recorded(ctx context.Context, taskID string, r entry.Reply) bool {
 	run, err := a.Runs.Get(ctx, taskID)
 	if err != nil || run.Reply == nil || len(run.Reply.MessageIDs) < r.Sent {
 		return false
@@ -138,7 +138,7 @@ func (a *Activities) recorded(ctx context.Context, taskID string, r domain.Reply
 
 // EntryRecordReplyFailure records on the task that its reply was given up, with why. The workflow
 // runs it once EntrySendReply failed for good. Idempotent (a plain $set of the failure).
-func (a *Activities) EntryRecordReplyFailure(ctx context.Context, f domain.ReplyFailure) error {
+func (a *Activities) EntryRecordReplyFailure(ctx context.Context, f entry.ReplyFailure) error {
 	if err := a.Runs.RecordReplyFailure(ctx, f); err != nil {
 		return err
 	}

@@ -16,10 +16,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
-	domain "github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
+	"github.com/taskloom/taskloom/internal/entry/telegrambot"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -28,11 +29,11 @@ const token = "9:reply-test"
 // runs is the workflow_runs store with a fault: the record of part failPart (1-based) fails
 // failTimes times, as when MongoDB does not answer or the worker dies right after the send.
 type runs struct {
-	*intake.Store
+	*entrydb.Store
 	failPart, failTimes int
 }
 
-func (r *runs) RecordReplyPart(ctx context.Context, taskID string, p domain.Reply) (bool, error) {
+func (r *runs) RecordReplyPart(ctx context.Context, taskID string, p entry.Reply) (bool, error) {
 	if p.Sent == r.failPart && r.failTimes > 0 {
 		r.failTimes--
 		return false, errors.New("mongo: connection refused")
@@ -42,36 +43,36 @@ func (r *runs) RecordReplyPart(ctx context.Context, taskID string, p domain.Repl
 
 type replyFixture struct {
 	t    *testing.T
-	tg   *tgfake.Server
+	tg   *telegram.Server
 	db   *mongo.Database
 	runs *runs
-	acts *entryacts.Activities
-	req  domain.ReplyRequest
+	acts *entryact.Activities
+	req  entry.ReplyRequest
 }
 
 // newReplyFixture is a recorded Telegram task whose reply is text, the fake Bot API and the
 // activities over both.
 func newReplyFixture(t *testing.T, chat, text string) *replyFixture {
 	t.Helper()
-	tg, err := tgfake.Start("127.0.0.1:0", token)
+	tg, err := telegram.Start("127.0.0.1:0", token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tg.Close() })
 	db := testenv.Mongo(t)
-	store := intake.NewStore(db)
+	store := entrydb.New(db)
 	key := testenv.Unique("telegram:wf:" + chat + ":")
-	id := domain.TaskID(key)
-	if _, err := store.Accept(context.Background(), &domain.Run{TaskID: id, IdempotencyKey: key, ChatID: chat, Status: domain.StatusPending}); err != nil {
+	id := entry.TaskID(key)
+	if _, err := store.Accept(context.Background(), &entry.Run{TaskID: id, IdempotencyKey: key, ChatID: chat, Status: entry.StatusPending}); err != nil {
 		t.Fatal(err)
 	}
 	r := &runs{Store: store}
-	return &replyFixture{t: t, tg: tg, db: db, runs: r, req: domain.ReplyRequest{TaskID: id, ChatID: chat, Text: text, ReplyTo: 77},
-		acts: &entryacts.Activities{Runs: r, Bot: intake.NewBot(tg.URL, token), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	return &replyFixture{t: t, tg: tg, db: db, runs: r, req: entry.ReplyRequest{TaskID: id, ChatID: chat, Text: text, ReplyTo: 77},
+		acts: &entryact.Activities{Runs: r, Bot: telegrambot.New(tg.URL, token), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 }
 
 // attempt runs one attempt of EntrySendReply, as Temporal does on each retry.
-func (f *replyFixture) attempt() (*domain.Reply, error) {
+func (f *replyFixture) attempt() (*entry.Reply, error) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestActivityEnvironment()
@@ -80,7 +81,7 @@ func (f *replyFixture) attempt() (*domain.Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r domain.Reply
+	var r entry.Reply
 	return &r, v.Get(&r)
 }
 
@@ -92,7 +93,7 @@ func (f *replyFixture) arrived() int {
 	var got strings.Builder
 	for i, m := range msgs {
 		got.WriteString(m.Text)
-		if n := domain.UTF16Len(m.Text); n > domain.MaxMessageUTF16 {
+		if n := entry.UTF16Len(m.Text); n > entry.MaxMessageUTF16 {
 			f.t.Errorf("message %d is %d UTF-16 units", i, n)
 		}
 		if (i == 0) != (m.ReplyTo == f.req.ReplyTo) {
@@ -122,7 +123,7 @@ func TestLongReplyArrivesWholeInParts(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := f.arrived()
-			if n < 2 || r.Status != domain.ReplySent || r.Parts != n || r.Sent != n || len(r.MessageIDs) != n {
+			if n < 2 || r.Status != entry.ReplySent || r.Parts != n || r.Sent != n || len(r.MessageIDs) != n {
 				t.Fatalf("%d messages, reply %+v", n, r)
 			}
 			// A retry of an attempt that finished (its completion lost) sends nothing.
@@ -148,7 +149,7 @@ func TestRetriesBetweenPartsSendNoPartTwice(t *testing.T) {
 	f.tg.RateLimit(1, 4)
 	_, err := f.attempt()
 	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) || ae.Type() != entryacts.ErrTypeRateLimited || ae.NextRetryDelay() != 4*time.Second {
+	if !errors.As(err, &ae) || ae.Type() != entryact.ErrTypeRateLimited || ae.NextRetryDelay() != 4*time.Second {
 		t.Fatalf("429: %v", err)
 	}
 	r, err := f.attempt()
@@ -198,7 +199,7 @@ func TestRefusedReplyIsFinal(t *testing.T) {
 		f.tg.NoSuchChat("47")
 		_, err := f.attempt()
 		var ae *temporal.ApplicationError
-		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != domain.ErrTypeTelegramRejected || !strings.Contains(ae.Message(), want) {
+		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != entry.ErrTypeTelegramRejected || !strings.Contains(ae.Message(), want) {
 			t.Fatalf("chat %s: %v", chat, err)
 		}
 	}
@@ -208,12 +209,12 @@ func TestRefusedReplyIsFinal(t *testing.T) {
 // not sent again.
 func TestReplySentBeforeSplittingIsNotSentAgain(t *testing.T) {
 	f := newReplyFixture(t, "48", longReplies["cjk"])
-	if _, err := f.db.Collection(intake.CollRuns).UpdateByID(context.Background(), f.req.TaskID,
+	if _, err := f.db.Collection(entrydb.CollRuns).UpdateByID(context.Background(), f.req.TaskID,
 		bson.D{{Key: "$set", Value: bson.D{{Key: "reply_message_id", Value: 900}}}}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := f.attempt()
-	if err != nil || r.Status != domain.ReplySent || len(f.tg.Messages()) != 0 {
+	if err != nil || r.Status != entry.ReplySent || len(f.tg.Messages()) != 0 {
 		t.Fatalf("%+v %v, %d messages", r, err, len(f.tg.Messages()))
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // apply is POST /api/workflows/apply: validate the WorkflowApplyRequest, enqueue it and answer
@@ -20,11 +20,11 @@ func (h *handlers) apply(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := domain.ParseApplyRequest(body)
+	req, err := entry.ParseApplyRequest(body)
 	if err != nil {
 		return toHTTP(err)
 	}
-	env := req.Envelope(domain.Defaults{Channel: domain.ChannelHTTP, Source: "http-api", RetryMax: h.cfg.RetryMax,
+	env := req.Envelope(entry.Defaults{Channel: entry.ChannelHTTP, Source: "http-api", RetryMax: h.cfg.RetryMax,
 		Now: h.now(), Window: h.cfg.IdempotencyWindow})
 	if env.Context.RequestID == "" {
 		env.Context.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
@@ -35,7 +35,7 @@ func (h *handlers) apply(c echo.Context) error {
 	if err != nil {
 		return toHTTP(err)
 	}
-	if acc.Recorded != nil && domain.Terminal(acc.Recorded.Status) {
+	if acc.Recorded != nil && entry.Terminal(acc.Recorded.Status) {
 		// The task has run: its recorded status is final. (A live query could instead reach an
 		// execution started after Temporal's retention forgot the run, before it ends.)
 		return c.JSON(http.StatusOK, acc.Recorded)
@@ -74,7 +74,7 @@ func (h *handlers) waitTimeout(secs *int) time.Duration {
 // from workflow_runs after.
 func (h *handlers) taskStatus(c echo.Context) error {
 	id := c.Param("task_id")
-	if !domain.ValidTaskID(id) {
+	if !entry.ValidTaskID(id) {
 		return httpx.NotFound("task")
 	}
 	return h.answerStatus(c, c.Request().Context(), id, http.StatusOK)

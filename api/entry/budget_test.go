@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
-	domain "github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// applyBudget is issue 13's budget for POST /api/workflows/apply: MongoDB commands of the
+// applyBudget is the budget of POST /api/workflows/apply (README, "How entry tasks map onto
+// pipelines"): MongoDB commands of the
 // request plus those of the workflow's own record of the task, not counting the pipeline lookup
 // (pipeline_schemas) nor authentication (api_keys, the same on every route).
 const applyBudget = 2
@@ -37,15 +38,15 @@ func TestApplyCommandBudget(t *testing.T) {
 	if lookup > 1 {
 		t.Errorf("pipeline lookup: %d commands (%s)", lookup, api)
 	}
-	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 
 	// The workflow's Accept activity, the same call the worker made, on a tallied context.
 	ctx, acts := mongox.WithTally(f.env.Context())
-	a := &entryacts.Activities{Runs: intake.NewStore(f.env.Platform.Mongo)}
+	a := &entryact.Activities{Runs: entrydb.New(f.env.Platform.Mongo)}
 	text, history := "count me", []string{}
-	req := &domain.ApplyRequest{WorkflowID: f.pipeline, UserText: &text, HistoryChunks: &history, IdempotencyKey: key,
+	req := &entry.ApplyRequest{WorkflowID: f.pipeline, UserText: &text, HistoryChunks: &history, IdempotencyKey: key,
 		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "chat-budget"}}}
-	if _, err := a.EntryAccept(ctx, req.Envelope(domain.Defaults{Channel: domain.ChannelHTTP, Now: time.Now(), Window: time.Hour})); err != nil {
+	if _, err := a.EntryAccept(ctx, req.Envelope(entry.Defaults{Channel: entry.ChannelHTTP, Now: time.Now(), Window: time.Hour})); err != nil {
 		t.Fatal(err)
 	}
 	if got := own + acts.Total(); got > applyBudget {
@@ -112,7 +113,7 @@ func TestConcurrentSameKeyIsOneTask(t *testing.T) {
 		t.Fatalf("%d task ids, %d created answers", len(ids), created)
 	}
 	for id := range ids {
-		f.waitStatus(id.(string), domain.StatusCompleted, 30*time.Second)
+		f.waitStatus(id.(string), entry.StatusCompleted, 30*time.Second)
 	}
 	if got := f.runsWithKey(key); got != 1 {
 		t.Fatalf("workflow_runs documents: %d", got)

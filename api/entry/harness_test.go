@@ -12,8 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/entry/intake"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -75,14 +75,14 @@ type fixture struct {
 	t        *testing.T
 	env      *e2e.Env
 	vendor   *vendor
-	tg       *tgfake.Server
+	tg       *telegram.Server
 	pipeline string
 	pstore   *pipelinedb.Store
 }
 
 func newFixture(t *testing.T, opts ...e2e.Option) *fixture {
 	t.Helper()
-	tg, err := tgfake.Start("127.0.0.1:0", botToken)
+	tg, err := telegram.Start("127.0.0.1:0", botToken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func (f *fixture) webhook(update any, secret string) *e2e.Response {
 // runsWithKey counts workflow_runs documents holding key.
 func (f *fixture) runsWithKey(key string) int64 {
 	f.t.Helper()
-	n, err := f.env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
+	n, err := f.env.Platform.Mongo.Collection(entrydb.CollRuns).CountDocuments(f.env.Context(), bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -20,11 +20,14 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
+	"github.com/taskloom/taskloom/internal/entry/entryprom"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // Missing required fields are 400 naming the field; an unknown workflowId is 404 before anything
@@ -72,7 +75,7 @@ func TestApplyValidation(t *testing.T) {
 	if n := f.runsWithKey(key); n != 0 {
 		t.Fatalf("an unknown workflowId left %d workflow_runs documents", n)
 	}
-	if _, err := f.env.Platform.Temporal.DescribeWorkflowExecution(f.env.Context(), domain.TaskID(key), ""); err == nil {
+	if _, err := f.env.Platform.Temporal.DescribeWorkflowExecution(f.env.Context(), entry.TaskID(key), ""); err == nil {
 		t.Fatal("an unknown workflowId started a workflow")
 	}
 	read := f.env.NewKey(auth.PermRead, "")
@@ -106,7 +109,7 @@ func TestTelegramWebhook(t *testing.T) {
 	if b.Map(t)["taskId"] != id || b.Map(t)["duplicate"] != true {
 		t.Fatalf("redelivery made another task: %s / %s", a.Body, b.Body)
 	}
-	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 	e2e.Eventually(t, 15*time.Second, "the reply after retry_after", func() bool { return len(f.tg.MessagesTo("77")) == 1 })
 	if f.tg.RateLimited() != 1 {
 		t.Fatalf("429 answers: %d", f.tg.RateLimited())
@@ -122,7 +125,7 @@ func TestTelegramWebhook(t *testing.T) {
 	if n := f.vendor.calls.Load(); n != 1 {
 		t.Fatalf("pipeline runs: %d", n)
 	}
-	if n := f.runsWithKey(domain.BuildKey(domain.ChannelTelegram, f.pipeline, "77", "555")); n != 1 {
+	if n := f.runsWithKey(entry.BuildKey(entry.ChannelTelegram, f.pipeline, "77", "555")); n != 1 {
 		t.Fatalf("workflow_runs documents: %d", n)
 	}
 	if r := f.webhook(map[string]any{"update_id": 556, "message": map[string]any{"message_id": 1, "chat": map[string]any{"id": 77}}}, tgSecret); r.Status != http.StatusOK || r.Map(t)["ignored"] != true {
@@ -155,9 +158,9 @@ func (l *logBuffer) lines(t *testing.T) []map[string]any {
 	return out
 }
 
-// Rule 5 (故障可观察): with Temporal unreachable, apply and the webhook answer 503 with
+// Failures are observable: with Temporal unreachable, apply and the webhook answer 503 with
 // Retry-After at once and log queue.enqueue_failed at error level; nothing is left behind.
-func TestRule5TemporalDownIs503AndLogged(t *testing.T) {
+func TestTemporalDownIs503AndLogged(t *testing.T) {
 	f := newFixture(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -220,7 +223,7 @@ func TestRule5TemporalDownIs503AndLogged(t *testing.T) {
 			events = append(events, l)
 		}
 	}
-	if len(events) != 2 || events[0]["level"] != "ERROR" || events[0]["idempotency_key"] != key || events[1]["channel"] != domain.ChannelTelegram {
+	if len(events) != 2 || events[0]["level"] != "ERROR" || events[0]["idempotency_key"] != key || events[1]["channel"] != entry.ChannelTelegram {
 		t.Fatalf("queue.enqueue_failed events: %v", events)
 	}
 	if n := f.runsWithKey(key); n != 0 {
@@ -228,7 +231,7 @@ func TestRule5TemporalDownIs503AndLogged(t *testing.T) {
 	}
 	// Temporal back (the real env): the caller's retry with the same key is accepted and runs.
 	id := f.apply(f.applyBody("chat-r5", "into the void", map[string]any{"idempotencyKey": key}), http.StatusAccepted)["taskId"].(string)
-	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 }
 
 // The suspended-task monitor sets its gauges and warns once the count passes the threshold.
@@ -236,11 +239,12 @@ func TestSuspendedMonitorWarnsOverThreshold(t *testing.T) {
 	f := newFixture(t)
 	f.vendor.fail.Store(true)
 	id := f.apply(f.applyBody("chat-mon", "stuck", map[string]any{"retryMax": 0}), http.StatusAccepted)["taskId"].(string)
-	f.waitStatus(id, domain.StatusSuspended, 30*time.Second)
+	f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
 
 	logs := &logBuffer{}
-	m := &intake.SuspendedMonitor{Tasks: &intake.Tasks{Runs: intake.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal},
-		Threshold: 0, Metrics: intake.NewMetrics(prometheus.NewRegistry()), Log: slog.New(slog.NewJSONHandler(logs, nil))}
+	m := &intake.SuspendedMonitor{Tasks: &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue),
+		Visibility: f.env.Platform.Temporal},
+		Threshold: 0, Metrics: entryprom.New(prometheus.NewRegistry()), Log: slog.New(slog.NewJSONHandler(logs, nil))}
 	e2e.Eventually(t, 10*time.Second, "the monitor to see the suspended task", func() bool {
 		n, over, err := m.Check(f.env.Context())
 		return err == nil && n >= 1 && over
@@ -272,14 +276,14 @@ func TestTelegramEditIsIgnoredByDefault(t *testing.T) {
 	f := newFixture(t)
 	first := f.webhook(telegramUpdate(700, 78, "helo"), tgSecret)
 	id := first.Map(t)["taskId"].(string)
-	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 	e2e.Eventually(t, 10*time.Second, "the reply", func() bool { return len(f.tg.MessagesTo("78")) == 1 })
 
 	r := f.webhook(editedUpdate(701, 78, 707, "hello"), tgSecret)
 	if r.Status != http.StatusOK || r.Map(t)["ignored"] != true || r.Map(t)["taskId"] != nil {
 		t.Fatalf("edit: %d %s", r.Status, r.Body)
 	}
-	editID := domain.TaskID(domain.BuildKey(domain.ChannelTelegram, f.pipeline, "78", "701"))
+	editID := entry.TaskID(entry.BuildKey(entry.ChannelTelegram, f.pipeline, "78", "701"))
 	if _, err := f.env.Platform.Temporal.DescribeWorkflowExecution(f.env.Context(), editID, ""); err == nil {
 		t.Fatal("the edit started a workflow")
 	}
@@ -301,10 +305,10 @@ func TestTelegramEditRerunsWhenConfigured(t *testing.T) {
 	if edit == first {
 		t.Fatal("the edit found the original task")
 	}
-	st := f.waitStatus(edit, domain.StatusCompleted, 30*time.Second)
+	st := f.waitStatus(edit, entry.StatusCompleted, 30*time.Second)
 	if st["result"].(map[string]any)["text"] != "echo: hello" {
 		t.Fatalf("edit result: %v", st)
 	}
-	f.waitStatus(first, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(first, entry.StatusCompleted, 30*time.Second)
 	e2e.Eventually(t, 10*time.Second, "two replies", func() bool { return len(f.tg.MessagesTo("79")) == 2 })
 }

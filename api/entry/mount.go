@@ -1,4 +1,4 @@
-// Package entry is the HTTP face of the entry subsystem (seed 001): the apply intake and task
+// Package entry is the HTTP face of the entry subsystem (README, "Entry"): the apply intake and task
 // status for callers, the operator routes under /internal/tasks, and the Telegram webhook.
 package entry
 
@@ -14,8 +14,9 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // handlers holds what the entry routes need.
@@ -30,7 +31,7 @@ type handlers struct {
 // the operator routes need an admin key; the Telegram webhook authenticates by its secret token.
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
-	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p), tasks: intake.NewTasks(p), now: time.Now}
+	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)), tasks: intake.NewTasks(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)), now: time.Now}
 	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
 	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
 	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)
@@ -62,7 +63,7 @@ func readBody(c echo.Context) ([]byte, error) {
 // toHTTP maps the entry domain's errors; anything else goes to the shared store/Temporal mapping.
 func toHTTP(err error) error {
 	var (
-		fe *domain.FieldError
+		fe *entry.FieldError
 		ee *intake.EnqueueError
 	)
 	switch {
@@ -74,7 +75,7 @@ func toHTTP(err error) error {
 		return httpx.NotFound("workflow").WithDetail("field", "workflowId").WithDetail("reason", err.Error())
 	case errors.As(err, &ee):
 		return httpx.Unavailable(ee.Dependency, httpx.TemporalRetryAfter)
-	case errors.Is(err, domain.ErrNotFound):
+	case errors.Is(err, entry.ErrNotFound):
 		return httpx.NotFound("task")
 	case errors.Is(err, intake.ErrNotSuspended):
 		return httpx.Conflict(err.Error())

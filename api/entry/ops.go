@@ -9,7 +9,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // maxSuspendedList bounds GET /internal/tasks/suspended.
@@ -44,7 +44,7 @@ func (h *handlers) suspended(c echo.Context) error {
 // opsTask is GET /internal/tasks/{id}: the status plus the workflow_runs document.
 func (h *handlers) opsTask(c echo.Context) error {
 	id := c.Param("id")
-	if !domain.ValidTaskID(id) {
+	if !entry.ValidTaskID(id) {
 		return httpx.NotFound("task")
 	}
 	ctx := c.Request().Context()
@@ -53,7 +53,7 @@ func (h *handlers) opsTask(c echo.Context) error {
 		return toHTTP(err)
 	}
 	run, err := h.tasks.Runs.Get(ctx, id)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+	if err != nil && !errors.Is(err, entry.ErrNotFound) {
 		return toHTTP(err)
 	}
 	// run is null while the workflow has not recorded itself yet (its first activity).
@@ -61,17 +61,17 @@ func (h *handlers) opsTask(c echo.Context) error {
 }
 
 // resume is POST /internal/tasks/{id}/resume: a suspended task runs again with a fresh budget.
-func (h *handlers) resume(c echo.Context) error { return h.signal(c, domain.SignalResume) }
+func (h *handlers) resume(c echo.Context) error { return h.signal(c, entry.SignalResume) }
 
 // drop is POST /internal/tasks/{id}/drop: a suspended or retrying task ends as dropped.
-func (h *handlers) drop(c echo.Context) error { return h.signal(c, domain.SignalDrop) }
+func (h *handlers) drop(c echo.Context) error { return h.signal(c, entry.SignalDrop) }
 
 func (h *handlers) signal(c echo.Context, name string) error {
 	id := c.Param("id")
-	if !domain.ValidTaskID(id) {
+	if !entry.ValidTaskID(id) {
 		return httpx.NotFound("task")
 	}
-	var p domain.SignalPayload
+	var p entry.SignalPayload
 	if c.Request().ContentLength != 0 {
 		body, err := readBody(c)
 		if err != nil {
@@ -90,7 +90,7 @@ func (h *handlers) signal(c echo.Context, name string) error {
 	}
 	ctx := c.Request().Context()
 	act := h.tasks.Resume
-	if name == domain.SignalDrop {
+	if name == entry.SignalDrop {
 		act = h.tasks.Drop
 	}
 	prev, err := act(ctx, id, p)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
@@ -46,13 +46,13 @@ func (f *fixture) waitReply(id, status string) map[string]any {
 
 // arrivedWhole checks that chat got text in order, each part once and within Telegram's limit,
 // and returns the number of messages.
-func arrivedWhole(t *testing.T, tg *tgfake.Server, chat, text string) int {
+func arrivedWhole(t *testing.T, tg *telegram.Server, chat, text string) int {
 	t.Helper()
 	msgs := tg.MessagesTo(chat)
 	var got strings.Builder
 	for i, m := range msgs {
 		got.WriteString(m.Text)
-		if n := domain.UTF16Len(m.Text); n > domain.MaxMessageUTF16 {
+		if n := entry.UTF16Len(m.Text); n > entry.MaxMessageUTF16 {
 			t.Errorf("chat %s: message %d is %d UTF-16 units", chat, i, n)
 		}
 		if i > 0 && m.MessageID <= msgs[i-1].MessageID {
@@ -75,7 +75,7 @@ func TestLongRepliesArriveWholeInParts(t *testing.T) {
 		ids[name] = f.telegramTask(chat*10, chat, longReplies[name])
 	}
 	for name, chat := range chats {
-		reply := f.waitReply(ids[name], domain.ReplySent)
+		reply := f.waitReply(ids[name], entry.ReplySent)
 		c := strconv.FormatInt(chat, 10)
 		n := arrivedWhole(t, f.tg, c, longReplies[name])
 		if n < 2 || reply["parts"] != float64(n) || reply["sent"] != float64(n) || f.tg.MessagesTo(c)[0].ReplyTo != chat*10+7 {
@@ -99,7 +99,7 @@ func TestWorkerKilledBetweenPartsSendsNoPartTwice(t *testing.T) {
 	e2e.Eventually(t, 10*time.Second, "the dead worker's call to be gone", func() bool { return f.tg.Held() == 0 })
 	f.tg.Release()
 	f.env.StartWorker()
-	reply := f.waitReply(id, domain.ReplySent)
+	reply := f.waitReply(id, entry.ReplySent)
 	n := arrivedWhole(t, f.tg, "601", text)
 	if n < 3 || reply["sent"] != float64(n) {
 		t.Fatalf("%d messages, reply %v", n, reply)
@@ -123,14 +123,14 @@ func TestRefusedReplyShowsOnTheTaskAndInStats(t *testing.T) {
 		ids[chat] = f.telegramTask(c*10, c, "an answer nobody will read")
 	}
 	for chat, want := range cases {
-		reply := f.waitReply(ids[chat], domain.ReplyFailed)
+		reply := f.waitReply(ids[chat], entry.ReplyFailed)
 		st := f.status(ids[chat])
-		if st["status"] != domain.StatusCompleted || st["lastError"] != nil || !strings.Contains(reply["error"].(string), want) || reply["at"] == nil {
+		if st["status"] != entry.StatusCompleted || st["lastError"] != nil || !strings.Contains(reply["error"].(string), want) || reply["at"] == nil {
 			t.Fatalf("chat %s: %v", chat, st)
 		}
 		r := f.env.Do(http.MethodGet, "/internal/tasks/"+ids[chat], f.env.AdminKey, nil)
 		run, _ := r.Map(t)["run"].(map[string]any)
-		if r.Status != http.StatusOK || run["reply"].(map[string]any)["status"] != domain.ReplyFailed {
+		if r.Status != http.StatusOK || run["reply"].(map[string]any)["status"] != entry.ReplyFailed {
 			t.Fatalf("chat %s ops view: %d %s", chat, r.Status, r.Body)
 		}
 		if n := len(f.tg.MessagesTo(chat)); n != 0 {

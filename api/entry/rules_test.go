@@ -11,15 +11,18 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
-// Rule 1 (入口统一): HTTP and Telegram tasks are enqueued, the API process goes away, and the
-// worker alone still processes both; /internal/tasks/stats showed them processing meanwhile.
-func TestRule1TasksRunWithTheAPIStopped(t *testing.T) {
+// Every intake feeds the same durable queue: HTTP and Telegram tasks are enqueued, the API process
+// goes away, and the worker alone still processes both; /internal/tasks/stats showed them
+// processing meanwhile.
+func TestTasksRunWithTheAPIStopped(t *testing.T) {
 	f := newFixture(t)
 	f.vendor.delay.Store(4000)
 	httpTask := f.apply(f.applyBody("chat-r1", "from http", nil), http.StatusAccepted)["taskId"].(string)
@@ -33,15 +36,16 @@ func TestRule1TasksRunWithTheAPIStopped(t *testing.T) {
 		r := f.env.Do(http.MethodGet, "/internal/tasks/stats", f.env.AdminKey, nil)
 		var st intake.Stats
 		r.JSON(t, &st)
-		return st.Counts[domain.StatusProcessing] >= 2 && st.Channels[domain.ChannelHTTP].Open >= 1 && st.Channels[domain.ChannelTelegram].Open >= 1
+		return st.Counts[entry.StatusProcessing] >= 2 && st.Channels[entry.ChannelHTTP].Open >= 1 && st.Channels[entry.ChannelTelegram].Open >= 1
 	})
 	f.env.API.Close() // the API process is gone; only the worker runs
 
-	tasks := &intake.Tasks{Runs: intake.NewStore(f.env.Platform.Mongo), Temporal: f.env.Platform.Temporal}
+	tasks := &intake.Tasks{Runs: entrydb.New(f.env.Platform.Mongo), Workflows: entrywf.NewClient(f.env.Platform.Temporal, f.env.Config.Temporal.TaskQueue),
+		Visibility: f.env.Platform.Temporal}
 	for _, id := range []string{httpTask, tgTask} {
 		e2e.Eventually(t, 30*time.Second, id+" to complete without the API", func() bool {
 			st, err := tasks.Status(f.env.Context(), id)
-			return err == nil && st.Status == domain.StatusCompleted
+			return err == nil && st.Status == entry.StatusCompleted
 		})
 	}
 	st, _ := tasks.Status(f.env.Context(), httpTask)
@@ -55,9 +59,9 @@ func TestRule1TasksRunWithTheAPIStopped(t *testing.T) {
 	f.saveHistory(tgTask, "telegram_completed_reply")
 }
 
-// Rule 2 (幂等一致): the same key twice is one task, one run, one workflow_runs document — also
+// Idempotency: the same key twice is one task, one run, one workflow_runs document — also
 // after the first run finished, and for keys the intake generates from a repeated click.
-func TestRule2SameKeyIsOneTask(t *testing.T) {
+func TestSameKeyIsOneTask(t *testing.T) {
 	f := newFixture(t)
 	key := testenv.Unique("click-")
 	body := f.applyBody("chat-r2", "hello", map[string]any{"idempotencyKey": key})
@@ -67,11 +71,11 @@ func TestRule2SameKeyIsOneTask(t *testing.T) {
 	if second["taskId"] != id || second["duplicate"] != true || first["duplicate"] != false {
 		t.Fatalf("same key, different answers: %v / %v", first, second)
 	}
-	f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 	f.saveHistory(id, "http_completed_accepted")
 
 	third := f.apply(body, http.StatusOK) // after completion: the stored result, no new run
-	if third["taskId"] != id || third["status"] != domain.StatusCompleted || third["from"] != intake.CollRuns {
+	if third["taskId"] != id || third["status"] != entry.StatusCompleted || third["from"] != entrydb.CollRuns {
 		t.Fatalf("after completion: %v", third)
 	}
 	if n := f.runsWithKey(key); n != 1 {
@@ -105,32 +109,32 @@ func TestSameKeyAfterRetentionIsNotRunAgain(t *testing.T) {
 
 	// What is left of a task once retention has deleted its execution: the workflow_runs document
 	// its workflow wrote (accepted, then two status changes), and nothing in Temporal.
-	id := domain.TaskID(key)
-	runs := intake.NewStore(f.env.Platform.Mongo)
-	if _, err := runs.Accept(ctx, &domain.Run{TaskID: id, IdempotencyKey: key, WorkflowID: f.pipeline, Status: domain.StatusPending}); err != nil {
+	id := entry.TaskID(key)
+	runs := entrydb.New(f.env.Platform.Mongo)
+	if _, err := runs.Accept(ctx, &entry.Run{TaskID: id, IdempotencyKey: key, WorkflowID: f.pipeline, Status: entry.StatusPending}); err != nil {
 		t.Fatal(err)
 	}
-	for i, st := range []string{domain.StatusProcessing, domain.StatusCompleted} {
-		u := domain.StatusUpdate{TaskID: id, Seq: i + 1, Status: st, Attempts: 1, Result: map[string]any{"text": "first"}, At: time.Now()}
+	for i, st := range []string{entry.StatusProcessing, entry.StatusCompleted} {
+		u := entry.StatusUpdate{TaskID: id, Seq: i + 1, Status: st, Attempts: 1, Result: map[string]any{"text": "first"}, At: time.Now()}
 		if err := runs.Record(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	again := f.apply(body, http.StatusOK)
-	if again["taskId"] != id || again["status"] != domain.StatusCompleted || again["from"] != intake.CollRuns || again["duplicate"] != nil {
+	if again["taskId"] != id || again["status"] != entry.StatusCompleted || again["from"] != entrydb.CollRuns || again["duplicate"] != nil {
 		t.Fatalf("apply after retention: %v", again)
 	}
 	// The start was not refused: an execution exists, and it ended with the recorded status.
-	var st domain.TaskStatus
+	var st entry.TaskStatus
 	if err := f.env.Platform.Temporal.GetWorkflow(ctx, id, "").Get(ctx, &st); err != nil {
 		t.Fatalf("the new execution: %v", err)
 	}
-	if st.Status != domain.StatusCompleted || st.Result["text"] != "first" {
+	if st.Status != entry.StatusCompleted || st.Result["text"] != "first" {
 		t.Fatalf("the new execution ended %+v", st)
 	}
 	after, err := runs.Get(ctx, id)
-	if err != nil || after.Seq != 2 || after.Status != domain.StatusCompleted {
+	if err != nil || after.Seq != 2 || after.Status != entry.StatusCompleted {
 		t.Fatalf("workflow_runs changed: %+v (%v)", after, err)
 	}
 	if n := f.vendor.calls.Load(); n != 0 {
@@ -138,34 +142,34 @@ func TestSameKeyAfterRetentionIsNotRunAgain(t *testing.T) {
 	}
 }
 
-// Rule 3 (超时降级): waitForResult past waitTimeoutSeconds answers 202 with the taskId, and GET
+// A wait that times out degrades to 202: waitForResult past waitTimeoutSeconds answers 202 with the taskId, and GET
 // shows the completion later; a fast task answers 200 with its result.
-func TestRule3WaitTimeoutAnswers202ThenCompletes(t *testing.T) {
+func TestWaitTimeoutAnswers202ThenCompletes(t *testing.T) {
 	f := newFixture(t)
 	fast := f.apply(f.applyBody("chat-r3", "quick", map[string]any{"waitForResult": true, "waitTimeoutSeconds": 20}), http.StatusOK)
-	if fast["status"] != domain.StatusCompleted || fast["result"].(map[string]any)["text"] != "echo: quick" {
+	if fast["status"] != entry.StatusCompleted || fast["result"].(map[string]any)["text"] != "echo: quick" {
 		t.Fatalf("fast wait: %v", fast)
 	}
 
 	f.vendor.delay.Store(3000)
 	slow := f.apply(f.applyBody("chat-r3-slow", "slow", map[string]any{"waitForResult": true, "waitTimeoutSeconds": 1}), http.StatusAccepted)
 	id := slow["taskId"].(string)
-	if slow["status"] == domain.StatusCompleted {
+	if slow["status"] == entry.StatusCompleted {
 		t.Fatalf("answered completed before the vendor did: %v", slow)
 	}
-	st := f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	st := f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 	if st["result"].(map[string]any)["text"] != "echo: slow" {
 		t.Fatalf("result: %v", st)
 	}
 }
 
-// Rule 4 (挂起恢复): retries exhausted → suspended, listed in /internal/tasks/suspended; resume via
+// Suspended tasks wait for an operator: retries exhausted → suspended, listed in /internal/tasks/suspended; resume via
 // the API runs it to completion; the same with the signal the temporal CLI sends; drop ends one.
-func TestRule4SuspendedTasksResume(t *testing.T) {
+func TestSuspendedTasksResume(t *testing.T) {
 	f := newFixture(t)
 	f.vendor.fail.Store(true)
 	id := f.apply(f.applyBody("chat-r4", "needs an operator", nil), http.StatusAccepted)["taskId"].(string)
-	st := f.waitStatus(id, domain.StatusSuspended, 30*time.Second)
+	st := f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
 	retry := st["retry"].(map[string]any)
 	if retry["count"] != 1.0 || retry["max"] != 1.0 || st["attempts"] != 2.0 || st["lastError"] == "" {
 		t.Fatalf("suspended status: %v", st)
@@ -178,7 +182,7 @@ func TestRule4SuspendedTasksResume(t *testing.T) {
 		r.JSON(t, &list)
 		for _, s := range list.Tasks {
 			if s.TaskID == id {
-				return s.Reason != "" && s.Attempts == 2 && s.Channel == domain.ChannelHTTP && s.Since != nil
+				return s.Reason != "" && s.Attempts == 2 && s.Channel == entry.ChannelHTTP && s.Since != nil
 			}
 		}
 		return false
@@ -191,7 +195,7 @@ func TestRule4SuspendedTasksResume(t *testing.T) {
 	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+id+"/resume", f.env.AdminKey, map[string]any{"reason": "vendor fixed"}); r.Status != http.StatusAccepted {
 		t.Fatalf("resume: %d %s", r.Status, r.Body)
 	}
-	done := f.waitStatus(id, domain.StatusCompleted, 30*time.Second)
+	done := f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
 	if done["result"].(map[string]any)["text"] != "echo: needs an operator" || done["retry"].(map[string]any)["count"] != 0.0 {
 		t.Fatalf("after resume: %v", done)
 	}
@@ -203,32 +207,32 @@ func TestRule4SuspendedTasksResume(t *testing.T) {
 	// The temporal CLI path: `temporal workflow signal --workflow-id <taskId> --name resume`.
 	f.vendor.fail.Store(true)
 	cli := f.apply(f.applyBody("chat-r4-cli", "resumed from the CLI", nil), http.StatusAccepted)["taskId"].(string)
-	f.waitStatus(cli, domain.StatusSuspended, 30*time.Second)
+	f.waitStatus(cli, entry.StatusSuspended, 30*time.Second)
 	f.vendor.fail.Store(false)
 	signalWithCLI(t, f, cli)
-	f.waitStatus(cli, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(cli, entry.StatusCompleted, 30*time.Second)
 
 	// The same signal through the SDK client (what the CLI does over gRPC), with no payload.
 	f.vendor.fail.Store(true)
 	sdk := f.apply(f.applyBody("chat-r4-sdk", "resumed by signal", nil), http.StatusAccepted)["taskId"].(string)
-	f.waitStatus(sdk, domain.StatusSuspended, 30*time.Second)
+	f.waitStatus(sdk, entry.StatusSuspended, 30*time.Second)
 	f.vendor.fail.Store(false)
-	if err := f.env.Platform.Temporal.SignalWorkflow(f.env.Context(), sdk, "", domain.SignalResume, nil); err != nil {
+	if err := f.env.Platform.Temporal.SignalWorkflow(f.env.Context(), sdk, "", entry.SignalResume, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.waitStatus(sdk, domain.StatusCompleted, 30*time.Second)
+	f.waitStatus(sdk, entry.StatusCompleted, 30*time.Second)
 
 	// Drop.
 	f.vendor.fail.Store(true)
 	dropped := f.apply(f.applyBody("chat-r4-drop", "not worth it", nil), http.StatusAccepted)["taskId"].(string)
-	f.waitStatus(dropped, domain.StatusSuspended, 30*time.Second)
+	f.waitStatus(dropped, entry.StatusSuspended, 30*time.Second)
 	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+dropped+"/drop", f.env.AdminKey, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("drop: %d %s", r.Status, r.Body)
 	}
-	f.waitStatus(dropped, domain.StatusDropped, 30*time.Second)
+	f.waitStatus(dropped, entry.StatusDropped, 30*time.Second)
 	f.saveHistory(dropped, "http_suspended_dropped")
 	r := f.env.Do(http.MethodGet, "/internal/tasks/"+dropped, f.env.AdminKey, nil)
-	if r.Status != http.StatusOK || r.Map(t)["run"].(map[string]any)["status"] != domain.StatusDropped {
+	if r.Status != http.StatusOK || r.Map(t)["run"].(map[string]any)["status"] != entry.StatusDropped {
 		t.Fatalf("ops view of the dropped task: %d %s", r.Status, r.Body)
 	}
 }
@@ -244,7 +248,7 @@ func signalWithCLI(t *testing.T, f *fixture, taskID string) {
 	ctx, cancel := context.WithTimeout(f.env.Context(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "workflow", "signal", "--address", addr, "--namespace", f.env.Config.Temporal.Namespace,
-		"--workflow-id", taskID, "--name", domain.SignalResume).CombinedOutput()
+		"--workflow-id", taskID, "--name", entry.SignalResume).CombinedOutput()
 	if err != nil {
 		t.Fatalf("temporal workflow signal: %v\n%s", err, out)
 	}

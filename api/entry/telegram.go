@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/api/httpx"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
 // secretHeader is the header Telegram sends with setWebhook's secret_token.
@@ -29,11 +29,11 @@ func (h *handlers) telegram(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := domain.ParseUpdate(body)
+	u, err := entry.ParseUpdate(body)
 	if err != nil {
 		return httpx.Validation("body", err.Error())
 	}
-	req, keyTS, ignored := domain.MapUpdate(u, domain.TelegramIntake{Route: h.cfg.TelegramWorkflowFor, RerunEdits: h.cfg.RerunTelegramEdits()})
+	req, keyTS, ignored := entry.MapUpdate(u, entry.TelegramIntake{Route: h.cfg.TelegramWorkflowFor, RerunEdits: h.cfg.RerunTelegramEdits()})
 	if req == nil {
 		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": ignored})
 	}
@@ -42,10 +42,10 @@ func (h *handlers) telegram(c echo.Context) error {
 		h.sub.Log.Warn("telegram update ignored", "update_id", u.UpdateID, "err", err)
 		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": err.Error()})
 	}
-	env := req.Envelope(domain.Defaults{Channel: domain.ChannelTelegram, Source: "telegram-bot", RetryMax: h.cfg.RetryMax,
+	env := req.Envelope(entry.Defaults{Channel: entry.ChannelTelegram, Source: "telegram-bot", RetryMax: h.cfg.RetryMax,
 		Now: h.now(), KeyTS: keyTS})
 	acc, err := h.sub.Submit(c.Request().Context(), env)
-	var fe *domain.FieldError
+	var fe *entry.FieldError
 	if errors.As(err, &fe) {
 		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": fe.Error()})
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/entry"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -23,7 +23,7 @@ import (
 // A Telegram task whose reply the user blocked shows on the entry page among the failed
 // replies, with Telegram's error, and in the count.
 func TestEntryPageListsFailedReplies(t *testing.T) {
-	tg, err := tgfake.Start("127.0.0.1:0", "5:console")
+	tg, err := telegram.Start("127.0.0.1:0", "5:console")
 	if err != nil {
 		t.Fatal(err)
 	}

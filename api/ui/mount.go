@@ -19,6 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/listing"
 	"github.com/taskloom/taskloom/internal/taskecho/stats"
 	"github.com/taskloom/taskloom/internal/uisession"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // UI holds the page handlers' dependencies.
@@ -57,7 +58,7 @@ func New(p *platform.Platform, svc *taskecho.Server) (*UI, error) {
 	}
 	u := &UI{p: p, users: users, sessions: uisession.NewSessions(p.Mongo, uisession.DefaultLifetime),
 		keys: auth.NewStore(p.Mongo), svc: svc, lists: listing.New(p.Mongo, svc), stats: stats.New(p.Mongo, svc.Now, p.Log),
-		logins: &throttle{}, pages: pg, entry: intake.NewTasks(p), pipes: pipelinedb.New(p.Mongo)}
+		logins: &throttle{}, pages: pg, entry: intake.NewTasks(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)), pipes: pipelinedb.New(p.Mongo)}
 	if p.Redis != nil {
 		u.logins = &throttle{rate: redis_rate.NewLimiter(p.Redis), prefix: p.RedisKey("ui:login:")}
 	}

@@ -1,12 +1,14 @@
-// Package entry is the domain of seed 001: the TaskEnvelope every intake (HTTP, Telegram, CLI)
-// builds, its validation, the idempotency key and the workflow ID derived from it, the
-// workflow_runs record and EntryTaskWorkflow's contract. It opens no connection (the workflow
-// imports it); the store, the submitter and the Telegram client live in entry/intake.
+// Package entry holds the rules and model of the entry subsystem (README, "Entry"): the
+// TaskEnvelope every intake (HTTP, Telegram, CLI) builds, its validation, the idempotency key and
+// the workflow ID derived from it, the workflow_runs record and EntryTaskWorkflow's contract. It
+// imports no driver and opens no connection (the workflow imports it): the workflow_runs store is
+// entry/entrydb, the Telegram Bot API client entry/telegrambot, the Prometheus series
+// entry/entryprom, and the submitter and the operator views entry/intake.
 package entry
 
 import "time"
 
-// TaskType is the envelope's type; seed 001 knows one.
+// TaskType is the envelope's type; there is one.
 const TaskType = "workflow.execute"
 
 // Channels an envelope arrives through (payload.telemetry.channel).
@@ -38,7 +40,7 @@ func Terminal(s string) bool {
 	return s == StatusCompleted || s == StatusDropped || s == StatusFailed
 }
 
-// TaskEnvelope is the seed's envelope, field for field.
+// TaskEnvelope is the task every intake enqueues: what to run, for whom, and how to retry it.
 type TaskEnvelope struct {
 	TaskID  string  `json:"taskId"`
 	Type    string  `json:"type"`

@@ -20,7 +20,7 @@ const taskIDPrefix = "entry-"
 // taskIDHexLen is how many hex digits of the key's SHA-256 the id keeps (128 bits).
 const taskIDHexLen = 32
 
-// BuildKey is the seed's generated key `{channel}:{workflowId}:{chatId}:{ts}`. HTTP and the CLI
+// BuildKey is the generated idempotency key `{channel}:{workflowId}:{chatId}:{ts}`. HTTP and the CLI
 // pass a time bucket as ts (see KeyTimestamp), Telegram the update id, so a redelivered update
 // gets the same key.
 func BuildKey(channel, workflowID, chatID, ts string) string {

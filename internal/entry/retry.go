@@ -9,7 +9,7 @@ import (
 // RetryDelays is the retry curve of a channel for a budget of retries (at least one entry):
 // telegram doubles from ENTRY_TELEGRAM_RETRY_BASE up to ENTRY_TELEGRAM_RETRY_CAP; http and cli
 // follow ENTRY_HTTP_RETRY_DELAYS, repeating its last delay. Separate curves keep one noisy intake
-// from starving the others (the seed's "重试风暴").
+// from starving the others (no retry storm).
 func RetryDelays(c *config.Entry, channel string, budget int) []time.Duration {
 	n := max(budget, 1)
 	out := make([]time.Duration, n)

@@ -14,7 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/taskloom/taskloom/internal/auth"
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
@@ -31,7 +31,7 @@ func stores(db *mongo.Database) []store {
 	return []store{
 		{"api keys", auth.NewStore(db).EnsureIndexes},
 		{"pipeline", pipelinedb.New(db).EnsureIndexes},
-		{"entry", intake.NewStore(db).EnsureIndexes},
+		{"entry", entrydb.New(db).EnsureIndexes},
 		{"echo", func(ctx context.Context) error { return taskechodb.EnsureIndexes(ctx, db) }},
 		{"ui users", uisession.NewUsers(db).EnsureIndexes},
 		{"ui sessions", uisession.NewSessions(db, uisession.DefaultLifetime).EnsureIndexes},

@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/taskecho/taskechodb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -32,7 +32,7 @@ func TestEnsureCreatesEveryStoresIndexesOnce(t *testing.T) {
 	}
 	for coll, index := range map[string]string{
 		"api_keys":              "",
-		intake.CollRuns:         "",
+		entrydb.CollRuns:        "",
 		pipelinedb.CollQuotas:   "",
 		taskechodb.CollTasks:    "key_unique",
 		taskechodb.CollProjects: "project_id_unique",

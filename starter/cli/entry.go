@@ -13,6 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/platform"
+	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // applyCmd: `starter apply --workflow-id … --text … --chat-id … [--wait 30s]`, the CLI intake. It
@@ -57,7 +58,8 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 	if err := req.Validate(); err != nil {
 		return cliFieldError(err)
 	}
-	sub := intake.NewSubmitter(p)
+	wf := entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)
+	sub := intake.NewSubmitter(p, wf)
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelCLI, Source: "cli", RetryMax: p.Config.Entry.RetryMax,
 		Now: time.Now(), Window: p.Config.Entry.IdempotencyWindow})
 	acc, err := sub.Submit(ctx, env)
@@ -66,7 +68,7 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 	}
 	out := any(acc)
 	if wait > 0 {
-		tasks := intake.NewTasks(p)
+		tasks := intake.NewTasks(p, wf)
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		done, werr := tasks.Wait(wctx, acc.TaskID)
 		cancel()

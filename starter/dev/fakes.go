@@ -12,9 +12,9 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/receiver"
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 )
 
 // Fixed ports of the dev fakes.
@@ -128,7 +128,7 @@ func devTelegram(_ context.Context, cfg *config.Config, _ *slog.Logger) (string,
 	if c.TelegramBotToken != "" {
 		return "telegram", c.TelegramAPIBaseURL, nil
 	}
-	s, err := tgfake.Start("127.0.0.1:0", devBotToken)
+	s, err := telegram.Start("127.0.0.1:0", devBotToken)
 	if err != nil {
 		return "", "", err
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
@@ -23,7 +23,7 @@ func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([
 		return nil, nil // a real bot: the operator publishes the pipelines it uses
 	}
 	store := pipelinedb.New(p.Mongo)
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + tgfake.AssistantPath}); err != nil {
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + telegram.AssistantPath}); err != nil {
 		return nil, err
 	}
 	def := &pipeline.Definition{Name: devEntryPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{

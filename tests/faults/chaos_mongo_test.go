@@ -21,7 +21,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -187,7 +187,7 @@ func TestMongoDownApplyIsAcceptedAndCompletesWhenBack(t *testing.T) {
 	e2e.Eventually(t, 3*time.Minute, "the task applied during the outage to complete", func() bool {
 		return status(id) == entry.StatusCompleted
 	})
-	n, err := env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+	n, err := env.Platform.Mongo.Collection(entrydb.CollRuns).CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
 	if err != nil || n != 1 {
 		t.Fatalf("workflow_runs documents for the task: %d %v", n, err)
 	}

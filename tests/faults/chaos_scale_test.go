@@ -19,7 +19,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -396,7 +396,7 @@ func (d *scaleDeployment) checkPipelines(t *testing.T, l *scaleLoad) {
 func (d *scaleDeployment) checkApplies(t *testing.T, l *scaleLoad) {
 	t.Helper()
 	ctx := d.env.Context()
-	runs := intake.NewStore(d.env.Platform.Mongo)
+	runs := entrydb.New(d.env.Platform.Mongo)
 	for i, id := range l.entryTasks {
 		if id == "" {
 			t.Fatalf("apply %d was not accepted", i)
@@ -412,7 +412,7 @@ func (d *scaleDeployment) checkApplies(t *testing.T, l *scaleLoad) {
 		if status != entry.StatusCompleted {
 			t.Errorf("entry task %s (key %s) ended %s", id, l.applyKeys[i], status)
 		}
-		n, err := d.env.Platform.Mongo.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: l.applyKeys[i]}})
+		n, err := d.env.Platform.Mongo.Collection(entrydb.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: l.applyKeys[i]}})
 		if err != nil || n != 1 {
 			t.Errorf("apply key %s: %d workflow_runs documents (%v)", l.applyKeys[i], n, err)
 		}

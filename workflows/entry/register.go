@@ -4,13 +4,13 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 )
 
-// Register registers EntryTaskWorkflow under its contract name (the submitter starts it by name)
+// Register registers EntryTaskWorkflow under its contract name (Client.Start starts it by name)
 // and the activities of a under their method names (EntryAccept …).
-func Register(w worker.Registry, a *entryacts.Activities) {
-	w.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: domain.WorkflowType})
+func Register(w worker.Registry, a *entryact.Activities) {
+	w.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: entry.WorkflowType})
 	w.RegisterActivity(a)
 }

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	domain "github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/testenv/histories"
 )
 
@@ -21,11 +21,11 @@ func TestReplayRecordedHistories(t *testing.T) {
 // TestReplayDetectsChangedCode proves the replay is not vacuous: a workflow that skips the
 // recorded steps must fail against the same history.
 func TestReplayDetectsChangedCode(t *testing.T) {
-	changed := func(ctx workflow.Context, in domain.WorkflowInput) (*domain.TaskStatus, error) {
-		return &domain.TaskStatus{Status: domain.StatusCompleted}, workflow.Sleep(ctx, time.Second)
+	changed := func(ctx workflow.Context, in entry.WorkflowInput) (*entry.TaskStatus, error) {
+		return &entry.TaskStatus{Status: entry.StatusCompleted}, workflow.Sleep(ctx, time.Second)
 	}
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: domain.WorkflowType})
+	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: entry.WorkflowType})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join(histories.Dir("entry"), "http_completed.json")); err == nil {
 		t.Fatal("a changed workflow replayed without error")
 	}

@@ -1,4 +1,4 @@
-// Package entry holds EntryTaskWorkflow (seed 001): one durable task per envelope. It runs the
+// Package entry holds EntryTaskWorkflow: one durable task per envelope. It runs the
 // named pipeline as a child workflow, retries a failed run after a durable timer whose curve
 // depends on the channel, and, once the retry budget is used up, suspends until an operator
 // signals resume or drop. A query answers the task's status while it runs.
@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -28,7 +28,7 @@ var (
 	prepareOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
-			MaximumAttempts: 3, NonRetryableErrorTypes: []string{domain.ErrTypeUnknownPipeline, domain.ErrTypeQuotaExhausted}},
+			MaximumAttempts: 3, NonRetryableErrorTypes: []string{entry.ErrTypeUnknownPipeline, entry.ErrTypeQuotaExhausted}},
 	}
 	// recordOptions: workflow_runs writes are retried until Mongo answers; a status that never
 	// reaches workflow_runs would be lost once the workflow closes.
@@ -41,7 +41,7 @@ var (
 	replyOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{entry.ErrTypeTelegramRejected}},
 	}
 	// sendReplyOptions: every attempt continues after the last part recorded, so attempts are
 	// bounded by time rather than by count: a long reply under Telegram's flood control (429,
@@ -53,7 +53,7 @@ var (
 		HeartbeatTimeout:       30 * time.Second,
 		ScheduleToCloseTimeout: 30 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
-			NonRetryableErrorTypes: []string{domain.ErrTypeTelegramRejected}},
+			NonRetryableErrorTypes: []string{entry.ErrTypeTelegramRejected}},
 	}
 )
 
@@ -63,9 +63,9 @@ const continueAsNewAfter = 2000
 
 type run struct {
 	// acts stays nil: its method values only name the activities.
-	acts   *entryacts.Activities
-	in     domain.WorkflowInput
-	st     *domain.TaskStatus
+	acts   *entryact.Activities
+	in     entry.WorkflowInput
+	st     *entry.TaskStatus
 	seq    int
 	log    log.Logger
 	resume workflow.ReceiveChannel
@@ -74,7 +74,7 @@ type run struct {
 
 // EntryTaskWorkflow runs one envelope to completion, retry, suspension or drop, and returns the
 // final status.
-func EntryTaskWorkflow(ctx workflow.Context, in domain.WorkflowInput) (*domain.TaskStatus, error) {
+func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.TaskStatus, error) {
 	r, err := setup(ctx, in)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (r *run) accept(ctx workflow.Context) (ran bool, err error) {
 	if r.in.Carry != nil || workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false, nil
 	}
-	var earlier *domain.TaskStatus
+	var earlier *entry.TaskStatus
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, &earlier); err != nil {
 		return false, fmt.Errorf("record accepted task: %w", err)
 	}
@@ -115,29 +115,29 @@ func (r *run) accept(ctx workflow.Context) (ran bool, err error) {
 	return true, nil
 }
 
-func setup(ctx workflow.Context, in domain.WorkflowInput) (*run, error) {
+func setup(ctx workflow.Context, in entry.WorkflowInput) (*run, error) {
 	env := in.Envelope
 	if env.TaskID == "" || env.Payload.WorkflowID == "" {
 		return nil, temporal.NewNonRetryableApplicationError("entry input needs a task id and a workflowId", "InvalidInput", nil)
 	}
 	r := &run{in: in,
-		st: &domain.TaskStatus{TaskID: env.TaskID, Status: domain.StatusPending, Retry: domain.Retry{Max: env.Retry.Max},
+		st: &entry.TaskStatus{TaskID: env.TaskID, Status: entry.StatusPending, Retry: entry.Retry{Max: env.Retry.Max},
 			WorkflowID: env.Payload.WorkflowID, Channel: env.Payload.Telemetry.Channel},
-		resume: workflow.GetSignalChannel(ctx, domain.SignalResume),
-		drop:   workflow.GetSignalChannel(ctx, domain.SignalDrop),
+		resume: workflow.GetSignalChannel(ctx, entry.SignalResume),
+		drop:   workflow.GetSignalChannel(ctx, entry.SignalDrop),
 	}
 	if c := in.Carry; c != nil {
 		r.st.Attempts, r.seq = c.Attempts, c.Seq
 	}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel,
 		"workflow_id", env.Payload.WorkflowID, "trace_id", env.Context.TraceID)
-	if err := workflow.SetQueryHandler(ctx, domain.QueryStatus, func() (domain.TaskStatus, error) { return *r.st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, entry.QueryStatus, func() (entry.TaskStatus, error) { return *r.st, nil }); err != nil {
 		return nil, fmt.Errorf("register status query: %w", err)
 	}
 	return r, nil
 }
 
-func (r *run) execute(ctx workflow.Context) (*domain.TaskStatus, error) {
+func (r *run) execute(ctx workflow.Context) (*entry.TaskStatus, error) {
 	for {
 		output, reason, err := r.runBudget(ctx)
 		if err != nil {
@@ -149,18 +149,18 @@ func (r *run) execute(ctx workflow.Context) (*domain.TaskStatus, error) {
 		if reason == "" { // dropped while waiting for a retry
 			return r.st, nil
 		}
-		if err := r.transition(ctx, domain.StatusSuspended, reason); err != nil {
+		if err := r.transition(ctx, entry.StatusSuspended, reason); err != nil {
 			return nil, err
 		}
 		r.log.Warn("entry task suspended", "reason", reason, "attempts", r.st.Attempts)
 		if !r.awaitOperator(ctx) {
-			return r.st, r.transition(ctx, domain.StatusDropped, "")
+			return r.st, r.transition(ctx, entry.StatusDropped, "")
 		}
-		r.st.Retry = domain.Retry{Max: r.in.Envelope.Retry.Max}
+		r.st.Retry = entry.Retry{Max: r.in.Envelope.Retry.Max}
 		r.st.SuspendedReason, r.st.SuspendedAt = "", nil
 		if workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
 			in := r.in
-			in.Carry = &domain.Carry{Attempts: r.st.Attempts, Seq: r.seq}
+			in.Carry = &entry.Carry{Attempts: r.st.Attempts, Seq: r.seq}
 			return nil, workflow.NewContinueAsNewError(ctx, EntryTaskWorkflow, in)
 		}
 	}
@@ -184,12 +184,12 @@ func (r *run) runBudget(ctx workflow.Context) (output map[string]any, reason str
 		r.st.Retry.Count++
 		delay := r.in.RetryDelay(r.st.Retry.Count)
 		r.st.Retry.NextAttemptAt = workflow.Now(ctx).Add(delay).UTC()
-		if err := r.transition(ctx, domain.StatusRetrying, ""); err != nil {
+		if err := r.transition(ctx, entry.StatusRetrying, ""); err != nil {
 			return nil, "", err
 		}
 		r.log.Info("entry task retrying", "retry", r.st.Retry.Count, "delay", delay, "err", failure)
 		if dropped := r.awaitRetry(ctx, delay); dropped {
-			return nil, "", r.transition(ctx, domain.StatusDropped, "")
+			return nil, "", r.transition(ctx, entry.StatusDropped, "")
 		}
 		r.st.Retry.NextAttemptAt = time.Time{}
 	}
@@ -204,17 +204,17 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 		return nil, "", false, fmt.Errorf("new pipeline task id: %w", err)
 	}
 	r.st.PipelineTaskID = taskID
-	if err := r.transition(ctx, domain.StatusProcessing, ""); err != nil {
+	if err := r.transition(ctx, entry.StatusProcessing, ""); err != nil {
 		return nil, "", false, err
 	}
 	env := r.in.Envelope
-	var prep domain.PrepareResult
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), r.acts.EntryPrepareRun, domain.PrepareRequest{
+	var prep entry.PrepareResult
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), r.acts.EntryPrepareRun, entry.PrepareRequest{
 		EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
-		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: domain.InputData(&env)}).Get(ctx, &prep)
+		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: entry.InputData(&env)}).Get(ctx, &prep)
 	if err != nil {
 		var ae *temporal.ApplicationError
-		return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == domain.ErrTypeUnknownPipeline), nil
+		return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == entry.ErrTypeUnknownPipeline), nil
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            pipeline.WorkflowID(taskID),
@@ -224,7 +224,7 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	})
 	var res pipelinewf.Result
 	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID,
-		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, InputData: domain.InputData(&env)}).Get(ctx, &res)
+		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, InputData: entry.InputData(&env)}).Get(ctx, &res)
 	if err != nil {
 		return nil, fmt.Sprintf("pipeline %s@%s: %s", prep.Pipeline, prep.Version, message(err)), true, nil
 	}
@@ -251,8 +251,8 @@ func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped boo
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(workflow.NewTimer(tctx, delay), func(workflow.Future) {})
-	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalResume) })
-	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalDrop); dropped = true })
+	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalResume) })
+	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalDrop); dropped = true })
 	sel.Select(ctx)
 	return dropped
 }
@@ -260,15 +260,15 @@ func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped boo
 // awaitOperator blocks a suspended task until resume (true) or drop (false).
 func (r *run) awaitOperator(ctx workflow.Context) (resumed bool) {
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalResume); resumed = true })
-	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, domain.SignalDrop) })
+	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalResume); resumed = true })
+	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalDrop) })
 	sel.Select(ctx)
 	return resumed
 }
 
 // receive takes one signal; its payload is optional (the temporal CLI may send none).
 func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name string) {
-	var p domain.SignalPayload
+	var p entry.SignalPayload
 	c.Receive(ctx, &p)
 	r.log.Info("operator signal", "signal", name, "operator", p.Operator, "reason", p.Reason)
 }
@@ -279,13 +279,13 @@ func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name stri
 func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	now := workflow.Now(ctx).UTC()
 	r.seq++
-	u := domain.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
+	u := entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
 		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now}
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
 		return fmt.Errorf("record status %s: %w", status, err)
 	}
 	r.st.Status = status
-	if status == domain.StatusSuspended {
+	if status == entry.StatusSuspended {
 		r.st.SuspendedReason, r.st.SuspendedAt = reason, &now
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
@@ -301,16 +301,16 @@ const replyChange = "entry-reply-outcome"
 
 // complete records the result and, for Telegram, sends it to the chat. The task is completed
 // whatever becomes of the reply; the reply's own outcome is recorded beside it.
-func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.TaskStatus, error) {
+func (r *run) complete(ctx workflow.Context, output map[string]any) (*entry.TaskStatus, error) {
 	r.st.Result, r.st.LastError = output, ""
-	if err := r.transition(ctx, domain.StatusCompleted, ""); err != nil {
+	if err := r.transition(ctx, entry.StatusCompleted, ""); err != nil {
 		return nil, err
 	}
 	if !r.in.Reply {
 		return r.st, nil
 	}
 	env := r.in.Envelope
-	req := domain.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: domain.ReplyText(output, r.in.ReplyField),
+	req := entry.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: entry.ReplyText(output, r.in.ReplyField),
 		ReplyTo: messageID(env.Payload.CoreEnvelope)}
 	if workflow.GetVersion(ctx, replyChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), r.acts.EntrySendReply, req).Get(ctx, nil); err != nil {
@@ -325,20 +325,20 @@ func (r *run) complete(ctx workflow.Context, output map[string]any) (*domain.Tas
 // Telegram refused it or its retries ran out, failed with the reason, recorded in workflow_runs
 // before it shows (the status query, TaskloomReply=failed). A reply that fails costs one more
 // activity, the record; one that goes out costs none (the send activity records its parts).
-func (r *run) reply(ctx workflow.Context, req domain.ReplyRequest) error {
-	var sent domain.Reply
+func (r *run) reply(ctx workflow.Context, req entry.ReplyRequest) error {
+	var sent entry.Reply
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, sendReplyOptions), r.acts.EntrySendReply, req).Get(ctx, &sent)
 	if err == nil {
 		r.st.Reply = &sent
 		return nil
 	}
 	r.log.Warn("telegram reply failed", "err", err)
-	f := domain.ReplyFailure{TaskID: req.TaskID, Error: message(err), At: workflow.Now(ctx).UTC()}
+	f := entry.ReplyFailure{TaskID: req.TaskID, Error: message(err), At: workflow.Now(ctx).UTC()}
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryRecordReplyFailure, f).Get(ctx, nil); err != nil {
 		return fmt.Errorf("record failed reply: %w", err)
 	}
-	r.st.Reply = &domain.Reply{Status: domain.ReplyFailed, Error: f.Error, At: f.At}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Reply.ValueSet(domain.ReplyFailed)); err != nil {
+	r.st.Reply = &entry.Reply{Status: entry.ReplyFailed, Error: f.Error, At: f.At}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Reply.ValueSet(entry.ReplyFailed)); err != nil {
 		r.log.Warn("upsert TaskloomReply failed", "err", err)
 	}
 	return nil

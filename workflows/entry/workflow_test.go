@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	entryacts "github.com/taskloom/taskloom/activities/entry"
-	domain "github.com/taskloom/taskloom/internal/entry"
+	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -21,36 +21,36 @@ import (
 
 // fakeActs are the entry activities with the workflow_runs writes kept in memory.
 type fakeActs struct {
-	accepted []domain.TaskEnvelope
+	accepted []entry.TaskEnvelope
 	// earlier is what the store holds for the task id before this execution (nil: nothing).
-	earlier  *domain.TaskStatus
-	records  []domain.StatusUpdate
+	earlier  *entry.TaskStatus
+	records  []entry.StatusUpdate
 	prepErr  error
-	replies  []domain.ReplyRequest
+	replies  []entry.ReplyRequest
 	replyErr []error
 	// sent is what the reply activity reports once it succeeds.
-	sent     *domain.Reply
-	failures []domain.ReplyFailure
+	sent     *entry.Reply
+	failures []entry.ReplyFailure
 	// replyAttr is the TaskloomReply search attribute the workflow set ("" when none).
 	replyAttr string
 }
 
-func (f *fakeActs) prepare(_ context.Context, req domain.PrepareRequest) (*domain.PrepareResult, error) {
+func (f *fakeActs) prepare(_ context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {
 	if f.prepErr != nil {
 		return nil, f.prepErr
 	}
-	return &domain.PrepareResult{Pipeline: req.Pipeline, Version: "1.0.0",
+	return &entry.PrepareResult{Pipeline: req.Pipeline, Version: "1.0.0",
 		Schema: pipeline.Schema{Steps: []pipeline.Step{{Name: "reply", Type: pipeline.StepSyncAPI}}}}, nil
 }
 
-func (f *fakeActs) accept(_ context.Context, env domain.TaskEnvelope) (*domain.TaskStatus, error) {
+func (f *fakeActs) accept(_ context.Context, env entry.TaskEnvelope) (*entry.TaskStatus, error) {
 	f.accepted = append(f.accepted, env)
 	return f.earlier, nil
 }
 
 // record refuses a status write before the task was accepted: in workflow_runs it would update
 // no document.
-func (f *fakeActs) record(_ context.Context, u domain.StatusUpdate) error {
+func (f *fakeActs) record(_ context.Context, u entry.StatusUpdate) error {
 	if len(f.accepted) == 0 {
 		return temporal.NewNonRetryableApplicationError("status "+u.Status+" recorded before the task was accepted", "Test", nil)
 	}
@@ -58,7 +58,7 @@ func (f *fakeActs) record(_ context.Context, u domain.StatusUpdate) error {
 	return nil
 }
 
-func (f *fakeActs) reply(_ context.Context, r domain.ReplyRequest) (*domain.Reply, error) {
+func (f *fakeActs) reply(_ context.Context, r entry.ReplyRequest) (*entry.Reply, error) {
 	f.replies = append(f.replies, r)
 	if len(f.replyErr) > 0 {
 		err := f.replyErr[0]
@@ -72,10 +72,10 @@ func (f *fakeActs) reply(_ context.Context, r domain.ReplyRequest) (*domain.Repl
 	if f.sent != nil {
 		return f.sent, nil
 	}
-	return &domain.Reply{Status: domain.ReplySent, Parts: 1, Sent: 1, MessageIDs: []int64{1}}, nil
+	return &entry.Reply{Status: entry.ReplySent, Parts: 1, Sent: 1, MessageIDs: []int64{1}}, nil
 }
 
-func (f *fakeActs) replyFailed(_ context.Context, rf domain.ReplyFailure) error {
+func (f *fakeActs) replyFailed(_ context.Context, rf entry.ReplyFailure) error {
 	f.failures = append(f.failures, rf)
 	return nil
 }
@@ -91,7 +91,7 @@ func (f *fakeActs) statuses() []string {
 func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var a *entryacts.Activities // mocked below: never called
+	var a *entryact.Activities // mocked below: never called
 	Register(env, a)
 	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
 	env.OnActivity(a.EntryAccept, mock.Anything, mock.Anything).Return(f.accept)
@@ -107,13 +107,13 @@ func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func input(channel string, retryMax int) domain.WorkflowInput {
+func input(channel string, retryMax int) entry.WorkflowInput {
 	text, history := "hello", []string{"before"}
-	req := &domain.ApplyRequest{WorkflowID: "echo", UserText: &text, HistoryChunks: &history,
+	req := &entry.ApplyRequest{WorkflowID: "echo", UserText: &text, HistoryChunks: &history,
 		CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "42", "message_id": 9.0}}, RetryMax: &retryMax}
-	env := req.Envelope(domain.Defaults{Channel: channel, Source: "test", Now: time.Unix(1700000000, 0), Window: time.Second})
-	return domain.WorkflowInput{Envelope: env, UserID: "u", FeatureID: "f", RetryDelays: []time.Duration{time.Minute, 2 * time.Minute},
-		Reply: channel == domain.ChannelTelegram, ReplyField: "text"}
+	env := req.Envelope(entry.Defaults{Channel: channel, Source: "test", Now: time.Unix(1700000000, 0), Window: time.Second})
+	return entry.WorkflowInput{Envelope: env, UserID: "u", FeatureID: "f", RetryDelays: []time.Duration{time.Minute, 2 * time.Minute},
+		Reply: channel == entry.ChannelTelegram, ReplyField: "text"}
 }
 
 func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
@@ -121,15 +121,15 @@ func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
 	env := newEnv(t, f)
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
 		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"x": 1.0}, {"text": "hi back"}}}, nil)
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 2))
-	var st domain.TaskStatus
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelTelegram, 2))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != domain.StatusCompleted || st.Result["text"] != "hi back" || st.Attempts != 1 {
+	if st.Status != entry.StatusCompleted || st.Result["text"] != "hi back" || st.Attempts != 1 {
 		t.Fatalf("status: %+v", st)
 	}
-	if got := f.statuses(); len(got) != 2 || got[0] != domain.StatusProcessing || got[1] != domain.StatusCompleted {
+	if got := f.statuses(); len(got) != 2 || got[0] != entry.StatusProcessing || got[1] != entry.StatusCompleted {
 		t.Fatalf("records: %v", got)
 	}
 	if len(f.replies) != 1 || f.replies[0].Text != "hi back" || f.replies[0].ChatID != "42" || f.replies[0].ReplyTo != 9 {
@@ -137,14 +137,14 @@ func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
 	}
 }
 
-// The workflow records its own task (issue 15: the intake writes nothing), once, before any
+// The workflow records its own task (the intake writes nothing), once, before any
 // status change.
 func TestAcceptsItsOwnTaskFirst(t *testing.T) {
 	f := &fakeActs{}
 	env := newEnv(t, f)
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
 		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil)
-	in := input(domain.ChannelHTTP, 1)
+	in := input(entry.ChannelHTTP, 1)
 	env.ExecuteWorkflow(EntryTaskWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestAcceptsItsOwnTaskFirst(t *testing.T) {
 // Temporal's retention has forgotten, so the start was not refused) is not run again: the
 // execution ends with the recorded status, writes no status and starts no pipeline.
 func TestATaskThatAlreadyRanIsNotRunAgain(t *testing.T) {
-	f := &fakeActs{earlier: &domain.TaskStatus{Status: domain.StatusCompleted, Result: map[string]any{"text": "first"}, Attempts: 1}}
+	f := &fakeActs{earlier: &entry.TaskStatus{Status: entry.StatusCompleted, Result: map[string]any{"text": "first"}, Attempts: 1}}
 	env := newEnv(t, f)
 	pipelines := 0
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
@@ -166,12 +166,12 @@ func TestATaskThatAlreadyRanIsNotRunAgain(t *testing.T) {
 			pipelines++
 			return &pipelinewf.Result{Status: "success"}, nil
 		})
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 1))
-	var st domain.TaskStatus
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 1))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != domain.StatusCompleted || st.Result["text"] != "first" {
+	if st.Status != entry.StatusCompleted || st.Result["text"] != "first" {
 		t.Fatalf("status: %+v", st)
 	}
 	if pipelines != 0 || len(f.records) != 0 || len(f.replies) != 0 {
@@ -194,30 +194,30 @@ func TestRetriesOnTheChannelCurveThenSuspendsAndResumes(t *testing.T) {
 	start := env.Now()
 	var suspendedAt time.Time
 	env.RegisterDelayedCallback(func() {
-		var st domain.TaskStatus
-		v, err := env.QueryWorkflow(domain.QueryStatus)
+		var st entry.TaskStatus
+		v, err := env.QueryWorkflow(entry.QueryStatus)
 		if err != nil || v.Get(&st) != nil {
 			t.Errorf("query: %v", err)
 			return
 		}
-		if st.Status != domain.StatusSuspended || st.Retry.Count != 2 || st.Attempts != 3 {
+		if st.Status != entry.StatusSuspended || st.Retry.Count != 2 || st.Attempts != 3 {
 			t.Errorf("before resume: %+v", st)
 		}
 		suspendedAt = env.Now()
-		env.SignalWorkflow(domain.SignalResume, nil)
+		env.SignalWorkflow(entry.SignalResume, nil)
 	}, time.Hour)
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 2))
-	var st domain.TaskStatus
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 2))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != domain.StatusCompleted || st.Attempts != 4 || st.Retry.Count != 0 {
+	if st.Status != entry.StatusCompleted || st.Attempts != 4 || st.Retry.Count != 0 {
 		t.Fatalf("final: %+v", st)
 	}
 	// Two retries waited 1m and 2m on durable timers before the suspension.
-	var retrying []domain.StatusUpdate
+	var retrying []entry.StatusUpdate
 	for _, r := range f.records {
-		if r.Status == domain.StatusRetrying {
+		if r.Status == entry.StatusRetrying {
 			retrying = append(retrying, r)
 		}
 	}
@@ -236,18 +236,18 @@ func TestRetriesOnTheChannelCurveThenSuspendsAndResumes(t *testing.T) {
 }
 
 func TestUnknownPipelineSuspendsAtOnceAndDropEndsIt(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", domain.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(domain.SignalDrop, domain.SignalPayload{Operator: "ops", Reason: "obsolete"})
+		env.SignalWorkflow(entry.SignalDrop, entry.SignalPayload{Operator: "ops", Reason: "obsolete"})
 	}, time.Minute)
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelHTTP, 3))
-	var st domain.TaskStatus
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 3))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
 	got := f.statuses()
-	if st.Status != domain.StatusDropped || st.Attempts != 1 || len(got) != 3 || got[1] != domain.StatusSuspended {
+	if st.Status != entry.StatusDropped || st.Attempts != 1 || len(got) != 3 || got[1] != entry.StatusSuspended {
 		t.Fatalf("status %+v, records %v", st, got)
 	}
 	if r := f.records[1]; r.Reason == "" || r.Retry.Count != 0 {
@@ -259,13 +259,13 @@ func TestDropDuringARetryWait(t *testing.T) {
 	f := &fakeActs{}
 	env := newEnv(t, f)
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(nil, errors.New("boom"))
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(domain.SignalDrop, nil) }, 10*time.Second)
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 3))
-	var st domain.TaskStatus
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(entry.SignalDrop, nil) }, 10*time.Second)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelTelegram, 3))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != domain.StatusDropped || st.Attempts != 1 || len(f.replies) != 0 {
+	if st.Status != entry.StatusDropped || st.Attempts != 1 || len(f.replies) != 0 {
 		t.Fatalf("status: %+v replies %v", st, f.replies)
 	}
 }
@@ -277,7 +277,7 @@ func TestTelegramRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
 		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "yo"}}}, nil)
 	start := env.Now()
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 0))
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelTelegram, 0))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,13 +287,13 @@ func TestTelegramRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
 }
 
 // completeTelegram runs a Telegram task whose pipeline answers text, to its end.
-func completeTelegram(t *testing.T, f *fakeActs) domain.TaskStatus {
+func completeTelegram(t *testing.T, f *fakeActs) entry.TaskStatus {
 	t.Helper()
 	env := newEnv(t, f)
 	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
 		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "a long answer"}}}, nil)
-	env.ExecuteWorkflow(EntryTaskWorkflow, input(domain.ChannelTelegram, 0))
-	var st domain.TaskStatus
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelTelegram, 0))
+	var st entry.TaskStatus
 	if err := env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}
@@ -302,9 +302,9 @@ func completeTelegram(t *testing.T, f *fakeActs) domain.TaskStatus {
 
 // A reply that went out shows on the task as sent, with its parts; nothing else is recorded.
 func TestSentReplyShowsItsParts(t *testing.T) {
-	f := &fakeActs{sent: &domain.Reply{Status: domain.ReplySent, Parts: 2, Sent: 2, MessageIDs: []int64{5, 6}}}
+	f := &fakeActs{sent: &entry.Reply{Status: entry.ReplySent, Parts: 2, Sent: 2, MessageIDs: []int64{5, 6}}}
 	st := completeTelegram(t, f)
-	if st.Status != domain.StatusCompleted || st.Reply == nil || st.Reply.Status != domain.ReplySent || st.Reply.Parts != 2 {
+	if st.Status != entry.StatusCompleted || st.Reply == nil || st.Reply.Status != entry.ReplySent || st.Reply.Parts != 2 {
 		t.Fatalf("status: %+v reply %+v", st, st.Reply)
 	}
 	if len(f.replies) != 1 || len(f.failures) != 0 || f.replyAttr != "" {
@@ -316,10 +316,10 @@ func TestSentReplyShowsItsParts(t *testing.T) {
 // refusal is recorded: in workflow_runs, on the status and as TaskloomReply=failed.
 func TestRefusedReplyIsRecordedAndNotRetried(t *testing.T) {
 	refused := temporal.NewNonRetryableApplicationError("sendMessage to chat 42: HTTP 403: Forbidden: bot was blocked by the user",
-		domain.ErrTypeTelegramRejected, nil)
+		entry.ErrTypeTelegramRejected, nil)
 	f := &fakeActs{replyErr: []error{refused}}
 	st := completeTelegram(t, f)
-	if st.Status != domain.StatusCompleted || st.LastError != "" {
+	if st.Status != entry.StatusCompleted || st.LastError != "" {
 		t.Fatalf("status: %+v", st)
 	}
 	if len(f.replies) != 1 {
@@ -328,7 +328,7 @@ func TestRefusedReplyIsRecordedAndNotRetried(t *testing.T) {
 	if len(f.failures) != 1 || !strings.Contains(f.failures[0].Error, "bot was blocked by the user") || f.failures[0].At.IsZero() {
 		t.Fatalf("recorded failures: %+v", f.failures)
 	}
-	if st.Reply == nil || st.Reply.Status != domain.ReplyFailed || st.Reply.Error != f.failures[0].Error || f.replyAttr != domain.ReplyFailed {
+	if st.Reply == nil || st.Reply.Status != entry.ReplyFailed || st.Reply.Error != f.failures[0].Error || f.replyAttr != entry.ReplyFailed {
 		t.Fatalf("reply %+v, TaskloomReply %q", st.Reply, f.replyAttr)
 	}
 }
@@ -338,7 +338,7 @@ func TestRefusedReplyIsRecordedAndNotRetried(t *testing.T) {
 func TestReplyFailingUntilItsBudgetEndsIsRecorded(t *testing.T) {
 	f := &fakeActs{replyErr: []error{errors.New("sendMessage to chat 42: HTTP 502: Bad Gateway")}}
 	st := completeTelegram(t, f)
-	if len(f.replies) < 5 || len(f.failures) != 1 || st.Reply == nil || st.Reply.Status != domain.ReplyFailed {
+	if len(f.replies) < 5 || len(f.failures) != 1 || st.Reply == nil || st.Reply.Status != entry.ReplyFailed {
 		t.Fatalf("%d attempts, failures %+v, reply %+v", len(f.replies), f.failures, st.Reply)
 	}
 	t.Logf("%d attempts, then %q", len(f.replies), st.Reply.Error)

@@ -4,16 +4,18 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/entry/entryprom"
 )
 
 // SuspendedMonitor watches the number of suspended tasks: it keeps the gauges current and logs a
-// warning while the number is above the threshold, so piling-up tasks get an operator's attention
-// (the seed's "挂起任务堆积" alert). It runs in the worker process.
+// warning while the number is above the threshold, so tasks piling up get an operator's attention
+// (README, "Operator runbook (suspended tasks)"). It runs in the worker process.
 type SuspendedMonitor struct {
 	Tasks     *Tasks
 	Threshold int
 	Interval  time.Duration
-	Metrics   *Metrics
+	Metrics   *entryprom.Metrics
 	Log       *slog.Logger
 }
 

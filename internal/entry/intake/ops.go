@@ -21,7 +21,7 @@ func visibilityQuery(extra string) string {
 
 // Stats are the counts of GET /internal/tasks/stats, from Temporal visibility.
 type Stats struct {
-	// Counts is the number of tasks in each status (the seed's counts.processing and friends).
+	// Counts is the number of tasks in each status (counts.processing and the others).
 	Counts map[string]int64 `json:"counts"`
 	// Channels is the number of tasks per channel, and of those still open (not completed,
 	// dropped or failed).
@@ -88,7 +88,7 @@ func suspendedQuery() string {
 }
 
 func (t *Tasks) count(ctx context.Context, q string) (int64, error) {
-	resp, err := t.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	resp, err := t.Visibility.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
 	if err != nil {
 		return 0, fmt.Errorf("count workflows (%s): %w", q, err)
 	}
@@ -155,7 +155,7 @@ func (t *Tasks) FailedReplies(ctx context.Context, limit int) ([]FailedReply, er
 // listRuns lists up to limit entry executions matching query and loads their workflow_runs
 // documents in one read.
 func (t *Tasks) listRuns(ctx context.Context, query string, limit int) ([]string, map[string]*entry.Run, error) {
-	resp, err := t.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
+	resp, err := t.Visibility.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(limit)})
 	if err != nil {
 		return nil, nil, err
 	}

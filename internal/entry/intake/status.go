@@ -6,12 +6,37 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 )
+
+// Workflows is how the intake talks to Temporal about EntryTaskWorkflow: workflows/entry's Client
+// implements it, and the API, the worker and the CLI hand that in (internal packages do not import
+// workflows).
+type Workflows interface {
+	// Start starts in.Envelope's EntryTaskWorkflow; created is false (with no error) when an
+	// execution of its task id exists already, running or closed.
+	Start(ctx context.Context, in entry.WorkflowInput) (created bool, err error)
+	// Describe reports whether the task's workflow runs, or how it closed ("" when it runs,
+	// completed, or is unknown to Temporal, e.g. past retention).
+	Describe(ctx context.Context, taskID string) (running bool, closed string, err error)
+	// QueryStatus asks the running workflow for the task's status.
+	QueryStatus(ctx context.Context, taskID string) (*entry.TaskStatus, error)
+	// Wait blocks until the workflow closes or ctx ends, and returns the workflow's error.
+	Wait(ctx context.Context, taskID string) error
+	// Signal sends an operator signal (entry.SignalResume, entry.SignalDrop).
+	Signal(ctx context.Context, taskID, name string, p entry.SignalPayload) error
+}
+
+// Visibility is what the stats, the operator lists and the monitor read from Temporal: visibility
+// counts and lists, the console's read model rather than any execution's face. client.Client
+// satisfies it.
+type Visibility interface {
+	CountWorkflow(ctx context.Context, req *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error)
+	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+}
 
 // queryTimeout bounds the live status query: with no worker polling, a query waits; past this
 // the answer comes from workflow_runs instead.
@@ -20,14 +45,15 @@ const queryTimeout = 3 * time.Second
 // Tasks answers status questions and carries operator actions. Status comes from a workflow query
 // while the workflow runs and from workflow_runs after (or when no worker answers the query).
 type Tasks struct {
-	Runs     *Store
-	Temporal client.Client
+	Runs       *entrydb.Store
+	Workflows  Workflows
+	Visibility Visibility
 }
 
 // Status returns the task's status; ErrNotFound when neither Temporal nor workflow_runs knows it.
 // While Temporal is unreachable the answer comes from workflow_runs.
 func (t *Tasks) Status(ctx context.Context, taskID string) (*entry.TaskStatus, error) {
-	running, closed, derr := t.describe(ctx, taskID)
+	running, closed, derr := t.Workflows.Describe(ctx, taskID)
 	if running {
 		if st, err := t.query(ctx, taskID); err == nil {
 			return st, nil
@@ -48,45 +74,20 @@ func (t *Tasks) Status(ctx context.Context, taskID string) (*entry.TaskStatus, e
 	return st, nil
 }
 
-// describe reports whether the workflow is running, or how it closed ("" when running or
-// unknown to Temporal, e.g. past retention).
-func (t *Tasks) describe(ctx context.Context, taskID string) (running bool, closed string, err error) {
-	d, err := t.Temporal.DescribeWorkflowExecution(ctx, taskID, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return false, "", nil
-	}
-	if err != nil {
-		return false, "", fmt.Errorf("describe %s: %w", taskID, err)
-	}
-	switch s := d.GetWorkflowExecutionInfo().GetStatus(); s {
-	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return true, "", nil
-	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return false, "", nil
-	default:
-		return false, enums.WorkflowExecutionStatus_name[int32(s)], nil
-	}
-}
-
 func (t *Tasks) query(ctx context.Context, taskID string) (*entry.TaskStatus, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := t.Temporal.QueryWorkflow(qctx, taskID, "", entry.QueryStatus)
+	st, err := t.Workflows.QueryStatus(qctx, taskID)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", taskID, err)
-	}
-	var st entry.TaskStatus
-	if err := v.Get(&st); err != nil {
-		return nil, fmt.Errorf("decode status of %s: %w", taskID, err)
+		return nil, err
 	}
 	st.From = "workflow"
-	return &st, nil
+	return st, nil
 }
 
 func statusOfRun(r *entry.Run) *entry.TaskStatus {
 	st := entry.StatusOf(r)
-	st.From = CollRuns
+	st.From = entrydb.CollRuns
 	return st
 }
 
@@ -94,7 +95,7 @@ func statusOfRun(r *entry.Run) *entry.TaskStatus {
 // The SDK may give up its long poll slightly before ctx's deadline, so a failed wait counts as
 // done only when the workflow is in fact closed.
 func (t *Tasks) Wait(ctx context.Context, taskID string) (done bool, err error) {
-	err = t.Temporal.GetWorkflow(ctx, taskID, "").Get(ctx, nil)
+	err = t.Workflows.Wait(ctx, taskID)
 	if err == nil {
 		return true, nil
 	}
@@ -103,7 +104,7 @@ func (t *Tasks) Wait(ctx context.Context, taskID string) (done bool, err error) 
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
 	defer cancel()
-	if running, _, derr := t.describe(dctx, taskID); derr == nil && running {
+	if running, _, derr := t.Workflows.Describe(dctx, taskID); derr == nil && running {
 		return false, nil
 	}
 	return true, fmt.Errorf("wait for %s: %w", taskID, err)
@@ -134,8 +135,8 @@ func (t *Tasks) signal(ctx context.Context, taskID, name string, p entry.SignalP
 	if !ok {
 		return st, fmt.Errorf("%s task %s in status %s: %w", name, taskID, st.Status, ErrNotSuspended)
 	}
-	if err := t.Temporal.SignalWorkflow(ctx, taskID, "", name, p); err != nil {
-		return nil, fmt.Errorf("signal %s to %s: %w", name, taskID, err)
+	if err := t.Workflows.Signal(ctx, taskID, name, p); err != nil {
+		return nil, err
 	}
 	return st, nil
 }

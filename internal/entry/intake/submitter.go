@@ -1,6 +1,7 @@
-// Package intake is the service side of the entry subsystem (seed 001): the submitter every
-// intake (HTTP, Telegram, CLI) shares, the task status and operator views, the suspended-task
-// monitor, the workflow_runs store and the Telegram Bot API client.
+// Package intake is the service side of the entry subsystem: the submitter every intake (HTTP,
+// Telegram, CLI) shares, the task status and operator views, and the suspended-task monitor. It
+// orchestrates the workflow_runs store (entrydb), the pipeline store and Temporal, which it
+// reaches through Workflows (implemented by workflows/entry's Client).
 package intake
 
 import (
@@ -10,20 +11,17 @@ import (
 	"log/slog"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
+	"github.com/taskloom/taskloom/internal/entry/entryprom"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
-	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
-// EventEnqueueFailed is the log event of an envelope that could not be enqueued (seed 001: never
-// a silent drop).
+// EventEnqueueFailed is the log event of an envelope that could not be enqueued: an envelope is
+// never dropped silently (README, "Operator runbook (suspended tasks)").
 const EventEnqueueFailed = "queue.enqueue_failed"
 
 // ErrUnknownWorkflow: the envelope's workflowId names no published pipeline (HTTP 404).
@@ -44,17 +42,16 @@ func (e *EnqueueError) Unwrap() error { return e.Err }
 
 // Submitter is the one door every intake (HTTP, Telegram, CLI) goes through: it checks the
 // pipeline exists and starts the EntryTaskWorkflow whose ID derives from the idempotency key. It
-// writes nothing: the workflow records the task in workflow_runs itself (Store.Accept, its first
-// activity), so an intake that dies at any point leaves either no task or a running workflow that
+// writes nothing: the workflow records the task in workflow_runs itself (entrydb.Store.Accept, its
+// first activity), so an intake that dies at any point leaves either no task or a running workflow that
 // records itself — never a document without a workflow, and nothing to undo.
 type Submitter struct {
-	Runs      *Store
+	Runs      *entrydb.Store
 	Pipelines *pipelinedb.Store
-	Temporal  client.Client
-	TaskQueue string
+	Workflows Workflows
 	Config    *config.Entry
 	Log       *slog.Logger
-	Metrics   *Metrics
+	Metrics   *entryprom.Metrics
 	// known remembers pipelines seen to exist. Published pipeline versions are never removed, so
 	// a pipeline that existed still does and the lookup need not be repeated; nil reads every time.
 	known *lru.Cache[string, struct{}]
@@ -161,40 +158,18 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 	return nil
 }
 
-// start starts the workflow and reports whether this call created it. The conflict policy FAIL
-// refuses a second start while the task runs and REJECT_DUPLICATE refuses one after it closed;
-// both answer "already started", which means the task exists.
+// start starts the workflow within ENTRY_ENQUEUE_TIMEOUT and reports whether this call created
+// it. Temporal refuses a second start while the task runs or after it closed (Workflows.Start
+// answers created=false), which means the task exists.
 func (s *Submitter) start(ctx context.Context, env entry.TaskEnvelope) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Config.EnqueueTimeout)
 	defer cancel()
-	opts, in := s.StartOf(env)
-	_, err = s.Temporal.ExecuteWorkflow(ctx, opts, entry.WorkflowType, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("start %s: %w", env.TaskID, err)
-	}
-	return true, nil
+	return s.Workflows.Start(ctx, s.Input(env))
 }
 
-// StartOf is the start of env's EntryTaskWorkflow: its options and input, exactly what Submit
-// passes to client.ExecuteWorkflow (the bench starts the same to measure what the intake adds).
-func (s *Submitter) StartOf(env entry.TaskEnvelope) (client.StartWorkflowOptions, entry.WorkflowInput) {
-	return client.StartWorkflowOptions{
-		ID:                                       env.TaskID,
-		TaskQueue:                                s.TaskQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(entry.Kind),
-			searchattr.Status.ValueSet(entry.StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
-			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
-	}, s.inputOf(env)
-}
-
-func (s *Submitter) inputOf(env entry.TaskEnvelope) entry.WorkflowInput {
+// Input is the EntryTaskWorkflow input of env, exactly what Submit starts (the bench starts the
+// same to measure what the intake adds).
+func (s *Submitter) Input(env entry.TaskEnvelope) entry.WorkflowInput {
 	user := s.Config.UserID
 	if id := env.Context.UserID(); id != "" {
 		user = id

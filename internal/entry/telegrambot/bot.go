@@ -1,4 +1,6 @@
-package intake
+// Package telegrambot is the Telegram Bot API client of the entry subsystem: sendMessage, with
+// Telegram's answers mapped to the domain's retry-after and rejection errors.
+package telegrambot
 
 import (
 	"bytes"
@@ -21,8 +23,8 @@ type Bot struct {
 	HTTP    *http.Client
 }
 
-// NewBot returns a client for the Bot API at baseURL (https://api.telegram.org or a fake).
-func NewBot(baseURL, token string) *Bot {
+// New returns a client for the Bot API at baseURL (https://api.telegram.org or a fake).
+func New(baseURL, token string) *Bot {
 	return &Bot{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 15 * time.Second}}
 }
 

@@ -1,4 +1,5 @@
-package intake
+// Package entryprom holds the Prometheus series of the entry subsystem.
+package entryprom
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,8 +19,8 @@ type Metrics struct {
 	OverThreshold prometheus.Gauge
 }
 
-// NewMetrics registers the series on reg (sharing them when they already exist).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// New registers the series on reg (sharing them when they already exist).
+func New(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
 		Submitted: platform.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskloom_entry_submitted_total", Help: "Envelopes accepted by the entry intake."}, []string{"channel", "outcome"})),

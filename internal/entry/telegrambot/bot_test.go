@@ -1,4 +1,4 @@
-package intake_test
+package telegrambot_test
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
-	tgfake "github.com/taskloom/taskloom/internal/fakes/telegram"
+	"github.com/taskloom/taskloom/internal/entry/telegrambot"
 )
 
 func TestBotSendMessageAgainstTheFake(t *testing.T) {
-	fake, err := tgfake.Start("127.0.0.1:0", "1:tok")
+	fake, err := telegram.Start("127.0.0.1:0", "1:tok")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fake.Close()
 	ctx := context.Background()
-	bot := intake.NewBot(fake.URL, "1:tok")
+	bot := telegrambot.New(fake.URL, "1:tok")
 
 	id, err := bot.SendMessage(ctx, "42", "hello", 7)
 	if err != nil || id == 0 {
@@ -39,7 +39,7 @@ func TestBotSendMessageAgainstTheFake(t *testing.T) {
 		t.Fatalf("after retry_after: %v", err)
 	}
 
-	_, err = intake.NewBot(fake.URL, "1:wrong").SendMessage(ctx, "42", "x", 0)
+	_, err = telegrambot.New(fake.URL, "1:wrong").SendMessage(ctx, "42", "x", 0)
 	if !errors.Is(err, entry.ErrRejected) || errors.Is(err, context.Canceled) {
 		t.Fatalf("wrong token: %v", err)
 	}

@@ -1,4 +1,7 @@
-package intake
+// Package entrydb is the MongoDB store of the entry subsystem: workflow_runs, one document per
+// idempotency key, written by EntryTaskWorkflow's activities (guarded by the task id, the status
+// sequence number and the reply's progress) and read by the intake and the operator views.
+package entrydb
 
 import (
 	"context"
@@ -14,7 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
-// CollRuns is the seed's workflow_runs collection: one document per idempotency key.
+// CollRuns is the workflow_runs collection: one document per idempotency key.
 const CollRuns = "workflow_runs"
 
 // errNotFound is what a lookup that finds no document returns: the domain's ErrNotFound, which
@@ -28,13 +31,13 @@ type Store struct {
 	now  func() time.Time
 }
 
-// NewStore wraps db.
-func NewStore(db *mongo.Database) *Store {
+// New wraps db.
+func New(db *mongo.Database) *Store {
 	return &Store{coll: db.Collection(CollRuns), now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
-// EnsureIndexes creates the unique idempotency-key index (the seed's "no duplicate workflow_runs"
-// guard) and the status index the ops listing uses.
+// EnsureIndexes creates the unique idempotency-key index (no two workflow_runs documents for one
+// key) and the status index the ops listing uses.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
 	return mongox.EnsureIndexes(ctx, s.coll,
 		mongo.IndexModel{Keys: bson.D{{Key: "idempotency_key", Value: 1}}, Options: options.Index().SetUnique(true)},

@@ -1,4 +1,4 @@
-package intake_test
+package entrydb_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -19,7 +19,7 @@ import (
 // them inserts it, and the others get it back untouched.
 func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	db := testenv.Mongo(t)
-	s := intake.NewStore(db)
+	s := entrydb.New(db)
 	ctx := context.Background()
 	if err := s.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 	if n := inserted.Load(); n != 1 {
 		t.Errorf("%d accepts inserted, want 1", n)
 	}
-	n, err := db.Collection(intake.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: key}})
+	n, err := db.Collection(entrydb.CollRuns).CountDocuments(ctx, bson.D{{Key: "idempotency_key", Value: key}})
 	if err != nil || n != 1 {
 		t.Fatalf("documents for the key: %d %v", n, err)
 	}
@@ -83,7 +83,7 @@ func TestAcceptIsOneDocumentPerKey(t *testing.T) {
 // keeps the parts that went out.
 func TestReplyPartsAreRecordedOnceInOrder(t *testing.T) {
 	db := testenv.Mongo(t)
-	s := intake.NewStore(db)
+	s := entrydb.New(db)
 	ctx := context.Background()
 	id := entry.TaskID("telegram:wf:42:7")
 	if _, err := s.Accept(ctx, &entry.Run{TaskID: id, IdempotencyKey: "telegram:wf:42:7", Status: entry.StatusPending}); err != nil {

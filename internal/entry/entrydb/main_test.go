@@ -1,0 +1,9 @@
+package entrydb_test
+
+import (
+	"testing"
+
+	"github.com/taskloom/taskloom/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
