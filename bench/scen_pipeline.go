@@ -14,7 +14,7 @@ import (
 const (
 	benchQuotaUser    = "bench-user"
 	benchQuotaFeature = "bench-feature"
-	// onePipeline is the seed's 1-step sync_api example; threePipeline repeats its step.
+	// onePipeline is the 1-step sync_api example pipeline; threePipeline repeats its step.
 	onePipeline   = "basic_clean_pipeline"
 	threePipeline = "bench_three_step_pipeline"
 	pipelineConc  = 16
@@ -78,7 +78,7 @@ func runPipeline(ctx context.Context, r *run, name string) error {
 	return nil
 }
 
-// seedPipelines registers the fake vendors, publishes the seed's examples and the 3-step
+// seedPipelines registers the fake vendors, publishes the example pipelines and the 3-step
 // pipeline, and grants enough quota.
 func seedPipelines(ctx context.Context, r *run) error {
 	store := pipelinedb.New(r.p.Mongo)

@@ -28,7 +28,7 @@ const (
 // benchWebhook: ready piracy rows (10 finished TaskIDs each) delivered by one
 // WebhookResultWorker sweep — one set of task searches for all rows, each ready row claimed by
 // its WebhookDeliveryWorkflow, re-read with batch_get, pushed to the summary webhook and written
-// back with batch_update — against the seed's loop that looks every TaskID up on its own, on the
+// back with batch_update — against the original poller's loop that looks every TaskID up on its own, on the
 // same Feishu emulator (with Feishu's filter and batch limits) and receiver. Feishu calls per
 // delivered row come from the emulator's counter (target ≤ 0.5); every row must be pushed exactly
 // once.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Entry is the entry subsystem's configuration (seed 001): one durable intake for HTTP,
+// Entry is the entry subsystem's configuration: one durable intake for HTTP,
 // Telegram and the CLI. Every envelope becomes an EntryTaskWorkflow that runs a pipeline.
 type Entry struct {
 	// RetryMax is retry.max when a request does not send retryMax: how many times a failed run is
@@ -19,7 +19,7 @@ type Entry struct {
 	// repeats when retry.max is longer than the list.
 	HTTPRetryDelays []time.Duration `env:"ENTRY_HTTP_RETRY_DELAYS" envSeparator:"," envDefault:"5s,30s,2m"`
 	// TelegramRetryBase is the first delay of the telegram channel; each next one doubles, capped
-	// by TelegramRetryCap (the seed's "Telegram 每次退避 ×2").
+	// by TelegramRetryCap (each Telegram retry waits twice as long as the one before).
 	TelegramRetryBase time.Duration `env:"ENTRY_TELEGRAM_RETRY_BASE" envDefault:"2s"`
 	TelegramRetryCap  time.Duration `env:"ENTRY_TELEGRAM_RETRY_CAP" envDefault:"10m"`
 	// TelegramEdits says what an edited_message update does: "ignore" acknowledges it and runs

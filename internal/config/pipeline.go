@@ -8,13 +8,13 @@ import (
 
 // Pipeline is the pipeline subsystem's configuration.
 type Pipeline struct {
-	// CallbackSecret signs SCF callbacks (the seed's INTERNAL_CALLBACK_SECRET). Required in prod;
+	// CallbackSecret signs SCF callbacks (INTERNAL_CALLBACK_SECRET in the vendor contract). Required in prod;
 	// dev falls back to a fixed value shared with the fake SCF.
 	CallbackSecret string `env:"INTERNAL_CALLBACK_SECRET"`
 	// RequireBodySignature refuses callbacks without X-Internal-Signature-256 (the body-covering
 	// signature), for deployments whose functions all send it.
 	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false"`
-	// CallbackMaxSkew is the replay window around X-Timestamp (the seed's ±5 minutes).
+	// CallbackMaxSkew is the replay window around X-Timestamp (±5 minutes by default).
 	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m"`
 	// BackendURL is how SCF functions reach this API (`${backend_url}` in callback_config.url);
 	// empty means API_PUBLIC_URL, then http://API_ADDR.

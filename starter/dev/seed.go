@@ -52,7 +52,7 @@ func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([
 	}, nil
 }
 
-// devPipelineSeed registers the fakes, publishes the seed's three examples and grants the demo
+// devPipelineSeed registers the fakes, publishes the three example pipelines (testdata/pipelines) and grants the demo
 // quota, and returns the curl that runs one.
 func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string) ([]string, error) {
 	if p.Config.Pipeline.FakeVendorsURL == "" {

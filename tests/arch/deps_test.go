@@ -15,15 +15,14 @@ import (
 
 const module = "github.com/taskloom/taskloom"
 
-// standIns are the packages only the dev stack (./starter/dev) and tests may link: the embedded
-// database, the Redis and Kafka stand-ins, the Bitable emulator and the in-repo fakes.
+// standIns are the packages only the dev stack (./starter/dev) and tests may link: the Redis and
+// Kafka stand-ins, and everything under internal/devstack (the embedded database and its wire proxy,
+// the Bitable emulator, the in-repo fakes) with the FerretDB it embeds.
 var standIns = []string{
 	"github.com/FerretDB/FerretDB",
 	"github.com/alicebob/miniredis",
 	"github.com/twmb/franz-go/pkg/kfake",
 	module + "/internal/devstack",
-	module + "/internal/feishuemu",
-	module + "/internal/fakes",
 }
 
 // connectors open network connections; a workflow package must not reach them (workflows are

@@ -19,7 +19,7 @@ import (
 
 // Fault: the worker process gets SIGKILL while async_api pipelines are between their vendor
 // submit and their last status poll; another worker process starts 1 s later. Load: 10 runs of
-// the seed's model_pose12 pipeline (submit, then a status poll every second until the 4th
+// the example model_pose12 pipeline (submit, then a status poll every second until the 4th
 // answers success) posted over HTTP. Must hold: every run succeeds; the vendor's submit endpoint
 // (the call that completed before the kill) was called exactly once per run; quota charged once
 // per run with no refund.

@@ -17,7 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
-// pipelineFaultEnv is the whole application against its own fake vendors, with the seed's
+// pipelineFaultEnv is the whole application against its own fake vendors, with the example
 // pipelines published; mut adjusts the configuration further.
 func pipelineFaultEnv(t *testing.T, opts vendors.Options, mut ...func(*config.Config)) (*e2e.Env, *vendors.Server, *pipelinedb.Store) {
 	t.Helper()

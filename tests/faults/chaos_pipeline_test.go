@@ -12,7 +12,7 @@ import (
 )
 
 // Fault: the worker dies while pipelines run and a new one starts 2 s later. Load: 20 runs of
-// the seed's 1-step sync_api pipeline posted over HTTP; the worker is stopped right after the
+// the example 1-step sync_api pipeline posted over HTTP; the worker is stopped right after the
 // posts. Must hold: every accepted run finishes successfully, the vendor endpoint was called
 // exactly once per run (no completed vendor call repeated), and the quota was charged once per
 // run with no refund.
