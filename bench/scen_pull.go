@@ -301,7 +301,7 @@ func apiPull(ctx context.Context, r *run, key, projectID string) ([]string, erro
 	return ids, nil
 }
 
-// naivePull is the seed's approach: one atomic findOneAndUpdate that marks the next unpulled
+// naivePull is the original TaskEcho approach: one atomic findOneAndUpdate that marks the next unpulled
 // project-level server task (same scope and order as the real pull) as pulled by this client.
 func naivePull(ctx context.Context, tasks *mongo.Collection, projectID, by string) ([]string, error) {
 	now := time.Now().UTC()

@@ -149,7 +149,7 @@ func duplicatePushes(got []receiver.Delivery) (int, error) {
 	return dups, nil
 }
 
-// perTaskIDBaseline is the seed's loop: scan the pending rows, then per row look each TaskID up
+// perTaskIDBaseline is the original poller's loop: scan the pending rows, then per row look each TaskID up
 // with its own search, push, and write the status back. It runs on baselineConc goroutines.
 func perTaskIDBaseline(ctx context.Context, r *run, t *bitable.Tables, fs *feishu.Client, rows int) (baseline, float64) {
 	b := baseline{name: fmt.Sprintf("seed: 1 lookup per TaskID, %d goroutines", baselineConc)}

@@ -184,7 +184,7 @@ func devPipelineFakes(_ context.Context, cfg *config.Config, _ *slog.Logger) (st
 		return "", "", err
 	}
 	cfg.Pipeline.FakeVendorsURL = s.URL
-	// The seed's collection_video_pipeline reads ${env.WATERMARK_URL}; give the demo one.
+	// The example collection_video_pipeline reads ${env.WATERMARK_URL}; give the demo one.
 	if _, ok := os.LookupEnv(devWatermarkVar); !ok {
 		if err := os.Setenv(devWatermarkVar, s.URL+"/assets/watermark.png"); err != nil {
 			return "", "", err
