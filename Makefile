@@ -5,7 +5,7 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
 
-.PHONY: dev test unit fuzz-short bench chaos screenshots lint tools clean
+.PHONY: dev test fuzz-short bench chaos screenshots lint tools clean
 
 tools: $(BIN)/temporal $(BIN)/embedded-mongo
 
