@@ -48,6 +48,16 @@ type Env struct {
 // Option adjusts the configuration before anything starts.
 type Option func(*config.Config)
 
+// OwnNamespace runs the env in a Temporal namespace of its own (testenv.Namespace) rather than
+// the dev server's default one, which the package's other tests and earlier -count runs fill:
+// for tests that read counts or lists across the namespace (the operations console) and expect
+// exact numbers.
+func OwnNamespace(t testing.TB) Option {
+	t.Helper()
+	ns := testenv.Namespace(t)
+	return func(c *config.Config) { c.Temporal.Namespace = ns }
+}
+
 // New starts the application on fresh storage: its own Mongo database, Redis key prefix and
 // Temporal task queue, so tests in one package do not see each other's work.
 func New(t testing.TB, opts ...Option) *Env {
