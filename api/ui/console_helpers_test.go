@@ -64,7 +64,9 @@ type consoleFixture struct {
 
 func newConsoleFixture(t *testing.T) *consoleFixture {
 	t.Helper()
-	env := e2e.New(t, func(c *config.Config) {
+	// The console counts and lists executions across its namespace; the test expects exact
+	// numbers, so no other test's executions may be in it.
+	env := e2e.New(t, e2e.OwnNamespace(t), func(c *config.Config) {
 		c.Entry.RetryMax = 1
 		c.Entry.HTTPRetryDelays = []time.Duration{300 * time.Millisecond}
 		c.Entry.IdempotencyWindow = time.Hour

@@ -87,7 +87,8 @@ func newHookFixture(t *testing.T, down ...string) *hookFixture {
 	t.Cleanup(fsrv.Close)
 	f := &hookFixture{t: t, emu: emu, recv: startHookReceiver(t, down...)}
 	base := "https://x.feishu.cn/base/" + hookAppToken + "?table="
-	f.env = e2e.New(t, func(c *config.Config) {
+	// The webhook page counts deliveries across its namespace: no other test's may be in it.
+	f.env = e2e.New(t, e2e.OwnNamespace(t), func(c *config.Config) {
 		w := &c.Webhook
 		w.FeishuAppID, w.FeishuAppSecret, w.FeishuBaseURL = "cli_console", "console", fsrv.URL
 		w.TaskBitableURL, w.WebhookBitableURL = base+"tblTasks", "https://x.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook"

@@ -23,8 +23,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
@@ -133,6 +137,36 @@ func startTemporal() (*testsuite.DevServer, error) {
 	}
 	onExit(func() { _ = srv.Stop() })
 	return srv, nil
+}
+
+// Namespace registers a namespace of its own on the package's dev server, with taskloom's
+// search attributes, and returns its name. The dev server's default namespace holds every
+// execution the package's tests (and earlier -count runs) started; a test that reads visibility
+// across a namespace and expects exact numbers runs in a namespace of its own.
+func Namespace(t testing.TB) string {
+	t.Helper()
+	_, c := Temporal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := Unique("ns-")
+	if _, err := c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: name, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)}); err != nil {
+		t.Fatalf("register namespace %s: %v", name, err)
+	}
+	attrs := make(map[string]enumspb.IndexedValueType, len(searchattr.Registered))
+	for _, r := range searchattr.Registered {
+		key, typ, _ := strings.Cut(r, "=")
+		v, ok := enumspb.IndexedValueType_value["INDEXED_VALUE_TYPE_"+strings.ToUpper(typ)]
+		if !ok {
+			t.Fatalf("search attribute %s: unknown type %s", key, typ)
+		}
+		attrs[key] = enumspb.IndexedValueType(v)
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: name, SearchAttributes: attrs}); err != nil {
+		t.Fatalf("search attributes of namespace %s: %v", name, err)
+	}
+	return name
 }
 
 var mongoServer shared[string]

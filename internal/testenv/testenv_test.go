@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
+
+	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -73,5 +75,29 @@ func TestEmbeddedMongoBinaryIsStaleWhenOlderThanItsSources(t *testing.T) {
 	}
 	if fresh, _ := binaryFresh(root, filepath.Join(t.TempDir(), "missing")); fresh {
 		t.Fatal("a missing binary is not fresh")
+	}
+}
+
+// A namespace of its own knows every search attribute the default one does, with its type.
+func TestNamespaceHasTheSearchAttributes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, tc := Temporal(t)
+	want, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := Namespace(t)
+	got, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.GetCustomAttributes()) != len(searchattr.Registered) {
+		t.Fatalf("namespace %s has %v, want the %d of %v", ns, got.GetCustomAttributes(), len(searchattr.Registered), searchattr.Registered)
+	}
+	for name, typ := range got.GetCustomAttributes() {
+		if want.GetCustomAttributes()[name] != typ {
+			t.Errorf("%s is %v in %s, %v in default", name, typ, ns, want.GetCustomAttributes()[name])
+		}
 	}
 }

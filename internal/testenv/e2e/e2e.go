@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +15,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/auth"
@@ -53,6 +49,16 @@ type Env struct {
 
 // Option adjusts the configuration before anything starts.
 type Option func(*config.Config)
+
+// OwnNamespace runs the env in a Temporal namespace of its own (testenv.Namespace) rather than
+// the dev server's default one, which the package's other tests and earlier -count runs fill:
+// for tests that read counts or lists across the namespace (the operations console) and expect
+// exact numbers.
+func OwnNamespace(t testing.TB) Option {
+	t.Helper()
+	ns := testenv.Namespace(t)
+	return func(c *config.Config) { c.Temporal.Namespace = ns }
+}
 
 // New starts the application on fresh storage: its own Mongo database, Redis key prefix and
 // Temporal task queue, so tests in one package do not see each other's work.
@@ -108,7 +114,6 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 	env := &Env{T: t, Config: cfg, Platform: p, EchoService: svc, ctx: ctx}
 	t.Cleanup(func() {
 		cancel()
-		env.deleteWorkflows()
 		ctx, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()
 		_ = p.Mongo.Drop(ctx)
@@ -127,44 +132,6 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 	srv.Start()
 	env.Echo, env.API = e, srv
 	return env
-}
-
-// deleteWorkflows deletes every execution on the env's task queue and waits until visibility
-// lists none. The Temporal dev server is shared by the package's tests (and by the runs of
-// -count), and the console counts and lists executions across the namespace: what one env
-// leaves running, or frozen mid-way when its worker stops, must not be counted by the next, as
-// its Mongo database is not.
-func (e *Env) deleteWorkflows() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q := fmt.Sprintf("TaskQueue = '%s'", e.Config.Temporal.TaskQueue)
-	for {
-		resp, err := e.Platform.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 1000})
-		if err != nil {
-			e.T.Logf("e2e cleanup: list workflows: %v", err)
-			return
-		}
-		if len(resp.GetExecutions()) == 0 {
-			return
-		}
-		// Deleting is asynchronous: an execution is listed until its visibility record goes,
-		// and deleting it again meanwhile is harmless.
-		for _, ex := range resp.GetExecutions() {
-			_, err := e.Platform.Temporal.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
-				Namespace: e.Config.Temporal.Namespace, WorkflowExecution: ex.GetExecution()})
-			var notFound *serviceerror.NotFound
-			if err != nil && !errors.As(err, &notFound) {
-				e.T.Logf("e2e cleanup: delete workflow %s: %v", ex.GetExecution().GetWorkflowId(), err)
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			e.T.Logf("e2e cleanup: workflows of task queue %s still listed after 30s", e.Config.Temporal.TaskQueue)
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // StartWorker starts a (new) worker on the env's task queue; StopWorker stops it. Together they
