@@ -268,7 +268,7 @@ func TestWritesLimitsAndFaults(t *testing.T) {
 }
 
 func TestFixtureFileAndWiki(t *testing.T) {
-	fx, err := LoadFixtureFile("../../testdata/feishu/taskloom_base.json")
+	fx, err := LoadFixtureFile("../../../testdata/feishu/taskloom_base.json")
 	if err != nil {
 		t.Fatal(err)
 	}
