@@ -113,7 +113,9 @@ func TestWorkerKilledBetweenPartsSendsNoPartTwice(t *testing.T) {
 // not retried, and shows: the task is completed with reply.status failed and Telegram's error,
 // in the task status, in /internal/tasks/{id} and in the stats.
 func TestRefusedReplyShowsOnTheTaskAndInStats(t *testing.T) {
-	f := newFixture(t)
+	// The stats count across the Temporal namespace: a namespace of its own keeps earlier runs'
+	// (and other tests') refused replies out of the count.
+	f := newFixture(t, e2e.OwnNamespace(t))
 	f.tg.Block("701")
 	f.tg.NoSuchChat("702")
 	cases := map[string]string{"701": "Forbidden: bot was blocked by the user", "702": "Bad Request: chat not found"}
