@@ -29,7 +29,8 @@ func TestEntryPageListsFailedReplies(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = tg.Close() })
 	name := testenv.Unique("console_tg_")
-	env := e2e.New(t, func(c *config.Config) {
+	// The page counts failed replies across the namespace: one of its own keeps other runs' out.
+	env := e2e.New(t, e2e.OwnNamespace(t), func(c *config.Config) {
 		c.Entry.TelegramBotToken, c.Entry.TelegramAPIBaseURL = "5:console", tg.URL
 		c.Entry.TelegramWebhookSecret, c.Entry.TelegramWorkflowID = "console-secret", name
 	})
