@@ -149,7 +149,8 @@ var ErrNotRunning = errors.New("the task's workflow is no longer running")
 // is the validator's *temporal.ApplicationError (pipeline.ErrTypeStepNotFound,
 // ErrTypeCallbackStale, ErrTypeStepNotWaiting, ErrTypeCallbackDelivered). Temporal answers
 // NotFound both for no such workflow and for a closed one; Describe tells them apart:
-// ErrNotRunning for a closed one, pipeline.ErrNotFound otherwise. Other errors are Temporal's.
+// ErrNotRunning for a closed one, pipeline.ErrNotFound for none. Other errors (a
+// describe that failed too among them) are Temporal's.
 func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.CallbackDelivery) error {
 	id := WorkflowID(taskID)
 	u, err := c.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id,
@@ -161,10 +162,16 @@ func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.
 	if !errors.As(err, &nf) {
 		return err
 	}
-	if _, derr := c.Temporal.DescribeWorkflowExecution(ctx, id, ""); derr == nil {
+	_, derr := c.Temporal.DescribeWorkflowExecution(ctx, id, "")
+	if derr == nil {
 		return fmt.Errorf("task %s: %w", taskID, ErrNotRunning)
 	}
-	return fmt.Errorf("task %s: %w", taskID, pipeline.ErrNotFound)
+	if errors.As(derr, &nf) {
+		return fmt.Errorf("task %s: %w", taskID, pipeline.ErrNotFound)
+	}
+	// Temporal could not say whether the workflow exists (unavailable, deadline): the caller
+	// answers 503 and the vendor retries the callback, instead of a 404 that ends it for good.
+	return fmt.Errorf("task %s: describe after update: %w", taskID, derr)
 }
 
 // Wait waits until the task's workflow has closed (or ctx ends) and returns how it ended: nil
