@@ -121,7 +121,7 @@ func execute(t *testing.T, f *fakeActs, in testInput, during func(env *testsuite
 func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
 	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		if r.ProviderRef == "a" {
-			return nil, temporal.NewApplicationError("a answered 503", "VendorUnavailable")
+			return nil, vendorErr(pipeline.ClassTransient, "a answered 503", 0)
 		}
 		return &pipeline.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
 	}}
