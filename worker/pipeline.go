@@ -31,7 +31,7 @@ func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger
 	return &pipelineact.Activities{
 		Store: store,
 		Vendors: &vendorhttp.Client{HTTP: &http.Client{Timeout: cfg.Pipeline.HTTPTimeoutCap}, Calls: store,
-			Metrics: metrics, Log: log},
+			Metrics: metrics, Log: log, RetryAfterMax: cfg.Pipeline.RetryAfterMax},
 		Env:          pipelineact.AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),
 		HealthWindow: cfg.Pipeline.HealthWindow,

@@ -39,16 +39,17 @@ type Store interface {
 }
 
 // Vendors sends the steps' HTTP requests (vendorhttp.Client): each call is recorded for the
-// health check, and a vendor's refusal or outage comes back as the activity error the workflow
-// decides on (pipeline.ErrTypeVendorRejected, or a retryable one).
+// health check, and a failure comes back as the activity error the workflow decides on: its type
+// names the failure's pipeline.ErrorClass, and a vendor's Retry-After is its next retry delay.
 type Vendors interface {
 	// Post sends body as JSON to url on p's behalf, with idemKey as Idempotency-Key, and returns
 	// the decoded JSON answer.
 	Post(ctx context.Context, p *pipeline.Provider, url string, body any, idemKey string) (any, error)
 	// Get fetches url on p's behalf and returns the decoded JSON answer.
 	Get(ctx context.Context, p *pipeline.Provider, url string) (any, error)
-	// Probe reports whether a provider's health_url answers 2xx in time.
-	Probe(ctx context.Context, healthURL string) bool
+	// Probe GETs a provider's health_url: whether it answered 2xx in time, and the Retry-After
+	// of a 429/503 answer.
+	Probe(ctx context.Context, healthURL string) pipeline.ProbeResult
 }
 
 // Metrics counts what the activities finish (pipelineprom.Metrics).

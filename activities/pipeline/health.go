@@ -86,7 +86,7 @@ func (a *Activities) probe(ctx context.Context, healthURL string) probeResult {
 	switch {
 	case healthURL == "":
 		return noProbe
-	case a.Vendors.Probe(ctx, healthURL):
+	case a.Vendors.Probe(ctx, healthURL).OK:
 		return probeOK
 	}
 	return probeFailed

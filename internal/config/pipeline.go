@@ -28,6 +28,9 @@ type Pipeline struct {
 	HealthWindow time.Duration `env:"PIPELINE_HEALTH_WINDOW" envDefault:"5m"`
 	// HTTPTimeoutCap bounds any single vendor request whatever the schema's timeout_seconds says.
 	HTTPTimeoutCap time.Duration `env:"PIPELINE_HTTP_TIMEOUT_CAP" envDefault:"10m"`
+	// RetryAfterMax caps how long a vendor's Retry-After may delay the next attempt of a call or
+	// poll (the step's remaining time caps it too), so one answer cannot park a step for hours.
+	RetryAfterMax time.Duration `env:"PIPELINE_RETRY_AFTER_MAX" envDefault:"5m"`
 	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
 	// them and sets it when empty; set it to reuse an already running `go run ./starter/dev pipeline fakes`.
 	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
@@ -50,6 +53,9 @@ func (c *Pipeline) validate() error {
 	}
 	if c.HTTPTimeoutCap < time.Second {
 		errs = append(errs, fmt.Errorf("PIPELINE_HTTP_TIMEOUT_CAP: %s must be at least 1s", c.HTTPTimeoutCap))
+	}
+	if c.RetryAfterMax < time.Second {
+		errs = append(errs, fmt.Errorf("PIPELINE_RETRY_AFTER_MAX: %s must be at least 1s", c.RetryAfterMax))
 	}
 	for _, name := range c.EnvAllowlist {
 		if name == "INTERNAL_CALLBACK_SECRET" {

@@ -17,13 +17,18 @@ import (
 const (
 	defaultCallAttempts = 2
 	defaultCallDelay    = time.Second
-	// pollAttempts retries one status request (network blips) before the provider counts as failed.
-	pollAttempts = 3
 	// maxPollCallTimeout bounds one status request.
 	maxPollCallTimeout = time.Minute
 	// invokeTimeout bounds the request that starts an SCF function (it only enqueues work).
 	invokeTimeout = 30 * time.Second
 )
+
+// versionPollKeepsJob: from this version on a submitted async job is never abandoned while it may
+// still run. A failed status request is retried (backoff, Retry-After) until the step's timeout
+// instead of handing the step to the next candidate (which would submit a second paid job), and a
+// job that reports a failed status does hand it on. Runs without the marker keep the old loop
+// (pollLegacy).
+const versionPollKeepsJob = "pipeline-poll-keeps-job"
 
 // providerCall runs a step against one provider. A *stepFailure means "stop, do not try another
 // provider"; any other error lets the next healthy candidate try.
@@ -64,7 +69,11 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	return "", nil, &stepFailure{index: i, provider: last, msg: "every provider failed (" + strings.Join(tried, "; ") + ")"}
 }
 
-// callOptions turns the step's timeout_seconds and retry into activity options.
+// callOptions turns the step's timeout_seconds and retry into activity options. Transient and
+// ambiguous failures are retried up to retry.max_attempts, a vendor's Retry-After replacing
+// delay_seconds for that wait; hard ones are not. The schedule-to-close timeout is the time the
+// retry policy itself allows (max_attempts calls of timeout_seconds and the delays between them):
+// a Retry-After that does not fit in what is left of it ends the attempts on this provider.
 func callOptions(st pipeline.Step) workflow.ActivityOptions {
 	attempts, delay := defaultCallAttempts, defaultCallDelay
 	if st.Retry != nil {
@@ -73,8 +82,10 @@ func callOptions(st pipeline.Step) workflow.ActivityOptions {
 	if delay <= 0 {
 		delay = 100 * time.Millisecond // Temporal needs a positive interval; 0 means "at once"
 	}
+	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: time.Duration(st.EffectiveTimeoutSeconds()) * time.Second,
+		StartToCloseTimeout:    timeout,
+		ScheduleToCloseTimeout: time.Duration(attempts)*timeout + time.Duration(attempts-1)*delay,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: delay, BackoffCoefficient: 1, MaximumInterval: delay,
 			MaximumAttempts:        int32(attempts),
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
@@ -90,80 +101,183 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	return res.Output, nil
 }
 
+// asyncJob is a submitted vendor job of an async_api step: the step's timeout_seconds runs from
+// the submit to deadline.
+type asyncJob struct {
+	step     int
+	provider string
+	sub      pipeline.SubmitResult
+	deadline time.Time
+	keeps    bool // versionPollKeepsJob
+}
+
 // callAsync submits the job, then polls with durable timers: a worker restart resumes the loop
-// from history and never submits the job again.
+// from history and never submits the job again. An error from the submit (every retry spent, or
+// a hard answer) lets the next candidate try; once the job exists, see pollJob.
 func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
 	st := r.schema.Steps[i]
-	p := st.Polling
-	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
+	job := asyncJob{step: i, provider: provider,
+		keeps: workflow.GetVersion(ctx, versionPollKeepsJob, workflow.DefaultVersion, 1) == 1}
+	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
+	job.deadline = workflow.Now(ctx).Add(timeout)
 	submitOpts := callOptions(st)
-	var sub pipeline.SubmitResult
+	submitOpts.ScheduleToCloseTimeout = timeout // the step's time: a job submitted later could not finish in it
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
-		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
+		r.callRequest(i, provider)).Get(ctx, &job.sub); err != nil {
 		return nil, err
 	}
-	if done, out, err := r.decide(i, provider, sub.Status, sub.Output, sub.Output); done {
+	if done, out, err := r.decide(job, job.sub.Status, job.sub.Output); done {
 		return out, err
 	}
+	if !job.keeps {
+		return r.pollLegacy(ctx, job)
+	}
+	return r.pollJob(ctx, job)
+}
+
+// pollJob polls a submitted job every interval_seconds until it reports a complete status (its
+// output), a failed status (an error: the job is over, the next candidate may run the step), or
+// answers polling.max_attempts times without either, or the step's timeout passes; those two end
+// the step (a *stepFailure naming the job, whose vendor_task_id stays on the step record for an
+// operator to find at the vendor). A status request that fails transiently or ambiguously is
+// retried by its activity until the step's deadline (backoff, or the vendor's Retry-After); only
+// answered polls count towards max_attempts. A hard answer to a status request ends the step too:
+// the next candidate is never tried while the job may still run.
+func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error) {
+	st := r.schema.Steps[job.step]
+	interval := time.Duration(st.Polling.IntervalSeconds) * time.Second
+	callTimeout := min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout)
+	status := job.sub.Status
+	for answered := 0; answered < st.Polling.MaxAttempts; answered++ {
+		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
+		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
+		left := job.deadline.Sub(workflow.Now(ctx))
+		if left <= 0 {
+			return nil, r.jobGivenUp(job, status, "")
+		}
+		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
+			return nil, err
+		}
+		pctx := workflow.WithActivityOptions(ctx, pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval))
+		var poll pipeline.PollResult
+		if err := workflow.ExecuteActivity(pctx, r.acts.pollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			if isType(err, pipeline.ErrTypeVendorRejected) || isType(err, pipeline.ErrTypeConfig) || isType(err, pipeline.ErrTypeRender) {
+				return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
+					"status request for vendor task %s refused: %s", job.sub.VendorTaskID, rootMessage(err))}
+			}
+			return nil, r.jobGivenUp(job, status, rootMessage(err))
+		}
+		status = poll.Status
+		if done, out, err := r.decide(job, poll.Status, poll.Output); done {
+			return out, err
+		}
+	}
+	return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
+		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, status, st.Polling.MaxAttempts)}
+}
+
+// pollOptions are one status poll's: a call gets callTimeout, and failed calls are retried with
+// backoff up to the polling interval (or after the vendor's Retry-After) until the step's
+// deadline, left from now; the last poll, due at the deadline, still gets one call.
+func pollOptions(left, callTimeout, interval time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    callTimeout,
+		ScheduleToCloseTimeout: max(left, callTimeout),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: max(interval, time.Second), MaximumAttempts: 0,
+			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
+	}
+}
+
+// jobGivenUp is the failure of a step whose job was still running (last status) when the step's
+// timeout ran out; lastErr is why the last status request failed, if it did.
+func (r *run) jobGivenUp(job asyncJob, status, lastErr string) *stepFailure {
+	msg := fmt.Sprintf("vendor task %s still %q when the step's timeout of %ds ran out",
+		job.sub.VendorTaskID, status, r.schema.Steps[job.step].EffectiveTimeoutSeconds())
+	if lastErr != "" {
+		msg += "; last status request: " + lastErr
+	}
+	return &stepFailure{index: job.step, provider: job.provider, msg: msg}
+}
+
+// pollLegacy is the poll loop of runs started before versionPollKeepsJob: a status request
+// gets pollAttempts tries, then the error lets the next candidate try.
+func (r *run) pollLegacy(ctx workflow.Context, job asyncJob) (map[string]any, error) {
+	const pollAttempts = 3
+	st := r.schema.Steps[job.step]
+	p := st.Polling
 	pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 	})
 	interval := time.Duration(p.IntervalSeconds) * time.Second
-	status := sub.Status
+	status := job.sub.Status
 	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
-		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
-		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
-		left := deadline.Sub(workflow.Now(ctx))
+		left := job.deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
-			return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
-				"vendor task %s still %q when the step's timeout of %ds ran out", sub.VendorTaskID, status, st.EffectiveTimeoutSeconds())}
+			return nil, r.jobGivenUp(job, status, "")
 		}
 		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
 			return nil, err
 		}
 		var poll pipeline.PollResult
-		if err := workflow.ExecuteActivity(pollCtx, r.acts.pollAsync, pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: i,
-			ProviderRef: provider, Step: st, VendorTaskID: sub.VendorTaskID}).Get(ctx, &poll); err != nil {
+		if err := workflow.ExecuteActivity(pollCtx, r.acts.pollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
 			return nil, err
 		}
 		status = poll.Status
-		if done, out, err := r.decide(i, provider, poll.Status, sub.Output, poll.Output); done {
+		if done, out, err := r.decide(job, poll.Status, poll.Output); done {
 			return out, err
 		}
 	}
-	return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
-		"vendor task %s still %q after %d polls", sub.VendorTaskID, status, p.MaxAttempts)}
+	return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
+		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, status, p.MaxAttempts)}
+}
+
+func (r *run) pollRequest(job asyncJob) pipeline.PollRequest {
+	return pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: job.step, ProviderRef: job.provider,
+		Step: r.schema.Steps[job.step], VendorTaskID: job.sub.VendorTaskID}
 }
 
 // decide applies complete_statuses/failed_statuses. The final output is the mapped status
-// response, with fields only the submit response had (vendor_task_id) carried over.
-func (r *run) decide(i int, provider, status string, submitted, polled map[string]any) (bool, map[string]any, error) {
-	p := r.schema.Steps[i].Polling
+// response, with fields only the submit response had (vendor_task_id) carried over. A failed
+// status is a job_failed error the next candidate may answer (a *stepFailure for runs before
+// versionPollKeepsJob).
+func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, map[string]any, error) {
+	p := r.schema.Steps[job.step].Polling
 	switch {
 	case contains(p.CompleteStatuses, status):
-		out := make(map[string]any, len(polled)+len(submitted))
-		for k, v := range submitted {
+		out := make(map[string]any, len(polled)+len(job.sub.Output))
+		for k, v := range job.sub.Output {
 			out[k] = v
 		}
 		for k, v := range polled {
 			out[k] = v
 		}
 		return true, out, nil
+	case contains(p.FailedStatuses, status) && job.keeps:
+		return true, nil, temporal.NewApplicationError(fmt.Sprintf("vendor task %s reported status %q", job.sub.VendorTaskID, status),
+			pipeline.ErrTypeVendorJobFailed)
 	case contains(p.FailedStatuses, status):
-		return true, nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf("vendor reported status %q", status)}
+		return true, nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf("vendor reported status %q", status)}
 	}
 	return false, nil, nil
 }
 
 // runSCF invokes the function and waits up to timeout_seconds for its signed callback, which the
 // callback endpoint delivers through the step-callback update. The step is open for its callback
-// before the invocation is scheduled, so a fast function's callback is not refused.
+// before the invocation is scheduled, so a fast function's callback is not refused. A failed
+// invocation is retried (after the function's Retry-After, if it sent one) within the step's
+// timeout.
 func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	st := r.schema.Steps[i]
+	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: invokeTimeout,
+		StartToCloseTimeout:    invokeTimeout,
+		ScheduleToCloseTimeout: max(timeout, invokeTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 	})
@@ -173,7 +287,6 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	if err := workflow.ExecuteActivity(actx, r.acts.invokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
-	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
 	got, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return r.scf.deliveredFor(i) != nil })
 	if err != nil {
 		return nil, err

@@ -121,7 +121,7 @@ func execute(t *testing.T, f *fakeActs, in testInput, during func(env *testsuite
 func TestFallsThroughToNextProviderAfterRetries(t *testing.T) {
 	f := &fakeActs{usable: []string{"a", "b"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		if r.ProviderRef == "a" {
-			return nil, temporal.NewApplicationError("a answered 503", "VendorUnavailable")
+			return nil, vendorErr(pipeline.ClassTransient, "a answered 503", 0)
 		}
 		return &pipeline.CallResult{ProviderRef: "b", Output: map[string]any{"u": "ok"}}, nil
 	}}
@@ -174,7 +174,9 @@ func asyncStep() pipeline.Step {
 			CompleteStatuses: []string{"success"}, FailedStatuses: []string{"failed"}}}
 }
 
-func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
+// Runs started before versionPollKeepsJob keep their loop: a failed status stops the step
+// without trying the next candidate (vendor_failures_test.go has the current rules).
+func TestLegacyAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
 	polls := 0
 	f := &fakeActs{usable: []string{"a", "b"},
 		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
@@ -187,7 +189,7 @@ func TestAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
 			}
 			return &pipeline.PollResult{Status: "failed"}, nil
 		}}
-	_, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, nil)
+	_, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, legacyPollLoop)
 	if err == nil || f.task.ErrorReason != `Step "gen" failed: vendor reported status "failed"` {
 		t.Fatalf("err %v task %+v", err, f.task)
 	}

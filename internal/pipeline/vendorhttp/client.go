@@ -1,6 +1,8 @@
 // Package vendorhttp is the pipelines' HTTP client for vendor APIs, SCF functions and provider
 // health URLs. It sends one JSON request per call, records every call for the health check and
-// turns a vendor's answer into the activity errors PipelineWorkflow decides on.
+// turns a vendor's answer into the activity errors PipelineWorkflow decides on: one error type
+// per class of failure (pipeline.ClassifyStatus; README "Vendor failures"), with the vendor's
+// Retry-After as Temporal's next retry delay.
 package vendorhttp
 
 import (
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -37,6 +40,9 @@ type Client struct {
 	Calls   CallRecorder
 	Metrics *pipelineprom.Metrics
 	Log     *slog.Logger
+	// RetryAfterMax caps the Retry-After a vendor may ask for (PIPELINE_RETRY_AFTER_MAX); zero
+	// means DefaultRetryAfterMax.
+	RetryAfterMax time.Duration
 }
 
 // Post sends body as JSON to target on p's behalf (its auth header, idemKey as Idempotency-Key)
@@ -50,25 +56,31 @@ func (c *Client) Get(ctx context.Context, p *pipeline.Provider, target string) (
 	return c.do(ctx, p, http.MethodGet, target, nil, "")
 }
 
-// Probe reports whether a GET of healthURL answers 2xx within probeTimeout.
-func (c *Client) Probe(ctx context.Context, healthURL string) bool {
+// Probe GETs healthURL within probeTimeout. A 429 or 503 answer's Retry-After is reported
+// (capped by RetryAfterMax) so the health side can leave the provider alone that long.
+func (c *Client) Probe(ctx context.Context, healthURL string) pipeline.ProbeResult {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
 	if err != nil {
-		return false
+		return pipeline.ProbeResult{}
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return false
+		return pipeline.ProbeResult{}
 	}
 	_ = resp.Body.Close()
-	return resp.StatusCode/100 == 2
+	res := pipeline.ProbeResult{OK: resp.StatusCode/100 == 2, StatusCode: resp.StatusCode}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			res.RetryAfter = min(d, c.retryAfterMax())
+		}
+	}
+	return res
 }
 
-// do sends one JSON request to a provider, records the call for the health check, and classifies
-// failures: transport errors, 5xx, 408 and 429 are retryable; other 4xx are the vendor refusing
-// the request (non-retryable for this provider).
+// do sends one JSON request to a provider, records the call for the health check, and returns
+// a failure as the activity error of its class (vendorError).
 func (c *Client) do(ctx context.Context, p *pipeline.Provider, method, target string, body any, idemKey string) (any, error) {
 	var rd io.Reader
 	if body != nil {
@@ -93,48 +105,108 @@ func (c *Client) do(ctx context.Context, p *pipeline.Provider, method, target st
 		req.Header.Set(p.AuthHeader, p.AuthValue)
 	}
 	start := time.Now()
-	doc, err := c.send(req, p.Ref)
-	c.observe(p.Ref, start, err == nil)
-	return doc, err
+	doc, f := c.send(req, p.Ref)
+	c.observe(p.Ref, start, f)
+	if f != nil {
+		return nil, c.vendorError(ctx, f)
+	}
+	return doc, nil
 }
 
-// send performs the request and decodes a 2xx JSON answer.
-func (c *Client) send(req *http.Request, ref string) (any, error) {
+// failure is a failed vendor call before it becomes an activity error.
+type failure struct {
+	class pipeline.ErrorClass
+	msg   string
+	// retryAfter is the answer's Retry-After, when it had a valid one (hasRetryAfter).
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
+
+// send performs the request and decodes a 2xx JSON answer. Network errors (connection refused or
+// reset, timeouts) are transient; a non-2xx answer is classified by its status; an unreadable
+// 2xx is ambiguous (the vendor may have acted on the request).
+func (c *Client) send(req *http.Request, ref string) (any, *failure) {
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
+		return nil, &failure{class: pipeline.ClassTransient, msg: fmt.Sprintf("%s %s: %v", req.Method, req.URL, err)}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return nil, fmt.Errorf("read response of %s: %w", req.URL, err)
+		return nil, &failure{class: pipeline.ClassTransient, msg: fmt.Sprintf("read response of %s: %v", req.URL, err)}
 	}
 	if resp.StatusCode/100 != 2 {
-		msg := fmt.Sprintf("%s answered %d: %s", ref, resp.StatusCode, snippet(raw))
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
-			return nil, temporal.NewApplicationError(msg, "VendorUnavailable")
+		f := &failure{class: pipeline.ClassifyStatus(resp.StatusCode)}
+		f.retryAfter, f.hasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		f.msg = fmt.Sprintf("%s answered %d", ref, resp.StatusCode)
+		if f.hasRetryAfter {
+			f.msg += fmt.Sprintf(" (Retry-After %s)", resp.Header.Get("Retry-After"))
 		}
-		return nil, temporal.NewNonRetryableApplicationError(msg, pipeline.ErrTypeVendorRejected, nil)
+		if s := snippet(raw); s != "" {
+			f.msg += ": " + s
+		}
+		return nil, f
 	}
 	var doc any
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return doc, nil // e.g. a 202 or 204 from an SCF invocation
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, temporal.NewApplicationError(fmt.Sprintf("%s answered non-JSON: %s", ref, snippet(raw)), "VendorBadResponse")
+		return nil, &failure{class: pipeline.ClassAmbiguous, msg: fmt.Sprintf("%s answered non-JSON: %s", ref, snippet(raw))}
 	}
 	return doc, nil
 }
 
-// observe counts a call in the metrics and in provider_calls (for the health check). A failed
-// write must not fail the step, so it is only logged; it runs detached from the activity context
-// so a cancelled call is still counted.
-func (c *Client) observe(ref string, start time.Time, ok bool) {
+// vendorError is the activity error of f: typed by its class (pipeline.ErrorClass.ErrType),
+// non-retryable unless the class is retried, and with the vendor's Retry-After as the next retry
+// delay. That delay is capped by RetryAfterMax; when it reaches past the activity's
+// schedule-to-close deadline (the step's remaining time, as the workflow sets it) no attempt can
+// honour it, so the error is non-retryable and the workflow moves on at once.
+func (c *Client) vendorError(ctx context.Context, f *failure) error {
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !f.class.Retryable()}
+	if f.hasRetryAfter && f.class.Retryable() {
+		delay := max(min(f.retryAfter, c.retryAfterMax()), minRetryDelay)
+		if left, ok := remaining(ctx); ok && delay >= left {
+			opts.NonRetryable = true
+			f.msg += fmt.Sprintf("; the step has %s left, less than the wait asked for", left.Round(time.Second))
+		} else {
+			opts.NextRetryDelay = delay
+		}
+	}
+	return temporal.NewApplicationErrorWithOptions(f.msg, f.class.ErrType(), opts)
+}
+
+// remaining is how long the activity behind ctx may still be retried: its schedule-to-close
+// deadline minus now. ok is false outside an activity or without that timeout.
+func remaining(ctx context.Context) (time.Duration, bool) {
+	if !activity.IsActivity(ctx) {
+		return 0, false
+	}
+	info := activity.GetInfo(ctx)
+	if info.ScheduleToCloseTimeout <= 0 {
+		return 0, false
+	}
+	return time.Until(info.ScheduledTime.Add(info.ScheduleToCloseTimeout)), true
+}
+
+func (c *Client) retryAfterMax() time.Duration {
+	if c.RetryAfterMax > 0 {
+		return c.RetryAfterMax
+	}
+	return DefaultRetryAfterMax
+}
+
+// observe counts a call in the metrics (a failure of any class is an "error") and in
+// provider_calls for the health check, where a hard failure counts as a good call: the vendor
+// answered, the request was wrong. A failed write must not fail the step, so it is only logged;
+// it runs detached from the activity context so a cancelled call is still counted.
+func (c *Client) observe(ref string, start time.Time, f *failure) {
 	elapsed := time.Since(start)
-	c.Metrics.VendorCall(ref, ok, elapsed)
+	c.Metrics.VendorCall(ref, f == nil, elapsed)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := c.Calls.RecordCall(ctx, pipeline.ProviderCall{ProviderRef: ref, At: start.UTC(), OK: ok, DurationMS: elapsed.Milliseconds()})
+	up := f == nil || f.class == pipeline.ClassHard
+	err := c.Calls.RecordCall(ctx, pipeline.ProviderCall{ProviderRef: ref, At: start.UTC(), OK: up, DurationMS: elapsed.Milliseconds()})
 	if err != nil && c.Log != nil {
 		c.Log.Warn("record provider call", "provider", ref, "err", err)
 	}
