@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -30,77 +29,79 @@ const (
 	contendedHold = time.Second
 	// breakerWriteTimeout bounds recording an outcome, which runs even when the activity was cancelled.
 	breakerWriteTimeout = 5 * time.Second
+	// statusTooManyRequests is HTTP 429 (not net/http's constant: the workflows link this package
+	// for the activity names, and must not reach a network package).
+	statusTooManyRequests = 429
 )
 
 // guardedPost is Vendors.Post behind the provider's circuit breaker.
 func (a *Activities) guardedPost(ctx context.Context, p *pipeline.Provider, url string, body any, idemKey string) (any, error) {
-	probeID, err := a.admit(ctx, p.Ref)
+	if a.Breaker.Threshold <= 0 {
+		return a.Vendors.Post(ctx, p, url, body, idemKey)
+	}
+	h, probeID, err := a.admit(ctx, p.Ref)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := a.Vendors.Post(ctx, p, url, body, idemKey)
-	return resp, a.recordOutcome(ctx, p.Ref, probeID, err)
+	return resp, a.recordOutcome(ctx, p.Ref, h, probeID, err)
 }
 
-// admit lets a call out, or refuses it with an ErrTypeCircuitOpen error. It returns the call's
-// probe claim when the call is the half-open probe. A refusal is never decided on a cached view:
-// the document is read again first.
-func (a *Activities) admit(ctx context.Context, ref string) (probeID string, err error) {
-	if a.Breaker.Threshold <= 0 {
-		return "", nil
-	}
+// admit lets a call out, or refuses it with an ErrTypeCircuitOpen error. It returns the view of
+// the provider's health it decided on (nil: the provider has no health document, so no breaker)
+// and the call's probe claim when the call is the half-open probe. A refusal is never decided on a
+// cached view: the document is read again first.
+func (a *Activities) admit(ctx context.Context, ref string) (h *pipeline.Health, probeID string, err error) {
 	h, fresh, err := a.healths.get(ctx, ref, a.loadHealth)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	for range swapAttempts {
 		if h == nil {
-			return "", nil // no health document, no breaker (the provider choice skips it anyway)
+			return nil, "", nil // the provider choice skips a provider without health anyway
 		}
 		now := time.Now().UTC()
 		adm, until := a.Breaker.Admit(*h, now)
 		if adm != pipeline.AdmitCall && !fresh {
 			if h, err = a.reloadHealth(ctx, ref); err != nil {
-				return "", err
+				return nil, "", err
 			}
 			fresh = true
 			continue
 		}
 		switch adm {
 		case pipeline.AdmitCall:
-			return "", nil
+			return h, "", nil
 		case pipeline.AdmitHold:
-			return "", circuitOpenError(h.Circuit, until, nil)
+			return nil, "", circuitOpenError(h.Circuit, until, nil)
 		}
 		id := newProbeID()
 		c, won, err := a.Store.SwapCircuit(ctx, ref, h.Circuit.Version, a.Breaker.Claim(h.Circuit, now, id, probeLease(ctx, now)))
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		if won {
-			a.remember(ref, *h, c)
-			return id, nil
+			claimed := a.remember(ref, *h, c)
+			return &claimed, id, nil
 		}
 		if h, err = a.reloadHealth(ctx, ref); err != nil {
-			return "", err
+			return nil, "", err
 		}
 	}
-	return "", circuitOpenError(h.Circuit, time.Now().UTC().Add(contendedHold), nil)
+	return nil, "", circuitOpenError(h.Circuit, time.Now().UTC().Add(contendedHold), nil)
 }
 
-// recordOutcome applies the call's outcome to the breaker and returns the error the activity
-// ends with: the call's own, or, when the breaker now holds the provider (this failure opened it,
-// or another worker's did), an ErrTypeCircuitOpen error wrapping it, so the same call is not
-// retried into an open breaker. A failed write is logged, never the call's failure: a vendor
-// call that succeeded must not be sent again because the bookkeeping blinked.
-func (a *Activities) recordOutcome(ctx context.Context, ref, probeID string, callErr error) error {
-	if a.Breaker.Threshold <= 0 {
-		return callErr
-	}
+// recordOutcome applies the call's outcome to the breaker, starting from h, the view admit decided
+// on (so a long call does not read the document again when nothing changes). It returns the error
+// the activity ends with: the call's own, or, when the breaker now holds the provider (this
+// failure opened it, or another worker's did), an ErrTypeCircuitOpen error wrapping it, so the
+// same call is not retried into an open breaker. A failed write is logged, never the call's
+// failure: a vendor call that succeeded must not be sent again because the bookkeeping blinked.
+func (a *Activities) recordOutcome(ctx context.Context, ref string, h *pipeline.Health, probeID string, callErr error) error {
 	outcome, failure := classifyCall(callErr)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), breakerWriteTimeout)
 	defer cancel()
-	h, _, err := a.healths.get(ctx, ref, a.loadHealth)
+	var err error
 	for range swapAttempts {
 		if err != nil || h == nil {
 			break
@@ -207,7 +208,7 @@ func classifyCall(err error) (callOutcome, pipeline.CallFailure) {
 		if code != 0 && pipeline.ClassifyStatus(code) == pipeline.ClassHard {
 			return outcomeAnswered, pipeline.CallFailure{}
 		}
-		failed.RateLimited, failed.RetryAfter = code == http.StatusTooManyRequests, va.RetryAfter()
+		failed.RateLimited, failed.RetryAfter = code == statusTooManyRequests, va.RetryAfter()
 		return outcomeFailed, failed
 	}
 	var ae *temporal.ApplicationError

@@ -63,15 +63,19 @@ func circuitOf(t *testing.T, ctx context.Context, a *Activities, ref string) pip
 	return hs[ref].Circuit
 }
 
-// 24 workers fail at once against a closed breaker: it opens exactly once (the guarded write lets
-// one of them open it), and every worker that saw it open refuses to retry into it.
+// 24 workers call at once and fail against a closed breaker: it opens exactly once (the guarded
+// write lets one of them open it), and the calls that saw it open come back as circuit-open (not
+// to be retried into it).
 func TestBreakerConcurrentFailuresOpenItOnce(t *testing.T) {
 	ws, counter, ctx, ref := workers(t, 24)
 	var held atomic.Int32
 	var wg sync.WaitGroup
 	for _, a := range ws {
 		wg.Go(func() {
-			err := a.recordOutcome(ctx, ref, "", temporal.NewApplicationError(ref+" answered 503", "VendorUnavailable"))
+			h, _, err := a.admit(ctx, ref)
+			if err == nil {
+				err = a.recordOutcome(ctx, ref, h, "", temporal.NewApplicationError(ref+" answered 503", "VendorUnavailable"))
+			}
 			if isCircuitOpen(err) {
 				held.Add(1)
 			}
@@ -89,7 +93,7 @@ func TestBreakerConcurrentFailuresOpenItOnce(t *testing.T) {
 		t.Fatal("no failing call came back as circuit-open")
 	}
 	// While open, a new call is refused without reaching the vendor (127.0.0.1:1 would fail anyway).
-	if _, err := ws[5].admit(ctx, ref); !isCircuitOpen(err) {
+	if _, _, err := ws[5].admit(ctx, ref); !isCircuitOpen(err) {
 		t.Fatalf("admit while open: %v", err)
 	}
 }
@@ -104,15 +108,17 @@ func TestBreakerOneHalfOpenProbeAcrossWorkers(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var probes []string
+	var winner *Activities
+	var view *pipeline.Health
 	var held atomic.Int32
 	var wg sync.WaitGroup
 	for _, a := range ws {
 		wg.Go(func() {
-			id, err := a.admit(ctx, ref)
+			h, id, err := a.admit(ctx, ref)
 			switch {
 			case err == nil && id != "":
 				mu.Lock()
-				probes = append(probes, id)
+				probes, winner, view = append(probes, id), a, h
 				mu.Unlock()
 			case isCircuitOpen(err):
 				held.Add(1)
@@ -128,20 +134,14 @@ func TestBreakerOneHalfOpenProbeAcrossWorkers(t *testing.T) {
 	if c := circuitOf(t, ctx, ws[0], ref); c.Current() != pipeline.CircuitHalfOpen || c.ProbeID != probes[0] {
 		t.Fatalf("after the claim: %+v", c)
 	}
-	var winner *Activities
-	for _, a := range ws {
-		if h, _, _ := a.healths.get(ctx, ref, a.loadHealth); h != nil && h.Circuit.ProbeID == probes[0] {
-			winner = a
-		}
-	}
-	if err := winner.recordOutcome(ctx, ref, probes[0], nil); err != nil {
+	if err := winner.recordOutcome(ctx, ref, view, probes[0], nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := circuitOf(t, ctx, ws[0], ref); c.Current() != pipeline.CircuitClosed || c.ConsecutiveFailures != 0 {
 		t.Fatalf("after the probe's success: %+v", c)
 	}
 	// Another worker's cached view still says half-open: it reads again instead of refusing.
-	if id, err := ws[3].admit(ctx, ref); err != nil || id != "" {
+	if _, id, err := ws[3].admit(ctx, ref); err != nil || id != "" {
 		t.Fatalf("admit after close on a stale cache: %q %v", id, err)
 	}
 }

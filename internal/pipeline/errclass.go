@@ -1,7 +1,5 @@
 package pipeline
 
-import "net/http"
-
 // ErrorClass is what a vendor failure means, and so what it does to the step, to the candidate
 // list and to the provider's health (README "Vendor failures" has the table).
 type ErrorClass string
@@ -30,8 +28,9 @@ const (
 // ClassifyStatus is the class of a non-2xx HTTP answer.
 func ClassifyStatus(code int) ErrorClass {
 	switch {
-	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout,
-		code == http.StatusBadGateway, code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
+	// 429, 408, 502, 503, 504 as numbers: the workflows link this package and must not reach
+	// net/http (tests/arch).
+	case code == 429, code == 408, code == 502, code == 503, code == 504:
 		return ClassTransient
 	case code >= 400 && code < 500:
 		return ClassHard
