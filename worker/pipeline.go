@@ -10,6 +10,7 @@ import (
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/pipeline/vendorhttp"
@@ -35,7 +36,9 @@ func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger
 		Env:          pipelineact.AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),
 		HealthWindow: cfg.Pipeline.HealthWindow,
-		Log:          log,
-		Metrics:      metrics,
+		Breaker: pipeline.BreakerPolicy{Threshold: cfg.Pipeline.BreakerThreshold, Cooldown: cfg.Pipeline.BreakerCooldown,
+			CooldownMax: cfg.Pipeline.BreakerCooldownMax, RateLimitWindow: cfg.Pipeline.BreakerRateLimitWindow},
+		Log:     log,
+		Metrics: metrics,
 	}
 }

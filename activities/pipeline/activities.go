@@ -28,10 +28,14 @@ type Activities struct {
 	BackendURL string
 	// HealthWindow is how far back recent calls count for error_rate and avg_response_time.
 	HealthWindow time.Duration
-	Log          *slog.Logger
-	Metrics      Metrics
+	// Breaker is the circuit breaker's policy (breaker.go); a zero Threshold turns it off.
+	Breaker pipeline.BreakerPolicy
+	Log     *slog.Logger
+	Metrics Metrics
 
-	providers providerCache
+	providers providerCache[*pipeline.Provider]
+	// healths caches provider_health documents (nil: none) for the circuit breaker (breaker.go).
+	healths providerCache[*pipeline.Health]
 }
 
 // AllowedEnv reads the allow-listed variables that are set.
@@ -86,28 +90,45 @@ func (a *Activities) PipelineRefundQuota(ctx context.Context, req pipeline.Refun
 }
 
 // PipelineChooseProviders orders a step's candidates by health: `up` ones in the schema's order,
-// then `degraded` ones; `down` and unknown ones are skipped. Read-only.
+// then `degraded` ones; `down` and unknown ones are skipped, and so are those their circuit
+// breaker holds (unless pinned). When that leaves none, WaitUntil says when the earliest held one
+// may be tried again. Read-only; the documents it reads refresh the worker's breaker cache.
 func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
 	health, err := a.Store.GetHealth(ctx, req.Candidates)
 	if err != nil {
 		return nil, err
 	}
+	now := time.Now().UTC()
 	res := &pipeline.ChooseResult{}
 	var degraded []string
+	var wait time.Time
 	for _, ref := range req.Candidates {
 		h, ok := health[ref]
+		if ok {
+			a.healths.put(ref, &h)
+			a.Metrics.CircuitState(ref, h.Circuit.Current())
+		}
+		adm, until := a.Breaker.Admit(h, now)
 		switch {
 		case !ok:
 			res.Skipped = append(res.Skipped, ref+" (unknown)")
+		case h.Status != pipeline.HealthUp && h.Status != pipeline.HealthDegraded:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (%s)", ref, h.Status))
+		case adm == pipeline.AdmitHold:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (circuit %s until %s)", ref, h.Circuit.Current(), until.Format(time.RFC3339)))
+			if wait.IsZero() || until.Before(wait) {
+				wait = until
+			}
 		case h.Status == pipeline.HealthUp:
 			res.Usable = append(res.Usable, ref)
-		case h.Status == pipeline.HealthDegraded:
-			degraded = append(degraded, ref)
 		default:
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (%s)", ref, h.Status))
+			degraded = append(degraded, ref)
 		}
 	}
 	res.Usable = append(res.Usable, degraded...)
+	if len(res.Usable) == 0 {
+		res.WaitUntil = wait
+	}
 	return res, nil
 }
 
@@ -125,7 +146,7 @@ func (a *Activities) renderInput(req pipeline.CallRequest) (map[string]any, erro
 }
 
 func (a *Activities) provider(ctx context.Context, ref string) (*pipeline.Provider, error) {
-	p, err := a.providers.get(ctx, ref, a.Store.GetProvider)
+	p, _, err := a.providers.get(ctx, ref, a.Store.GetProvider)
 	if isNotFound(err) {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("provider %q is not registered", ref), pipeline.ErrTypeConfig, nil)
 	}

@@ -34,6 +34,7 @@ type Store interface {
 	GetFunction(ctx context.Context, name string) (*pipeline.Function, error)
 	GetHealth(ctx context.Context, refs []string) (map[string]pipeline.Health, error)
 	SaveHealth(ctx context.Context, h pipeline.Health) error
+	SwapCircuit(ctx context.Context, ref string, prev int64, next pipeline.Circuit) (pipeline.Circuit, bool, error)
 	RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (pipeline.CallStats, error)
 	PruneCalls(ctx context.Context, before time.Time) error
 }
@@ -56,4 +57,6 @@ type Vendors interface {
 type Metrics interface {
 	TaskFinished(status string)
 	QuotaRefunded()
+	// CircuitState exports a provider's circuit breaker state as this worker last saw it.
+	CircuitState(provider, state string)
 }

@@ -25,7 +25,8 @@ const (
 )
 
 // PipelineCheckProviderHealth probes every provider's health_url, aggregates its recent calls and
-// updates provider_health. Idempotent in effect: it writes the current measurement; a pinned
+// updates provider_health (and refreshes the circuit breaker gauge of each provider, which the
+// calls themselves drive). Idempotent in effect: it writes the current measurement; a pinned
 // (hand-set) status is never overwritten.
 func (a *Activities) PipelineCheckProviderHealth(ctx context.Context) (*pipeline.HealthReport, error) {
 	providers, err := a.Store.ListProviders(ctx)
@@ -54,6 +55,7 @@ func (a *Activities) PipelineCheckProviderHealth(ctx context.Context) (*pipeline
 		}
 		h := current[p.Ref]
 		h.ProviderRef = p.Ref
+		a.Metrics.CircuitState(p.Ref, h.Circuit.Current())
 		if h.Status == "" {
 			h.Status = pipeline.HealthUp
 		}

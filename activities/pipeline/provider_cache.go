@@ -4,44 +4,48 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// providerCacheTTL is how long a worker reuses a provider document (base URL, auth header) before
-// reading it again: every vendor call needs it, and it changes only when an operator PUTs the
-// provider, which then reaches every worker within this time.
+// providerCacheTTL is how long a worker reuses a provider's documents before reading them again:
+// the providers document (base URL, auth header), which every vendor call needs and which changes
+// only when an operator PUTs the provider, and its provider_health document, whose circuit breaker
+// every call that starts work consults. A change reaches every worker within this time; the
+// breaker never holds a call back on a cached view alone (breaker.go reads it again first).
 const providerCacheTTL = 5 * time.Second
 
-// providerCache keeps recently read providers; the zero value is ready to use. It is a cache of
-// configuration, not state: a worker that has none reads Mongo.
-type providerCache struct {
+// providerCache keeps recently read documents by provider ref; the zero value is ready to use. It
+// is a cache, not state: a worker that has none reads Mongo.
+type providerCache[V any] struct {
 	mu      sync.Mutex
-	entries map[string]cachedProvider
+	entries map[string]cached[V]
 }
 
-type cachedProvider struct {
-	p  *pipeline.Provider
+type cached[V any] struct {
+	v  V
 	at time.Time
 }
 
-// get returns the provider, from the cache while it is fresh.
-func (c *providerCache) get(ctx context.Context, ref string, load func(context.Context, string) (*pipeline.Provider, error)) (*pipeline.Provider, error) {
+// get returns the value, from the cache while it is fresh; fresh says it was just loaded.
+func (c *providerCache[V]) get(ctx context.Context, ref string, load func(context.Context, string) (V, error)) (v V, fresh bool, err error) {
 	c.mu.Lock()
 	e, ok := c.entries[ref]
 	c.mu.Unlock()
 	if ok && time.Since(e.at) < providerCacheTTL {
-		return e.p, nil
+		return e.v, false, nil
 	}
-	p, err := load(ctx, ref)
-	if err != nil {
-		return nil, err
+	if v, err = load(ctx, ref); err != nil {
+		return v, false, err
 	}
+	c.put(ref, v)
+	return v, true, nil
+}
+
+// put stores a value just read or written.
+func (c *providerCache[V]) put(ref string, v V) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = map[string]cachedProvider{}
+		c.entries = map[string]cached[V]{}
 	}
-	c.entries[ref] = cachedProvider{p: p, at: time.Now()}
-	c.mu.Unlock()
-	return p, nil
+	c.entries[ref] = cached[V]{v: v, at: time.Now()}
 }

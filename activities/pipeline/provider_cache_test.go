@@ -10,7 +10,7 @@ import (
 
 // A fresh entry is served from memory; concurrent callers are safe (run with -race).
 func TestProviderCacheReusesFreshEntries(t *testing.T) {
-	var c providerCache
+	var c providerCache[*pipeline.Provider]
 	var loads atomic.Int32
 	load := func(_ context.Context, ref string) (*pipeline.Provider, error) {
 		loads.Add(1)
@@ -21,7 +21,7 @@ func TestProviderCacheReusesFreshEntries(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 10 {
-				if p, err := c.get(context.Background(), "a", load); err != nil || p.Ref != "a" {
+				if p, _, err := c.get(context.Background(), "a", load); err != nil || p.Ref != "a" {
 					t.Errorf("get: %+v %v", p, err)
 				}
 			}

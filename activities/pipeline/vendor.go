@@ -27,7 +27,7 @@ func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequ
 }
 
 // postStep renders a step's input, marks the step processing, POSTs the input to the provider's
-// endpoint and maps the answer through output_mapping. It returns the provider that served.
+// endpoint (behind its circuit breaker) and maps the answer through output_mapping. It returns the provider that served.
 func (a *Activities) postStep(ctx context.Context, req pipeline.CallRequest) (ref string, input, out map[string]any, err error) {
 	p, err := a.provider(ctx, req.ProviderRef)
 	if err != nil {
@@ -39,7 +39,7 @@ func (a *Activities) postStep(ctx context.Context, req pipeline.CallRequest) (re
 	if err := a.Store.StartStep(ctx, req.TaskID, req.StepIndex, p.Ref, input); err != nil {
 		return "", nil, nil, err
 	}
-	resp, err := a.Vendors.Post(ctx, p, p.BaseURL+req.Step.Endpoint, input, idempotencyKey(req))
+	resp, err := a.guardedPost(ctx, p, p.BaseURL+req.Step.Endpoint, input, idempotencyKey(req))
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -51,6 +51,7 @@ func (h *handlers) routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	v1.PUT("/providers/:ref", h.putProvider, admin)
 	v1.GET("/providers", h.listProviders, read)
 	v1.GET("/providers/:ref", h.getProvider, read)
+	v1.GET("/providers/:ref/health", h.getHealth, read)
 	v1.PUT("/providers/:ref/health", h.putHealth, admin)
 
 	v1.PUT("/functions/:name", h.putFunction, admin)

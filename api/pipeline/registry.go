@@ -111,6 +111,20 @@ func (h *handlers) listProviders(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"providers": out})
 }
 
+// getHealth is one provider's provider_health row: status, measurements, pin and circuit breaker.
+func (h *handlers) getHealth(c echo.Context) error {
+	ref := c.Param("ref")
+	hs, err := h.store.GetHealth(c.Request().Context(), []string{ref})
+	if err != nil {
+		return httpx.FromStore(err)
+	}
+	hh, ok := hs[ref]
+	if !ok {
+		return httpx.NotFound("provider " + ref)
+	}
+	return c.JSON(http.StatusOK, hh)
+}
+
 func (h *handlers) putHealth(c echo.Context) error {
 	var req healthRequest
 	if err := httpx.Bind(c, &req); err != nil {

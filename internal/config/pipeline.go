@@ -31,6 +31,16 @@ type Pipeline struct {
 	// RetryAfterMax caps how long a vendor's Retry-After may delay the next attempt of a call or
 	// poll (the step's remaining time caps it too), so one answer cannot park a step for hours.
 	RetryAfterMax time.Duration `env:"PIPELINE_RETRY_AFTER_MAX" envDefault:"5m"`
+	// BreakerThreshold consecutive transient failures of a provider open its circuit breaker; 0
+	// turns the breaker off.
+	BreakerThreshold int `env:"PIPELINE_BREAKER_THRESHOLD" envDefault:"5"`
+	// BreakerCooldown is how long an open breaker holds a provider the first time; each failed
+	// half-open probe doubles it, up to BreakerCooldownMax (never shorter than a Retry-After).
+	BreakerCooldown    time.Duration `env:"PIPELINE_BREAKER_COOLDOWN" envDefault:"30s"`
+	BreakerCooldownMax time.Duration `env:"PIPELINE_BREAKER_COOLDOWN_MAX" envDefault:"10m"`
+	// BreakerRateLimitWindow is how long a provider must keep answering 429 (and nothing else)
+	// before those answers open its breaker.
+	BreakerRateLimitWindow time.Duration `env:"PIPELINE_BREAKER_RATE_LIMIT_WINDOW" envDefault:"1m"`
 	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
 	// them and sets it when empty; set it to reuse an already running `go run ./starter/dev pipeline fakes`.
 	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
@@ -56,6 +66,18 @@ func (c *Pipeline) validate() error {
 	}
 	if c.RetryAfterMax < time.Second {
 		errs = append(errs, fmt.Errorf("PIPELINE_RETRY_AFTER_MAX: %s must be at least 1s", c.RetryAfterMax))
+	}
+	if c.BreakerThreshold < 0 {
+		errs = append(errs, fmt.Errorf("PIPELINE_BREAKER_THRESHOLD: %d must be 0 (off) or more", c.BreakerThreshold))
+	}
+	if c.BreakerCooldown < time.Second {
+		errs = append(errs, fmt.Errorf("PIPELINE_BREAKER_COOLDOWN: %s must be at least 1s", c.BreakerCooldown))
+	}
+	if c.BreakerCooldownMax < c.BreakerCooldown {
+		errs = append(errs, fmt.Errorf("PIPELINE_BREAKER_COOLDOWN_MAX: %s must be at least PIPELINE_BREAKER_COOLDOWN (%s)", c.BreakerCooldownMax, c.BreakerCooldown))
+	}
+	if c.BreakerRateLimitWindow < 0 {
+		errs = append(errs, fmt.Errorf("PIPELINE_BREAKER_RATE_LIMIT_WINDOW: %s must not be negative", c.BreakerRateLimitWindow))
 	}
 	for _, name := range c.EnvAllowlist {
 		if name == "INTERNAL_CALLBACK_SECRET" {

@@ -3,6 +3,8 @@ package pipeline
 // The contract between workflows/pipeline and activities/pipeline: the activities'
 // request/response types and the error types the workflow decides on.
 
+import "time"
+
 // Error types of non-retryable activity failures; the workflow decides on them.
 const (
 	// ErrTypeRender: the step's input cannot be rendered (missing input field, env not allowed).
@@ -72,6 +74,9 @@ type ChooseRequest struct {
 type ChooseResult struct {
 	Usable  []string
 	Skipped []string // "ref (status)"
+	// WaitUntil, set when no candidate is usable but some are only held by their circuit
+	// breaker, is when the earliest of them may be tried again.
+	WaitUntil time.Time `json:",omitzero"`
 }
 
 // CallRequest is one attempt of a step against one provider (or the step's SCF function).

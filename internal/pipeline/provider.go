@@ -31,7 +31,8 @@ type Function struct {
 }
 
 // Health is one provider_health document. Pinned means an operator set the status by hand and
-// the periodic check leaves the status alone until it is released.
+// the periodic check leaves the status alone until it is released; a pin also overrides the
+// circuit breaker (Circuit), which the calls themselves drive.
 type Health struct {
 	ProviderRef          string    `bson:"_id" json:"provider_ref"`
 	Status               string    `bson:"status" json:"status"`
@@ -42,6 +43,7 @@ type Health struct {
 	ConsecutiveFailures  int       `bson:"consecutive_failures" json:"consecutive_failures"`
 	ConsecutiveSuccesses int       `bson:"consecutive_successes" json:"consecutive_successes"`
 	UpdatedAt            time.Time `bson:"updated_at" json:"updated_at"`
+	Circuit              Circuit   `bson:"circuit,omitempty" json:"circuit"`
 }
 
 // ProviderCall is one recorded vendor call; the health check derives error_rate and

@@ -21,6 +21,8 @@ const (
 	maxPollCallTimeout = time.Minute
 	// invokeTimeout bounds the request that starts an SCF function (it only enqueues work).
 	invokeTimeout = 30 * time.Second
+	// minCooldownWait is the shortest wait for a provider's circuit breaker.
+	minCooldownWait = time.Second
 )
 
 // versionPollKeepsJob: from this version on a submitted async job is never abandoned while it may
@@ -34,39 +36,113 @@ const versionPollKeepsJob = "pipeline-poll-keeps-job"
 // provider"; any other error lets the next healthy candidate try.
 type providerCall func(ctx workflow.Context, i int, provider string) (map[string]any, error)
 
+// breakerChange versions the circuit breaker's path: when every candidate is held by its breaker
+// (none usable, or each call refused as ErrTypeCircuitOpen), the step waits for the earliest
+// cooldown to end, within its timeout_seconds, and chooses again. Asked lazily, at that point, so
+// runs that never meet an open breaker record no marker.
+const breakerChange = "pipeline-circuit-breaker"
+
 // runWithFallback picks the step's healthy providers and tries them in order.
 func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (string, map[string]any, error) {
 	st := r.schema.Steps[i]
+	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	var choice pipeline.ChooseResult
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
-		pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
-		return "", nil, err
+	for {
+		var choice pipeline.ChooseResult
+		if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
+			pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
+			return "", nil, err
+		}
+		if len(choice.Usable) == 0 {
+			again, err := r.awaitCooldown(ctx, choice.WaitUntil, deadline)
+			if err != nil {
+				return "", nil, err
+			}
+			if !again {
+				return "", nil, &stepFailure{index: i, msg: "all providers unavailable: " + strings.Join(choice.Skipped, ", ")}
+			}
+			continue
+		}
+		provider, out, held, err := r.tryProviders(ctx, i, call, choice.Usable)
+		if err == nil || held.IsZero() {
+			return provider, out, err
+		}
+		again, werr := r.awaitCooldown(ctx, held, deadline)
+		if werr != nil {
+			return "", nil, werr
+		}
+		if !again {
+			return "", nil, err
+		}
 	}
-	if len(choice.Usable) == 0 {
-		return "", nil, &stepFailure{index: i, msg: "all providers unavailable: " + strings.Join(choice.Skipped, ", ")}
-	}
+}
+
+// tryProviders tries the usable providers in order. When none served and each one tried was held
+// by its circuit breaker (breakerChange), held is when the earliest may be tried again.
+func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usable []string) (string, map[string]any, time.Time, error) {
 	var tried []string
-	for _, provider := range choice.Usable {
+	var held time.Time
+	failed := false
+	for _, provider := range usable {
 		out, err := call(ctx, i, provider)
 		if err == nil {
-			return provider, out, nil
+			return provider, out, time.Time{}, nil
 		}
 		var sf *stepFailure
 		if errors.As(err, &sf) {
-			return "", nil, sf
+			return "", nil, time.Time{}, sf
 		}
 		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
+			return "", nil, time.Time{}, ctx.Err()
 		}
 		if isType(err, pipeline.ErrTypeRender) {
-			return "", nil, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
+			return "", nil, time.Time{}, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
 		}
-		r.log.Warn("provider failed, trying the next one", "step", i, "provider", provider, "err", err)
+		if until, ok := circuitHeld(err); ok && workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) == 1 {
+			r.log.Info("provider held by its circuit breaker", "step", i, "provider", provider, "until", until)
+			if held.IsZero() || until.Before(held) {
+				held = until
+			}
+		} else {
+			r.log.Warn("provider failed, trying the next one", "step", i, "provider", provider, "err", err)
+			failed = true
+		}
 		tried = append(tried, fmt.Sprintf("%s: %s", provider, rootMessage(err)))
 	}
-	last := choice.Usable[len(choice.Usable)-1]
-	return "", nil, &stepFailure{index: i, provider: last, msg: "every provider failed (" + strings.Join(tried, "; ") + ")"}
+	if failed {
+		held = time.Time{}
+	}
+	last := usable[len(usable)-1]
+	return "", nil, held, &stepFailure{index: i, provider: last, msg: "every provider failed (" + strings.Join(tried, "; ") + ")"}
+}
+
+// awaitCooldown sleeps until a held provider may be tried again (breakerChange), when that is
+// before the step's deadline; again says the step should choose again.
+func (r *run) awaitCooldown(ctx workflow.Context, until, deadline time.Time) (again bool, err error) {
+	if until.IsZero() || until.After(deadline) || workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) != 1 {
+		return false, nil
+	}
+	// At least minCooldownWait, so a clock skew between worker and workflow cannot spin the loop.
+	d := max(until.Sub(workflow.Now(ctx)), minCooldownWait)
+	timer := workflow.NewTimerWithOptions(ctx, d, workflow.TimerOptions{Summary: "circuit breaker cooldown"})
+	if err := timer.Get(ctx, nil); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// circuitHeld reports whether a call was refused (or stopped) by the provider's circuit breaker,
+// and until when.
+func circuitHeld(err error) (time.Time, bool) {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != pipeline.ErrTypeCircuitOpen {
+		return time.Time{}, false
+	}
+	var until time.Time
+	if ae.HasDetails() {
+		_ = ae.Details(&until)
+	}
+	return until, !until.IsZero()
 }
 
 // callOptions turns the step's timeout_seconds and retry into activity options. Transient and

@@ -28,9 +28,11 @@ type fakeActs struct {
 	task     pipeline.FinishTaskRequest
 	refunds  int
 	usable   []string
-	sync     func(req pipeline.CallRequest) (*pipeline.CallResult, error)
-	submit   func(req pipeline.CallRequest) (*pipeline.SubmitResult, error)
-	poll     func(req pipeline.PollRequest) (*pipeline.PollResult, error)
+	// choose, when set, answers the provider choice instead of usable.
+	choose func(req pipeline.ChooseRequest) *pipeline.ChooseResult
+	sync   func(req pipeline.CallRequest) (*pipeline.CallResult, error)
+	submit func(req pipeline.CallRequest) (*pipeline.SubmitResult, error)
+	poll   func(req pipeline.PollRequest) (*pipeline.PollResult, error)
 }
 
 func (f *fakeActs) log(s string) {
@@ -57,6 +59,9 @@ func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 		return &pipeline.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
 	})
 	on(a.PipelineChooseProviders, "pipeline.ChooseProviders", func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
+		if f.choose != nil {
+			return f.choose(r), nil
+		}
 		return &pipeline.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
 	})
 	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {

@@ -126,3 +126,21 @@ func (s *Store) PruneCalls(ctx context.Context, before time.Time) error {
 	}
 	return nil
 }
+
+// SwapCircuit writes a provider's circuit breaker if it is still at version prev (the version its
+// caller read; 0: never written): one updateOne guarded by circuit.version, so of two workers that
+// read the same circuit only one changes it. It returns the written circuit, and false (no error)
+// when another write got there first or the provider has no health document.
+func (s *Store) SwapCircuit(ctx context.Context, ref string, prev int64, next pipeline.Circuit) (pipeline.Circuit, bool, error) {
+	next.Version = prev + 1
+	guard := bson.E{Key: "circuit.version", Value: prev}
+	if prev == 0 {
+		guard = bson.E{Key: "circuit.version", Value: nil} // null matches a missing field
+	}
+	res, err := s.c(CollHealth).UpdateOne(ctx, bson.D{{Key: "_id", Value: ref}, guard},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "circuit", Value: next}}}})
+	if err != nil {
+		return pipeline.Circuit{}, false, fmt.Errorf("swap circuit of provider %s: %w", ref, err)
+	}
+	return next, res.MatchedCount == 1, nil
+}

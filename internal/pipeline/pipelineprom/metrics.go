@@ -1,5 +1,5 @@
 // Package pipelineprom holds the pipelines' Prometheus series (served on the worker's /metrics):
-// vendor calls, finished tasks and quota refunds.
+// vendor calls, finished tasks, quota refunds and the providers' circuit breakers.
 package pipelineprom
 
 import (
@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -16,6 +17,7 @@ type Metrics struct {
 	VendorLatency *prometheus.HistogramVec // provider
 	TasksFinished *prometheus.CounterVec   // status
 	Refunds       prometheus.Counter
+	Circuits      *prometheus.GaugeVec // provider: 0 closed, 1 open, 2 half_open
 }
 
 // New registers (or reuses) the series on reg.
@@ -34,6 +36,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		Refunds: platform.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "taskloom_pipeline_quota_refunds_total", Help: "Quota units returned for failed tasks (each at most once).",
 		})),
+		Circuits: platform.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "taskloom_provider_circuit_state",
+			Help: "A provider's circuit breaker as this worker last saw it: 0 closed, 1 open, 2 half_open.",
+		}, []string{"provider"})),
 	}
 }
 
@@ -49,6 +55,14 @@ func (m *Metrics) VendorCall(provider string, ok bool, elapsed time.Duration) {
 
 // TaskFinished counts a task that reached a final status.
 func (m *Metrics) TaskFinished(status string) { m.TasksFinished.WithLabelValues(status).Inc() }
+
+// circuitValues are the gauge values of the circuit breaker states.
+var circuitValues = map[string]float64{pipeline.CircuitClosed: 0, pipeline.CircuitOpen: 1, pipeline.CircuitHalfOpen: 2}
+
+// CircuitState sets a provider's circuit breaker gauge.
+func (m *Metrics) CircuitState(provider, state string) {
+	m.Circuits.WithLabelValues(provider).Set(circuitValues[state])
+}
 
 // QuotaRefunded counts a quota unit given back.
 func (m *Metrics) QuotaRefunded() { m.Refunds.Inc() }
