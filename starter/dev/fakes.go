@@ -17,10 +17,8 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 )
 
-// Fixed ports of the dev fakes.
+// The demo Feishu tables.
 const (
-	feishuEmulatorAddr  = "127.0.0.1:18090"
-	summaryReceiverAddr = "127.0.0.1:18091"
 	// devBase is the demo Bitable base in testdata/feishu/taskloom_base.json.
 	devTaskTable    = "https://dev.feishu.cn/base/bascnTaskloomDemo?table=tblTasks"
 	devWebhookTable = "https://dev.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook"
@@ -42,7 +40,7 @@ func devFeishu(ctx context.Context, cfg *config.Config, _ *slog.Logger) (string,
 	if err != nil {
 		return "", "", err
 	}
-	if err := emu.Start(feishuEmulatorAddr); err != nil {
+	if err := emu.Start(fakeAddrs[feishuEmulatorAddr]); err != nil {
 		return "", "", err
 	}
 	go func() { <-ctx.Done(); _ = emu.Close() }()
@@ -59,7 +57,7 @@ func devSummaryReceiver(ctx context.Context, cfg *config.Config, _ *slog.Logger)
 	if cfg.Webhook.SummaryWebhookURL != "" {
 		return "summary webhook", cfg.Webhook.SummaryWebhookURL + " (configured)", nil
 	}
-	r, err := receiver.Start(summaryReceiverAddr)
+	r, err := receiver.Start(fakeAddrs[summaryReceiverAddr])
 	if err != nil {
 		return "", "", err
 	}
@@ -128,7 +126,7 @@ func devTelegram(_ context.Context, cfg *config.Config, _ *slog.Logger) (string,
 	if c.TelegramBotToken != "" {
 		return "telegram", c.TelegramAPIBaseURL, nil
 	}
-	s, err := telegram.Start("127.0.0.1:0", devBotToken)
+	s, err := telegram.Start(fakeAddrs[telegramAddr], devBotToken)
 	if err != nil {
 		return "", "", err
 	}
@@ -179,7 +177,7 @@ func devPipelineFakes(_ context.Context, cfg *config.Config, _ *slog.Logger) (st
 	if cfg.Pipeline.FakeVendorsURL != "" {
 		return "pipeline vendors", cfg.Pipeline.FakeVendorsURL, nil
 	}
-	s, err := vendors.Start("127.0.0.1:0", vendors.Options{Secret: cfg.Pipeline.Secret()})
+	s, err := vendors.Start(fakeAddrs[vendorsAddr], vendors.Options{Secret: cfg.Pipeline.Secret()})
 	if err != nil {
 		return "", "", err
 	}
