@@ -256,7 +256,7 @@ func runExamples(t *testing.T, p *devProc, round int) examples {
 	// Entry: the HTTP intake, waiting for the result.
 	res := p.do(t, http.MethodPost, "/api/workflows/apply", map[string]any{
 		"workflowId": "entry_echo", "userText": "hello", "historyChunks": []string{},
-		"coreEnvelope": map[string]any{"metadata": map[string]any{"chat_id": "demo-" + unique}},
+		"coreEnvelope":   map[string]any{"metadata": map[string]any{"chat_id": "demo-" + unique}},
 		"idempotencyKey": "restart-" + unique, "waitForResult": true, "waitTimeoutSeconds": 60,
 	}, http.StatusOK)
 	if res["status"] != "completed" {
@@ -358,7 +358,7 @@ func (p *devProc) waitField(t *testing.T, path, field, want string, timeout time
 			if got == want {
 				return
 			}
-			if (got == "failed" || got == "Failed" || got == "dropped") {
+			if got == "failed" || got == "Failed" || got == "dropped" {
 				break
 			}
 		}
@@ -392,4 +392,3 @@ func (l *lockedBuffer) tail(n int) string {
 	}
 	return s
 }
-
