@@ -26,9 +26,6 @@ func (c *DevStack) validate() error {
 	if err := oneOf(c.LogLevel, "debug", "info", "warn", "error"); err != nil {
 		errs = append(errs, fmt.Errorf("DEV_LOG_LEVEL: %w", err))
 	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("DEV_DATA_DIR: must not be empty"))
-	}
 	for name, p := range map[string]int{"TEMPORAL_PORT": c.TemporalPort, "TEMPORAL_UI_PORT": c.TemporalUIPort} {
 		if p < 1 || p > 65535 {
 			errs = append(errs, fmt.Errorf("%s: %d is not a port (1-65535)", name, p))
