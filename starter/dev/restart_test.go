@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,33 @@ func TestDevStackKeepsItsStateAcrossARestart(t *testing.T) {
 	s.interrupt(t)
 }
 
+// Ctrl-C while a crawler run is in flight: the dev stack exits 0 and neither the Temporal dev
+// server nor the crawler process (its own process group, which the terminal's SIGINT does not
+// reach) outlives it.
+func TestInterruptExitsZeroAndLeavesNoChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the dev stack")
+	}
+	// A crawler that runs until it is stopped; {id} is its $0.
+	s := startDev(t, buildDev(t), t.TempDir(), `CRAWL_CRAWLER_COMMAND=/bin/sh -c "sleep 600" {id}`)
+	id := strconv.FormatInt(time.Now().UnixNano()/1000, 10)
+	s.do(t, http.MethodPost, "/api/v1/crawl-tasks", map[string]any{"original_task_id": json.Number(id)}, http.StatusAccepted)
+	deadline := time.Now().Add(time.Minute)
+	for !slices.ContainsFunc(descendants(s.cmd.Process.Pid), func(pid int) bool { return strings.Contains(cmdline(pid), "sleep") }) {
+		if time.Now().After(deadline) {
+			t.Fatal("the crawler run did not start within a minute")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.interrupt(t)
+}
+
+// cmdline is a process's command line, its arguments joined by spaces.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
 // restartQuotaUser is the quota account of the entry task the test suspends (no units).
 const restartQuotaUser = "restart-test-user"
 
@@ -74,8 +102,9 @@ func buildDev(t *testing.T) string {
 }
 
 // startDev runs the dev binary from the repository root (it runs ./temporal-dev.sh and reads
-// testdata/) with its state in data, on free ports, and waits until the API is ready.
-func startDev(t *testing.T, bin, data string) *devProc {
+// testdata/) with its state in data, on free ports, with env added, and waits until the API is
+// ready.
+func startDev(t *testing.T, bin, data string, env ...string) *devProc {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -94,6 +123,7 @@ func startDev(t *testing.T, bin, data string) *devProc {
 	cmd.Dir = root
 	cmd.Env = append(devEnv(), "DEV_DATA_DIR="+data, "API_ADDR="+api, "WORKER_METRICS_ADDR="+free(),
 		"TEMPORAL_PORT="+port(), "TEMPORAL_UI_PORT="+port(), "ENTRY_HTTP_RETRY_DELAYS=1s")
+	cmd.Env = append(cmd.Env, env...)
 	// Its own process group, as a terminal's foreground job: interrupt signals the group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &devProc{cmd: cmd, api: "http://" + api, out: &lockedBuffer{}, done: make(chan struct{})}
