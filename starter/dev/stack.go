@@ -31,7 +31,7 @@ import (
 
 // devFake starts one in-repo fake of an external service for `make dev`, points cfg at it and
 // returns its name and URL; each subsystem lists its fakes in devFakes.
-type devFake func(ctx context.Context, cfg *config.Config, log *slog.Logger) (name, url string, err error)
+type devFake func(ctx context.Context, cfg *config.Config, addrs devAddrs, log *slog.Logger) (name, url string, err error)
 
 var devFakes = []devFake{devFeishu, devSummaryReceiver, devCrawler, devPipelineFakes, devTelegram}
 
@@ -81,7 +81,7 @@ func runDev(ctx context.Context, reset bool) error {
 		}
 		defer temporal.stop() // deferred first, so it runs last: after the worker and the stand-ins
 	}
-	opts, moved, err := standInAddrs(dev.DataDir, logging.New(dev.LogLevel).With("component", "ferretdb"))
+	opts, addrs, moved, err := standInAddrs(dev.DataDir, logging.New(dev.LogLevel).With("component", "ferretdb"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func runDev(ctx context.Context, reset bool) error {
 	defer stack.Close()
 	fakes := map[string]string{}
 	for _, f := range devFakes {
-		name, url, err := f(ctx, cfg, log)
+		name, url, err := f(ctx, cfg, addrs, log)
 		if err != nil {
 			return fmt.Errorf("dev fake: %w", err)
 		}
@@ -162,14 +162,15 @@ const (
 	telegramAddr        = "127.0.0.1:18093"
 )
 
-// fakeAddrs are the addresses the fakes listen on this run (their fixed ports, or a free port
-// each when taken); standInAddrs fills it.
-var fakeAddrs = map[string]string{}
+// devAddrs maps each fake's fixed address to the one it listens on this run (the same, or a
+// free port when the fixed one is taken).
+type devAddrs map[string]string
 
 // standInAddrs picks the embedded servers' and the fakes' addresses: their fixed ports, or free
 // ones where those are taken. moved lists the ones that moved.
-func standInAddrs(dataDir string, log *slog.Logger) (devstack.Options, []string, error) {
+func standInAddrs(dataDir string, log *slog.Logger) (devstack.Options, devAddrs, []string, error) {
 	o := devstack.Options{DataDir: dataDir, Log: log}
+	addrs := devAddrs{}
 	var moved []string
 	pick := func(preferred string) (string, error) {
 		addr, m, err := loopback.PreferredOrFree(preferred)
@@ -180,25 +181,25 @@ func standInAddrs(dataDir string, log *slog.Logger) (devstack.Options, []string,
 	}
 	var err error
 	if o.MongoAddr, err = pick(devstack.MongoAddr); err != nil {
-		return o, nil, err
+		return o, nil, nil, err
 	}
 	if o.RedisAddr, err = pick(devstack.RedisAddr); err != nil {
-		return o, nil, err
+		return o, nil, nil, err
 	}
 	kafka, err := pick(kafkaAddr)
 	if err != nil {
-		return o, nil, err
+		return o, nil, nil, err
 	}
 	_, port, _ := net.SplitHostPort(kafka)
 	if o.KafkaPort, err = strconv.Atoi(port); err != nil {
-		return o, nil, err
+		return o, nil, nil, err
 	}
 	for _, a := range []string{feishuEmulatorAddr, summaryReceiverAddr, vendorsAddr, telegramAddr} {
-		if fakeAddrs[a], err = pick(a); err != nil {
-			return o, nil, err
+		if addrs[a], err = pick(a); err != nil {
+			return o, nil, nil, err
 		}
 	}
-	return o, moved, nil
+	return o, addrs, moved, nil
 }
 
 // resetDevData deletes the state a restart keeps — the Temporal dev server's database and
