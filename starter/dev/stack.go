@@ -265,7 +265,11 @@ const devEnvFile = "dev.env"
 // `set -a; . ./.data/dev.env; set +a` lets `starter apikey`, `schedules`, `crawl start`,
 // `webhook-*` … reach the same servers.
 func writeDevEnv(cfg *config.Config) error {
-	w := cfg.Webhook
+	w, e := cfg.Webhook, cfg.Entry
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("write %s: locate own executable: %w", devEnvFile, err)
+	}
 	vars := []struct{ k, v string }{
 		{"TEMPORAL_ADDRESS", cfg.Temporal.Address}, {"TEMPORAL_NAMESPACE", cfg.Temporal.Namespace},
 		{"MONGO_URI", cfg.Mongo.URI}, {"MONGO_DATABASE", cfg.Mongo.Database}, {"REDIS_URL", cfg.Redis.URL},
@@ -274,6 +278,12 @@ func writeDevEnv(cfg *config.Config) error {
 		{"TASK_BITABLE_URL", w.TaskBitableURL}, {"WEBHOOK_BITABLE_URL", w.WebhookBitableURL},
 		{"DRAMA_BITABLE_URL", w.DramaBitableURL}, {"CAPTURE_BITABLE_URL", w.CaptureBitableURL},
 		{"SUMMARY_WEBHOOK_URL", w.SummaryWebhookURL},
+		// What a `starter worker` beside the dev stack needs to run the demo tasks the same way: the
+		// fake crawler is a command of this binary, not of starter.
+		{"CRAWL_CRAWLER_COMMAND", strings.ReplaceAll(cfg.Crawl.CrawlerCommand, "{self}", self)},
+		{"TELEGRAM_BOT_TOKEN", e.TelegramBotToken}, {"TELEGRAM_API_BASE_URL", e.TelegramAPIBaseURL},
+		{"TELEGRAM_WEBHOOK_SECRET", e.TelegramWebhookSecret}, {"TELEGRAM_WORKFLOW_ID", e.TelegramWorkflowID},
+		{devWatermarkVar, os.Getenv(devWatermarkVar)},
 	}
 	var b strings.Builder
 	b.WriteString("# written by `make dev`: set -a; . ./.data/dev.env; set +a\n")
