@@ -5,7 +5,7 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
 
-.PHONY: dev test fuzz-short bench chaos screenshots lint tools clean
+.PHONY: dev dev-reset test fuzz-short bench chaos screenshots lint tools clean
 
 tools: $(BIN)/temporal $(BIN)/embedded-mongo
 
@@ -19,8 +19,15 @@ $(BIN)/embedded-mongo: FORCE
 
 FORCE:
 
+# The dev stack keeps its state in ./.data across restarts (DEV_DATA_DIR); dev-reset starts clean.
+# The binary runs in the recipe's place (exec), so Ctrl-C reaches it once and it exits 0.
 dev: $(BIN)/temporal
-	$(GO) run ./starter/dev
+	$(GO) build -o $(BIN)/dev ./starter/dev
+	exec $(BIN)/dev
+
+dev-reset: $(BIN)/temporal
+	$(GO) build -o $(BIN)/dev ./starter/dev
+	exec $(BIN)/dev --reset
 
 test: tools lint
 	$(GO) test $(GOFLAGS_TEST) ./...

@@ -3,7 +3,8 @@
 # Web UI and taskloom's custom search attributes.
 #   ./temporal-dev.sh                 run the server (gRPC 7233, Web UI 8233, namespace default)
 #   ./temporal-dev.sh --install-only  only build the CLI
-#   TEMPORAL_DB=path ./temporal-dev.sh  keep state across restarts (SQLite file)
+#   TEMPORAL_DB=path ./temporal-dev.sh  keep state across restarts (SQLite file; make dev passes
+#                                       .data/temporal.db, see README "The dev stack")
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -54,6 +54,14 @@ func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, erro
 // Run starts the worker, its background services and its metrics endpoint, and stops them all
 // when ctx ends.
 func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) error {
+	// The listener first: a worker whose metrics address is taken fails before it polls a task.
+	ln, err := listenMetrics(p.Config.Worker.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close() // on the early returns; after Serve it is already closed
+	}
 	schema.AtStart(ctx, p)
 	w, err := New(p, echoSvc)
 	if err != nil {
@@ -69,7 +77,7 @@ func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) er
 	for _, s := range services {
 		g.Go(func() error { return s(gctx, p) })
 	}
-	g.Go(func() error { return serveMetrics(gctx, p) })
+	g.Go(func() error { return serveMetrics(gctx, p, ln) })
 	return g.Wait()
 }
 
@@ -82,15 +90,23 @@ func RunServices(ctx context.Context, p *platform.Platform) error {
 	return g.Wait()
 }
 
-func serveMetrics(ctx context.Context, p *platform.Platform) error {
-	addr := p.Config.Worker.MetricsAddr
+// listenMetrics listens on WORKER_METRICS_ADDR; empty turns the endpoint off (nil listener).
+func listenMetrics(addr string) (net.Listener, error) {
 	if addr == "" {
-		<-ctx.Done()
-		return nil
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("WORKER_METRICS_ADDR %s: %w", addr, err)
+		return nil, fmt.Errorf("WORKER_METRICS_ADDR %s (set it to a free address): %w", addr, err)
+	}
+	return ln, nil
+}
+
+// serveMetrics serves /metrics on ln until ctx ends; a nil ln waits for ctx.
+func serveMetrics(ctx context.Context, p *platform.Platform, ln net.Listener) error {
+	if ln == nil {
+		<-ctx.Done()
+		return nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{}))

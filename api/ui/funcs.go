@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	"list":      func(s ...string) []string { return s },
 	"i64":       i64Text,
 	"taskLink":  func(t *taskecho.Task) string { return taskURL(t.ProjectID, t.QueueID, t.TaskID) },
+	"refund":    refundText,
 }
 
 // dict passes several named values to a nested template.

@@ -50,13 +50,16 @@ type pullsData struct {
 	Histogram template.HTML
 	Durations int
 	Pending   []*taskecho.Task
-	More      int
-	Timeout   string
-	Timeouts  []struct{ Value, Label string }
-	Lookup    *lookupResult
-	TaskQuery string
-	Queue     string
-	Back      string
+	// PendingTotal counts the pulled-but-not-pushed tasks the filter selects; More of them are
+	// not shown.
+	PendingTotal int
+	More         int
+	Timeout      string
+	Timeouts     []struct{ Value, Label string }
+	Lookup       *lookupResult
+	TaskQuery    string
+	Queue        string
+	Back         string
 }
 
 type lookupResult struct {
@@ -82,9 +85,10 @@ func (u *UI) pullsPage(c echo.Context) error {
 	if _, err := u.svc.Lookup.Project(ctx, d.ProjectID); err != nil {
 		return u.failPage(c, err)
 	}
+	// Unfiltered by default: the list then holds what the "已拉取未推送" card counts.
 	timeout, err := time.ParseDuration(d.Timeout)
 	if err != nil || timeout < 0 {
-		d.Timeout, timeout = "1h", time.Hour
+		d.Timeout, timeout = "0s", 0
 	}
 	if d.Stats, err = u.stats.Pulls(ctx, d.ProjectID); err != nil {
 		return u.failPage(c, err)
@@ -96,7 +100,7 @@ func (u *UI) pullsPage(c echo.Context) error {
 	if err != nil {
 		return u.failPage(c, err)
 	}
-	d.Pending, d.More = pending, total-len(pending)
+	d.Pending, d.PendingTotal, d.More = pending, total, total-len(pending)
 	if d.TaskQuery != "" {
 		d.Lookup = u.lookup(ctx, d.ProjectID, d.TaskQuery, d.Queue)
 	}

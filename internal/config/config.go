@@ -33,6 +33,8 @@ type Config struct {
 	Echo     Echo
 	Webhook  Webhook
 	Crawl    Crawl
+
+	DevStack DevStack
 }
 
 // Temporal says where the Temporal frontend is and how to reach it.
@@ -147,7 +149,7 @@ func (c *Config) Validate() error {
 type section interface{ validate() error }
 
 func (c *Config) sections() []section {
-	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl}
+	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl, &c.DevStack}
 }
 
 func oneOf(v string, allowed ...string) error {

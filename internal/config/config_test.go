@@ -16,6 +16,9 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TASKLOOM_ENV":         "staging",
 		"API_BODY_LIMIT":       "lots",
 		"API_SHUTDOWN_TIMEOUT": "soon",
+		"DEV_LOG_LEVEL":        "chatty",
+		"TEMPORAL_PORT":        "70000",
+		"TEMPORAL_UI_PORT":     "0",
 
 		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
 	}

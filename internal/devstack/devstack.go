@@ -34,9 +34,12 @@ var Topics = []string{
 // KafkaPartitions is the partition count of each embedded topic.
 const KafkaPartitions = 4
 
+// MongoDir is FerretDB's directory under Options.DataDir.
+const MongoDir = "mongo"
+
 // Options places the stack.
 type Options struct {
-	DataDir string // FerretDB's SQLite files go under DataDir/mongo
+	DataDir string // FerretDB's SQLite files go under DataDir/MongoDir
 	Log     *slog.Logger
 	// Addresses override the fixed ports (tests use 127.0.0.1:0 and port 0).
 	MongoAddr, RedisAddr string
@@ -68,7 +71,7 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Stack, error) {
 	s := &Stack{Started: map[string]string{}}
 	if cfg.Mongo.URI == "" {
 		mctx, cancel := context.WithCancel(ctx)
-		uri, done, err := embeddedmongo.Start(mctx, o.MongoAddr, filepath.Join(o.DataDir, "mongo"), o.Log)
+		uri, done, err := embeddedmongo.Start(mctx, o.MongoAddr, filepath.Join(o.DataDir, MongoDir), o.Log)
 		if err != nil {
 			cancel()
 			return nil, err

@@ -17,10 +17,8 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 )
 
-// Fixed ports of the dev fakes.
+// The demo Feishu tables.
 const (
-	feishuEmulatorAddr  = "127.0.0.1:18090"
-	summaryReceiverAddr = "127.0.0.1:18091"
 	// devBase is the demo Bitable base in testdata/feishu/taskloom_base.json.
 	devTaskTable    = "https://dev.feishu.cn/base/bascnTaskloomDemo?table=tblTasks"
 	devWebhookTable = "https://dev.feishu.cn/wiki/wikcnTaskloomDemo?table=tblWebhook"
@@ -29,7 +27,7 @@ const (
 )
 
 // devFeishu starts the Bitable emulator with the demo base when no Feishu app is configured.
-func devFeishu(ctx context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+func devFeishu(ctx context.Context, cfg *config.Config, addrs devAddrs, _ *slog.Logger) (string, string, error) {
 	w := &cfg.Webhook
 	if w.FeishuAppID != "" {
 		return "feishu", w.FeishuBaseURL + " (configured)", nil
@@ -42,7 +40,7 @@ func devFeishu(ctx context.Context, cfg *config.Config, _ *slog.Logger) (string,
 	if err != nil {
 		return "", "", err
 	}
-	if err := emu.Start(feishuEmulatorAddr); err != nil {
+	if err := emu.Start(addrs[feishuEmulatorAddr]); err != nil {
 		return "", "", err
 	}
 	go func() { <-ctx.Done(); _ = emu.Close() }()
@@ -55,11 +53,11 @@ func devFeishu(ctx context.Context, cfg *config.Config, _ *slog.Logger) (string,
 }
 
 // devSummaryReceiver records the webhook payloads when SUMMARY_WEBHOOK_URL is unset.
-func devSummaryReceiver(ctx context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+func devSummaryReceiver(ctx context.Context, cfg *config.Config, addrs devAddrs, _ *slog.Logger) (string, string, error) {
 	if cfg.Webhook.SummaryWebhookURL != "" {
 		return "summary webhook", cfg.Webhook.SummaryWebhookURL + " (configured)", nil
 	}
-	r, err := receiver.Start(summaryReceiverAddr)
+	r, err := receiver.Start(addrs[summaryReceiverAddr])
 	if err != nil {
 		return "", "", err
 	}
@@ -83,7 +81,7 @@ const devCrawlerCommand = "{self} crawl fake-crawler --original-task-id {id} --t
 // unless CRAWL_CRAWLER_COMMAND is set. {self} is this binary (the dev
 // binary, which has the fake-crawler command), since it hosts the worker
 // under `make dev`.
-func devCrawler(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+func devCrawler(_ context.Context, cfg *config.Config, _ devAddrs, _ *slog.Logger) (string, string, error) {
 	if cfg.Crawl.CrawlerCommand == "" {
 		cfg.Crawl.CrawlerCommand = devCrawlerCommand
 	}
@@ -123,12 +121,12 @@ const (
 )
 
 // devTelegram starts the fake Telegram Bot API unless TELEGRAM_BOT_TOKEN points at a real bot.
-func devTelegram(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+func devTelegram(_ context.Context, cfg *config.Config, addrs devAddrs, _ *slog.Logger) (string, string, error) {
 	c := &cfg.Entry
 	if c.TelegramBotToken != "" {
 		return "telegram", c.TelegramAPIBaseURL, nil
 	}
-	s, err := telegram.Start("127.0.0.1:0", devBotToken)
+	s, err := telegram.Start(addrs[telegramAddr], devBotToken)
 	if err != nil {
 		return "", "", err
 	}
@@ -175,11 +173,11 @@ const devWatermarkVar = "WATERMARK_URL"
 // devPipelineFakes starts the fake vendors and SCF for `make dev` unless PIPELINE_FAKE_VENDORS_URL
 // points at running ones. The fake SCF signs callbacks with the API's callback secret. It serves
 // until the dev process exits.
-func devPipelineFakes(_ context.Context, cfg *config.Config, _ *slog.Logger) (string, string, error) {
+func devPipelineFakes(_ context.Context, cfg *config.Config, addrs devAddrs, _ *slog.Logger) (string, string, error) {
 	if cfg.Pipeline.FakeVendorsURL != "" {
 		return "pipeline vendors", cfg.Pipeline.FakeVendorsURL, nil
 	}
-	s, err := vendors.Start("127.0.0.1:0", vendors.Options{Secret: cfg.Pipeline.Secret()})
+	s, err := vendors.Start(addrs[vendorsAddr], vendors.Options{Secret: cfg.Pipeline.Secret()})
 	if err != nil {
 		return "", "", err
 	}

@@ -24,10 +24,13 @@ func devRoot() *cobra.Command {
 	root.Long = `dev starts the Temporal dev server (./temporal-dev.sh) unless TEMPORAL_ADDRESS is set,
 embedded FerretDB/miniredis/kfake for every dependency whose URL is unset, the in-repo fakes,
 the worker and the API; it seeds demo data and prints the URLs and an admin API key.
-Ctrl-C stops every process it started. Its subcommands are starter's, plus "pipeline fakes" and
+State (the Temporal dev server's database, FerretDB's files) is kept in DEV_DATA_DIR (.data)
+across restarts; --reset deletes it first. Ctrl-C stops every process it started and exits 0. Its subcommands are starter's, plus "pipeline fakes" and
 "crawl fake-crawler".`
 	root.Args = cobra.NoArgs
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context()) }
+	var reset bool
+	root.Flags().BoolVar(&reset, "reset", false, "delete the kept state (Temporal dev server database, FerretDB files) first: start clean")
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), reset) }
 	if p, _, err := root.Find([]string{"pipeline"}); err == nil && p != root {
 		p.AddCommand(pipelineFakesCmd())
 	}

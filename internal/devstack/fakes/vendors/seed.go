@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -18,32 +19,78 @@ const (
 	devQuotaUnits   = 100
 )
 
+// fakeURL reports whether u is what Registrations gives for a fakes server on the loopback, at
+// any port: path is the registration's path (/{provider} or /scf/{function}).
+func fakeURL(u, path string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	h := p.Hostname()
+	return p.Scheme == "http" && (h == "127.0.0.1" || h == "localhost") && p.Path == path && p.RawQuery == ""
+}
+
+// restartHealth hands a re-pointed provider's health back to the periodic check as up, unless
+// an operator pinned it.
+func restartHealth(ctx context.Context, store *pipelinedb.Store, ref string) error {
+	hs, err := store.GetHealth(ctx, []string{ref})
+	if err != nil {
+		return err
+	}
+	if h, ok := hs[ref]; !ok || h.Pinned || h.Status == pipeline.HealthUp {
+		return nil
+	}
+	if _, err := store.SetHealthManual(ctx, ref, pipeline.HealthUp, false); err != nil {
+		return fmt.Errorf("restart health of re-pointed provider %s: %w", ref, err)
+	}
+	return nil
+}
+
 // Registrations lists the providers and functions of a fake vendors server at baseURL.
 func Registrations(baseURL string) ([]pipeline.Provider, []pipeline.Function) {
 	s := &Server{URL: baseURL}
 	return s.Providers(), s.Functions()
 }
 
-// Seed registers the fakes (only providers and functions that are not registered yet, so a
-// real vendor configured by hand is never overwritten), publishes the example pipelines
-// from examplesDir (idempotent) and grants the demo quota when it does not exist.
+// Seed registers the fakes, publishes the example pipelines from examplesDir (idempotent) and
+// grants the demo quota when it does not exist. A provider or function that is not registered
+// yet is registered; one registered for a fakes server at another loopback address (an earlier
+// run whose fakes listened elsewhere) is re-pointed at baseURL, and a re-pointed provider's
+// unpinned health starts over as up, since it measured the old address; any other registration
+// (a real vendor configured by hand) is left alone.
 func Seed(ctx context.Context, store *pipelinedb.Store, baseURL, examplesDir string) error {
 	providers, functions := Registrations(baseURL)
 	for i := range providers {
-		if _, err := store.GetProvider(ctx, providers[i].Ref); errors.Is(err, pipeline.ErrNotFound) {
-			if _, err := store.PutProvider(ctx, &providers[i]); err != nil {
+		p := &providers[i]
+		old, err := store.GetProvider(ctx, p.Ref)
+		repoint := err == nil
+		switch {
+		case errors.Is(err, pipeline.ErrNotFound):
+		case err != nil:
+			return err
+		case old.BaseURL == p.BaseURL || !fakeURL(old.BaseURL, "/"+p.Ref):
+			continue
+		}
+		if _, err := store.PutProvider(ctx, p); err != nil {
+			return err
+		}
+		if repoint {
+			if err := restartHealth(ctx, store, p.Ref); err != nil {
 				return err
 			}
-		} else if err != nil {
-			return err
 		}
 	}
 	for i := range functions {
-		if _, err := store.GetFunction(ctx, functions[i].Name); errors.Is(err, pipeline.ErrNotFound) {
-			if _, err := store.PutFunction(ctx, &functions[i]); err != nil {
-				return err
-			}
-		} else if err != nil {
+		f := &functions[i]
+		old, err := store.GetFunction(ctx, f.Name)
+		switch {
+		case errors.Is(err, pipeline.ErrNotFound):
+		case err != nil:
+			return err
+		case old.InvokeURL == f.InvokeURL || !fakeURL(old.InvokeURL, "/scf/"+f.Name):
+			continue
+		}
+		if _, err := store.PutFunction(ctx, f); err != nil {
 			return err
 		}
 	}
