@@ -30,6 +30,10 @@ type Activities struct {
 	HealthWindow time.Duration
 	Log          *slog.Logger
 	Metrics      Metrics
+	// RedriveWindow is how long after its failure a task may be redriven (PIPELINE_REDRIVE_WINDOW).
+	RedriveWindow time.Duration
+	// Redriver starts the redrives of a bulk redrive.
+	Redriver Redriver
 
 	providers providerCache
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -171,4 +172,145 @@ func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.
 // for success, the workflow's error otherwise.
 func (c *Client) Wait(ctx context.Context, taskID string) error {
 	return c.Temporal.GetWorkflow(ctx, WorkflowID(taskID), "").Get(ctx, nil)
+}
+
+// Redrive continues the failed task from its first step that did not succeed, in a new run of
+// its workflow (same workflow ID) started with Update-With-Start: the run's own activity checks
+// the task, charges its unit again when the failure refunded it, and records the redrive on the
+// task. redriveID makes it idempotent: a repeated request with the same id answers the same
+// redrive (Created false), also after its run has finished. Errors wrap
+// pipeline.ErrRedriveConflict (the task runs or succeeded), pipeline.ErrRedriveExpired (past
+// the redrive window), pipeline.ErrQuotaExhausted, or are Temporal's.
+func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
+	id := WorkflowID(task.ID)
+	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: c.TaskQueue,
+		// The failed run is closed, so a new run starts; a running one (the task's run, or this
+		// redrive's) answers the update itself; a successful run is final.
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(task.Pipeline)),
+	}, PipelineWorkflow, Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
+		Version: task.Version, InputData: task.InputData, RequestHash: task.RequestHash,
+		Redrive: &RedriveInput{ID: redriveID, BulkID: bulkID}})
+	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: UpdateRedrive, Args: []any{redriveID},
+			WaitForStage: client.WorkflowUpdateStageCompleted},
+	})
+	var adm RedriveAdmission
+	if err == nil {
+		err = h.Get(ctx, &adm)
+	}
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return c.redriveFinished(ctx, task.ID, redriveID)
+	}
+	if err != nil {
+		return nil, asRedriveError(err, task.ID, redriveID)
+	}
+	return &adm, nil
+}
+
+// redriveFinished answers a redrive of a task whose last run succeeded: the same redrive when
+// that run was it, a conflict otherwise.
+func (c *Client) redriveFinished(ctx context.Context, taskID, redriveID string) (*RedriveAdmission, error) {
+	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(taskID), "", QueryRedrive)
+	var st RedriveState
+	if err == nil {
+		err = v.Get(&st)
+	}
+	if err != nil || st.RedriveID != redriveID || st.Admission == nil {
+		return nil, fmt.Errorf("task %s succeeded, there is nothing to redrive: %w", taskID, pipeline.ErrRedriveConflict)
+	}
+	return st.Admission, nil
+}
+
+// asRedriveError maps a redrive's refusals to the domain's errors; a repeated redrive whose run
+// has ended is answered as such.
+func asRedriveError(err error, taskID, redriveID string) error {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("redrive task %s: %w", taskID, err)
+	}
+	switch ae.Type() {
+	case pipeline.ErrTypeRedriveConflict:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveConflict)
+	case pipeline.ErrTypeRedriveExpired:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveExpired)
+	case pipeline.ErrTypeQuotaExhausted:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrQuotaExhausted)
+	case pipeline.ErrTypeRedriveRepeated:
+		return &RepeatedRedriveError{TaskID: taskID, RedriveID: redriveID}
+	}
+	return fmt.Errorf("redrive task %s: %w", taskID, err)
+}
+
+// RepeatedRedriveError: the redrive id redrove the task before and that run has ended (the task
+// records how: its redrives history).
+type RepeatedRedriveError struct{ TaskID, RedriveID string }
+
+func (e *RepeatedRedriveError) Error() string {
+	return fmt.Sprintf("task %s was redriven by redrive %s already", e.TaskID, e.RedriveID)
+}
+
+// ErrBulkConflict: the bulk redrive id is taken by an operation with a different filter.
+var ErrBulkConflict = errors.New("bulk redrive id reused with a different filter")
+
+// StartBulkRedrive starts PipelineRedriveBulkWorkflow (ID BulkWorkflowID(in.ID)) unless the
+// operation exists: a repeated request, also after the operation finished, is answered with it
+// (started false), and one with a different filter fails with ErrBulkConflict.
+func (c *Client) StartBulkRedrive(ctx context.Context, in BulkInput) (started bool, err error) {
+	id := BulkWorkflowID(in.ID)
+	_, err = c.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                c.TaskQueue,
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(KindRedriveBulk),
+			searchattr.Status.ValueSet(pipeline.StatusProcessing)),
+	}, PipelineRedriveBulkWorkflow, in)
+	var dup *serviceerror.WorkflowExecutionAlreadyStarted
+	if !errors.As(err, &dup) {
+		if err != nil {
+			return false, fmt.Errorf("start %s: %w", id, err)
+		}
+		return true, nil
+	}
+	p, err := c.BulkProgress(ctx, in.ID)
+	if err != nil {
+		return false, err
+	}
+	if !SameFilter(p.Requested, in.Requested) {
+		return false, fmt.Errorf("%s: %w", id, ErrBulkConflict)
+	}
+	return false, nil
+}
+
+// SameFilter reports whether two bulk redrive filters are the same request.
+func SameFilter(a, b pipeline.RedriveFilter) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// BulkProgress queries a bulk redrive's progress (of a running or a closed operation);
+// pipeline.ErrNotFound when there is no such operation.
+func (c *Client) BulkProgress(ctx context.Context, bulkID string) (*BulkProgress, error) {
+	v, err := c.Temporal.QueryWorkflow(ctx, BulkWorkflowID(bulkID), "", QueryBulkProgress)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("bulk redrive %s: %w", bulkID, pipeline.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query bulk redrive %s: %w", bulkID, err)
+	}
+	var p BulkProgress
+	if err := v.Get(&p); err != nil {
+		return nil, fmt.Errorf("decode progress of bulk redrive %s: %w", bulkID, err)
+	}
+	return &p, nil
 }
