@@ -45,20 +45,11 @@ func (h *handlers) redriveTask(c echo.Context) error {
 		}
 		redriveID = pipeline.RedriveIDForKey(auth.From(c).KeyID, task.ID, key)
 	}
-	if task.RedriveOf(redriveID) != nil {
-		return h.redriveAnswer(c, task.ID, redriveID, http.StatusOK)
-	}
-	if err := pipeline.CheckRedrive(task, time.Now(), h.redriveWindow); err != nil {
-		return redriveError(err)
-	}
-	adm, err := h.workflows.Redrive(ctx, task, redriveID, "")
-	var repeated *pipelinewf.RepeatedRedriveError
+	created, err := h.workflows.RedriveTask(ctx, task, redriveID, h.redriveWindow)
 	switch {
-	case errors.As(err, &repeated):
-		return h.redriveAnswer(c, task.ID, redriveID, http.StatusOK)
 	case err != nil:
 		return redriveError(err)
-	case adm.Created:
+	case created:
 		return h.redriveAnswer(c, task.ID, redriveID, http.StatusCreated)
 	}
 	return h.redriveAnswer(c, task.ID, redriveID, http.StatusOK)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -212,6 +213,29 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 		return nil, asRedriveError(err, task.ID, redriveID)
 	}
 	return &adm, nil
+}
+
+// RedriveTask is Redrive for a caller that has just read the task (the API, the CLI, the
+// console): a redrive id the task records already is answered at once (created false), and
+// pipeline.CheckRedrive refuses a task that is not failed or is past window without asking
+// Temporal; the redrive run repeats those checks under its guards. A repeated redrive whose run
+// has ended counts as done (created false).
+func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID string, window time.Duration) (created bool, err error) {
+	if task.RedriveOf(redriveID) != nil {
+		return false, nil
+	}
+	if err := pipeline.CheckRedrive(task, time.Now(), window); err != nil {
+		return false, err
+	}
+	adm, err := c.Redrive(ctx, task, redriveID, "")
+	var repeated *RepeatedRedriveError
+	switch {
+	case errors.As(err, &repeated):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return adm.Created, nil
 }
 
 // redriveFinished answers a redrive of a task whose last run succeeded: the same redrive when
