@@ -144,7 +144,7 @@ func TestBulkRedrive(t *testing.T) {
 	}
 	h.do("POST", "/api/v1/pipeline-tasks/redrive", map[string]any{"filter": map[string]any{"failed_since": "yesterday"}, "dry_run": true}, 400)
 
-	body["dry_run"] = false
+	body["dry_run"], body["rate_per_second"] = false, 2 // two batches, a timer between them
 	key := map[string]string{"X-API-Key": h.AdminKey, "Idempotency-Key": testenv.Unique("bulk-")}
 	run := h.doRaw("POST", "/api/v1/pipeline-tasks/redrive", body, http.StatusAccepted, key)
 	bulkID := run["bulk_id"].(string)
