@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -12,7 +10,6 @@ import (
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 	"github.com/taskloom/taskloom/internal/pipeline/vendorhttp"
@@ -23,7 +20,7 @@ import (
 // registerPipeline registers PipelineWorkflow, ProviderHealthWorkflow and their activities.
 func registerPipeline(w sdkworker.Registry, p *platform.Platform) error {
 	acts := PipelineActivities(p.Config, p.Mongo, p.Log, p.Metrics)
-	acts.Redriver = redriver{&pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}}
+	acts.Redriver = &pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
 	pipelinewf.Register(w, acts)
 	return nil
 }
@@ -44,20 +41,4 @@ func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger
 		Metrics:       metrics,
 		RedriveWindow: cfg.Pipeline.RedriveWindow,
 	}
-}
-
-// redriver is the bulk redrive's view of the pipeline client: a redrive this bulk operation asked
-// for before (its run has ended since) counts as done.
-type redriver struct{ c *pipelinewf.Client }
-
-func (r redriver) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (bool, error) {
-	adm, err := r.c.Redrive(ctx, task, redriveID, bulkID)
-	var repeated *pipelinewf.RepeatedRedriveError
-	if errors.As(err, &repeated) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return adm.Created, nil
 }

@@ -61,7 +61,7 @@ type Vendors interface {
 // task before. Refusals wrap pipeline.ErrRedriveConflict, pipeline.ErrRedriveExpired or
 // pipeline.ErrQuotaExhausted.
 type Redriver interface {
-	Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (created bool, err error)
+	RedriveTask(ctx context.Context, task *pipeline.Task, redriveID, bulkID string, window time.Duration) (created bool, err error)
 }
 
 // Metrics counts what the activities finish (pipelineprom.Metrics).

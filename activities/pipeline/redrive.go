@@ -110,7 +110,7 @@ func (a *Activities) redriveOne(ctx context.Context, taskID, redriveID, bulkID s
 	out := pipeline.RedriveOutcome{TaskID: taskID, Outcome: pipeline.OutcomeRedriven}
 	task, err := a.Store.GetTask(ctx, taskID)
 	if err == nil {
-		_, err = a.Redriver.Redrive(ctx, task, redriveID, bulkID)
+		_, err = a.Redriver.RedriveTask(ctx, task, redriveID, bulkID, a.RedriveWindow)
 	}
 	switch {
 	case err == nil:

@@ -45,7 +45,7 @@ func (h *handlers) redriveTask(c echo.Context) error {
 		}
 		redriveID = pipeline.RedriveIDForKey(auth.From(c).KeyID, task.ID, key)
 	}
-	created, err := h.workflows.RedriveTask(ctx, task, redriveID, h.redriveWindow)
+	created, err := h.workflows.RedriveTask(ctx, task, redriveID, "", h.redriveWindow)
 	switch {
 	case err != nil:
 		return redriveError(err)

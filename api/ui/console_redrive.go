@@ -39,7 +39,7 @@ func (u *UI) redrivePipeline(c echo.Context) error {
 	}
 	wf := &pipelinewf.Client{Temporal: u.p.Temporal, TaskQueue: u.p.Config.Temporal.TaskQueue}
 	redriveID := pipeline.RedriveIDForKey(uiKeyScope, id, key)
-	if _, err := wf.RedriveTask(ctx, task, redriveID, u.p.Config.Pipeline.RedriveWindow); err != nil {
+	if _, err := wf.RedriveTask(ctx, task, redriveID, "", u.p.Config.Pipeline.RedriveWindow); err != nil {
 		return u.done(c, target, err, "")
 	}
 	if task, err = u.pipes.GetTask(ctx, id); err != nil {

@@ -82,7 +82,7 @@ func redriveOne(ctx context.Context, out io.Writer, store *pipelinedb.Store, wor
 	if key != "" {
 		redriveID = pipeline.RedriveIDForKey(cliKeyScope, task.ID, key)
 	}
-	if _, err := workflows.RedriveTask(ctx, task, redriveID, window); err != nil {
+	if _, err := workflows.RedriveTask(ctx, task, redriveID, "", window); err != nil {
 		return err
 	}
 	if task, err = store.GetTask(ctx, taskID); err != nil {

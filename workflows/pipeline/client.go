@@ -179,7 +179,7 @@ func (c *Client) Wait(ctx context.Context, taskID string) error {
 // its workflow (same workflow ID) started with Update-With-Start: the run's own activity checks
 // the task, charges its unit again when the failure refunded it, and records the redrive on the
 // task. redriveID makes it idempotent: a repeated request with the same id answers the same
-// redrive (Created false), also after its run has finished. Errors wrap
+// redrive (Created false) while its run runs, and RepeatedRedriveError after. Errors wrap
 // pipeline.ErrRedriveConflict (the task runs or succeeded), pipeline.ErrRedriveExpired (past
 // the redrive window), pipeline.ErrQuotaExhausted, or are Temporal's.
 func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
@@ -187,10 +187,13 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: c.TaskQueue,
-		// The failed run is closed, so a new run starts; a running one (the task's run, or this
-		// redrive's) answers the update itself; a successful run is final.
+		// A running run (the task's, or this redrive's) answers the update itself. Otherwise a new
+		// run starts whatever the last one's close status: the task document, not the last run,
+		// says whether the task failed (a repeated create request may have closed a run that
+		// adopted the failed task as completed), and the redrive run's own activity refuses a
+		// task that is not failed.
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(task.Pipeline)),
 	}, PipelineWorkflow, Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
@@ -205,10 +208,6 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 	if err == nil {
 		err = h.Get(ctx, &adm)
 	}
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return c.redriveFinished(ctx, task.ID, redriveID)
-	}
 	if err != nil {
 		return nil, asRedriveError(err, task.ID, redriveID)
 	}
@@ -216,18 +215,18 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 }
 
 // RedriveTask is Redrive for a caller that has just read the task (the API, the CLI, the
-// console): a redrive id the task records already is answered at once (created false), and
+// console, the bulk redrive): a redrive id the task records already is answered at once (created false), and
 // pipeline.CheckRedrive refuses a task that is not failed or is past window without asking
 // Temporal; the redrive run repeats those checks under its guards. A repeated redrive whose run
 // has ended counts as done (created false).
-func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID string, window time.Duration) (created bool, err error) {
+func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID, bulkID string, window time.Duration) (created bool, err error) {
 	if task.RedriveOf(redriveID) != nil {
 		return false, nil
 	}
 	if err := pipeline.CheckRedrive(task, time.Now(), window); err != nil {
 		return false, err
 	}
-	adm, err := c.Redrive(ctx, task, redriveID, "")
+	adm, err := c.Redrive(ctx, task, redriveID, bulkID)
 	var repeated *RepeatedRedriveError
 	switch {
 	case errors.As(err, &repeated):
@@ -236,20 +235,6 @@ func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID
 		return false, err
 	}
 	return adm.Created, nil
-}
-
-// redriveFinished answers a redrive of a task whose last run succeeded: the same redrive when
-// that run was it, a conflict otherwise.
-func (c *Client) redriveFinished(ctx context.Context, taskID, redriveID string) (*RedriveAdmission, error) {
-	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(taskID), "", QueryRedrive)
-	var st RedriveState
-	if err == nil {
-		err = v.Get(&st)
-	}
-	if err != nil || st.RedriveID != redriveID || st.Admission == nil {
-		return nil, fmt.Errorf("task %s succeeded, there is nothing to redrive: %w", taskID, pipeline.ErrRedriveConflict)
-	}
-	return st.Admission, nil
 }
 
 // asRedriveError maps a redrive's refusals to the domain's errors; a repeated redrive whose run
