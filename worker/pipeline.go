@@ -20,7 +20,9 @@ import (
 
 // registerPipeline registers PipelineWorkflow, ProviderHealthWorkflow and their activities.
 func registerPipeline(w sdkworker.Registry, p *platform.Platform) error {
-	pipelinewf.Register(w, PipelineActivities(p.Config, p.Mongo, p.Log, p.Metrics))
+	acts := PipelineActivities(p.Config, p.Mongo, p.Log, p.Metrics)
+	acts.Redriver = &pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
+	pipelinewf.Register(w, acts)
 	return nil
 }
 
@@ -38,7 +40,8 @@ func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger
 		HealthWindow: cfg.Pipeline.HealthWindow,
 		Breaker: pipeline.BreakerPolicy{Threshold: cfg.Pipeline.BreakerThreshold, Cooldown: cfg.Pipeline.BreakerCooldown,
 			CooldownMax: cfg.Pipeline.BreakerCooldownMax, RateLimitWindow: cfg.Pipeline.BreakerRateLimitWindow},
-		Log:     log,
-		Metrics: metrics,
+		Log:           log,
+		Metrics:       metrics,
+		RedriveWindow: cfg.Pipeline.RedriveWindow,
 	}
 }

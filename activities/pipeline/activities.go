@@ -32,6 +32,10 @@ type Activities struct {
 	Breaker pipeline.BreakerPolicy
 	Log     *slog.Logger
 	Metrics Metrics
+	// RedriveWindow is how long after its failure a task may be redriven (PIPELINE_REDRIVE_WINDOW).
+	RedriveWindow time.Duration
+	// Redriver starts the redrives of a bulk redrive.
+	Redriver Redriver
 
 	providers providerCache[*pipeline.Provider]
 	// healths caches provider_health documents (nil: none) for the circuit breaker (breaker.go).

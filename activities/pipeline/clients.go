@@ -16,9 +16,14 @@ type Store interface {
 	DeleteTask(ctx context.Context, id, runID string) error
 	FinishTask(ctx context.Context, id, status, reason string) error
 	MarkRefunded(ctx context.Context, id string) error
+	GetTask(ctx context.Context, id string) (*pipeline.Task, error)
+	StartRedrive(ctx context.Context, taskID string, r pipeline.Redrive) (ok bool, err error)
+	RedriveBatch(ctx context.Context, f pipeline.RedriveFilter, redriveID, after string, limit int64) ([]string, error)
 
 	CreateSteps(ctx context.Context, taskID string, steps []pipeline.Step) error
 	GetStep(ctx context.Context, taskID string, index int) (*pipeline.StepRecord, error)
+	ListSteps(ctx context.Context, taskID string) ([]pipeline.StepRecord, error)
+	ResetSteps(ctx context.Context, taskID string, from int) error
 	StartStep(ctx context.Context, taskID string, index int, providerRef string, input map[string]any) error
 	SetVendorTask(ctx context.Context, taskID string, index int, providerRef, vendorTaskID string) error
 	AwaitCallback(ctx context.Context, taskID string, index int) error
@@ -51,6 +56,14 @@ type Vendors interface {
 	// Probe GETs a provider's health_url: whether it answered 2xx in time, and the Retry-After
 	// of a 429/503 answer.
 	Probe(ctx context.Context, healthURL string) pipeline.ProbeResult
+}
+
+// Redriver asks for one task's redrive (workflows/pipeline's Client): a new run of the task's
+// workflow that continues it from its failed step. created is false when redriveID redrove the
+// task before. Refusals wrap pipeline.ErrRedriveConflict, pipeline.ErrRedriveExpired or
+// pipeline.ErrQuotaExhausted.
+type Redriver interface {
+	RedriveTask(ctx context.Context, task *pipeline.Task, redriveID, bulkID string, window time.Duration) (created bool, err error)
 }
 
 // Metrics counts what the activities finish (pipelineprom.Metrics).

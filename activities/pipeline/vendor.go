@@ -91,6 +91,9 @@ func (a *Activities) PipelinePollAsync(ctx context.Context, req pipeline.PollReq
 }
 
 func idempotencyKey(req pipeline.CallRequest) string {
+	if req.Redrive > 0 {
+		return fmt.Sprintf("%s:%d:%s:r%d", req.TaskID, req.StepIndex, req.ProviderRef, req.Redrive)
+	}
 	return fmt.Sprintf("%s:%d:%s", req.TaskID, req.StepIndex, req.ProviderRef)
 }
 

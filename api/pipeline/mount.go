@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"errors"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,6 +21,8 @@ type handlers struct {
 	// workflows is the one way the handlers reach Temporal.
 	workflows *pipelinewf.Client
 	verifier  pipeline.Verifier
+	// redriveWindow is PIPELINE_REDRIVE_WINDOW.
+	redriveWindow time.Duration
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -35,6 +38,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		workflows: &pipelinewf.Client{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
 		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
+		redriveWindow: cfg.Pipeline.RedriveWindow,
 	}
 	h.routes(e, d.Authn)
 	return nil
@@ -63,6 +67,9 @@ func (h *handlers) routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 
 	v1.POST("/pipeline-tasks", h.createTask, write)
 	v1.GET("/pipeline-tasks/:id", h.getTask, read)
+	v1.POST("/pipeline-tasks/:id/redrive", h.redriveTask, write)
+	v1.POST("/pipeline-tasks/redrive", h.redriveBulk, write)
+	v1.GET("/pipeline-tasks/redrive/:bulk_id", h.bulkProgress, read)
 
 	e.POST("/api/internal/tasks/:taskId/steps/:stepIndex/callback", h.callback)
 }

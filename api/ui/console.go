@@ -41,7 +41,10 @@ func (u *UI) consoleRoutes(g *echo.Group) {
 	g.GET("/console/webhook", u.webhookPage)
 	g.POST("/console/webhook/sweeps", u.sweepNow)
 	g.GET("/console/pipelines", u.pipelinesPage)
+	g.GET("/console/pipelines/redrive", u.bulkRedrivePage)
+	g.POST("/console/pipelines/redrive", u.runBulkRedrive)
 	g.GET("/console/pipelines/:id", u.pipelineTaskPage)
+	g.POST("/console/pipelines/:id/redrive", u.redrivePipeline)
 	g.POST("/console/providers/:ref/health", u.pinProvider)
 	g.POST("/console/readers", u.addReader)
 }

@@ -97,6 +97,8 @@ type pipelineTaskData struct {
 	Quota    *pipeline.Quota
 	Ledger   []pipeline.LedgerEntry
 	Temporal string
+	// RedriveKey makes the redrive button's request idempotent (a double submit is one redrive).
+	RedriveKey string
 }
 
 // pipelineTaskPage is one task: its facts, the step timeline (provider chosen and tried,
@@ -111,7 +113,7 @@ func (u *UI) pipelineTaskPage(c echo.Context) error {
 	if err != nil {
 		return u.failPage(c, err)
 	}
-	d := pipelineTaskData{Task: t, Input: prettyJSON(t.InputData), Temporal: u.temporalLink(t.WorkflowID)}
+	d := pipelineTaskData{Task: t, Input: prettyJSON(t.InputData), Temporal: u.temporalLink(t.WorkflowID), RedriveKey: pipeline.NewTaskID()}
 	steps, err := u.pipes.ListSteps(ctx, id)
 	if err != nil {
 		return u.failPage(c, err)

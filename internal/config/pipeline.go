@@ -26,6 +26,8 @@ type Pipeline struct {
 	HealthInterval time.Duration `env:"PIPELINE_HEALTH_INTERVAL" envDefault:"30s"`
 	// HealthWindow is how far back calls count towards error_rate and avg_response_time.
 	HealthWindow time.Duration `env:"PIPELINE_HEALTH_WINDOW" envDefault:"5m"`
+	// RedriveWindow is how long after its failure a pipeline task may be redriven (14 days).
+	RedriveWindow time.Duration `env:"PIPELINE_REDRIVE_WINDOW" envDefault:"336h"`
 	// HTTPTimeoutCap bounds any single vendor request whatever the schema's timeout_seconds says.
 	HTTPTimeoutCap time.Duration `env:"PIPELINE_HTTP_TIMEOUT_CAP" envDefault:"10m"`
 	// RetryAfterMax caps how long a vendor's Retry-After may delay the next attempt of a call or
@@ -60,6 +62,9 @@ func (c *Pipeline) validate() error {
 	}
 	if c.HealthWindow < time.Second {
 		errs = append(errs, fmt.Errorf("PIPELINE_HEALTH_WINDOW: %s must be at least 1s", c.HealthWindow))
+	}
+	if c.RedriveWindow <= 0 {
+		errs = append(errs, fmt.Errorf("PIPELINE_REDRIVE_WINDOW: %s must be positive", c.RedriveWindow))
 	}
 	if c.HTTPTimeoutCap < time.Second {
 		errs = append(errs, fmt.Errorf("PIPELINE_HTTP_TIMEOUT_CAP: %s must be at least 1s", c.HTTPTimeoutCap))

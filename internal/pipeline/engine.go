@@ -88,6 +88,10 @@ type CallRequest struct {
 	ProviderRef string
 	InputData   map[string]any
 	StepOutputs []map[string]any
+	// Redrive is the task's redrive_count when the call belongs to a redrive (0: the first run):
+	// the vendor's Idempotency-Key differs per redrive, so a vendor that remembers keys does not
+	// answer a redriven step with the failed attempt's response.
+	Redrive int `json:",omitempty"`
 }
 
 // CallResult is a finished sync call: the rendered input and the mapped output.

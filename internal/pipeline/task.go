@@ -37,6 +37,9 @@ type Task struct {
 	UpdatedAt   time.Time  `bson:"updated_at" json:"updated_at"`
 	StartedAt   *time.Time `bson:"started_at,omitempty" json:"started_at"`
 	CompletedAt *time.Time `bson:"completed_at,omitempty" json:"completed_at"`
+	// RedriveCount and Redrives record the redrives of a failed task (redrive.go), oldest first.
+	RedriveCount int       `bson:"redrive_count,omitempty" json:"redrive_count"`
+	Redrives     []Redrive `bson:"redrives,omitempty" json:"redrives,omitempty"`
 }
 
 // WorkflowID is the deterministic Temporal workflow ID of a task.

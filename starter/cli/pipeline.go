@@ -21,7 +21,7 @@ func pipelineCmd() *cobra.Command {
 		Short: "Vendor pipelines: publish schemas, run and inspect tasks",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(pipelinePublishCmd(), pipelineRunCmd(), pipelineShowCmd())
+	cmd.AddCommand(pipelinePublishCmd(), pipelineRunCmd(), pipelineShowCmd(), pipelineRedriveCmd())
 	return cmd
 }
 

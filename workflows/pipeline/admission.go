@@ -141,7 +141,8 @@ func refusalOf(err error) *Refusal {
 		return nil
 	}
 	switch ae.Type() {
-	case pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted, pipeline.ErrTypeIdempotencyConflict:
+	case pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted, pipeline.ErrTypeIdempotencyConflict,
+		pipeline.ErrTypeRedriveConflict, pipeline.ErrTypeRedriveExpired, pipeline.ErrTypeRedriveRepeated:
 	default:
 		return nil
 	}

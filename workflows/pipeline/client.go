@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -178,4 +180,153 @@ func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.
 // for success, the workflow's error otherwise.
 func (c *Client) Wait(ctx context.Context, taskID string) error {
 	return c.Temporal.GetWorkflow(ctx, WorkflowID(taskID), "").Get(ctx, nil)
+}
+
+// Redrive continues the failed task from its first step that did not succeed, in a new run of
+// its workflow (same workflow ID) started with Update-With-Start: the run's own activity checks
+// the task, charges its unit again when the failure refunded it, and records the redrive on the
+// task. redriveID makes it idempotent: a repeated request with the same id answers the same
+// redrive (Created false) while its run runs, and RepeatedRedriveError after. Errors wrap
+// pipeline.ErrRedriveConflict (the task runs or succeeded), pipeline.ErrRedriveExpired (past
+// the redrive window), pipeline.ErrQuotaExhausted, or are Temporal's.
+func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
+	id := WorkflowID(task.ID)
+	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: c.TaskQueue,
+		// A running run (the task's, or this redrive's) answers the update itself. Otherwise a new
+		// run starts whatever the last one's close status: the task document, not the last run,
+		// says whether the task failed (a repeated create request may have closed a run that
+		// adopted the failed task as completed), and the redrive run's own activity refuses a
+		// task that is not failed.
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(task.Pipeline)),
+	}, PipelineWorkflow, Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
+		Version: task.Version, InputData: task.InputData, RequestHash: task.RequestHash,
+		Redrive: &RedriveInput{ID: redriveID, BulkID: bulkID}})
+	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: UpdateRedrive, Args: []any{redriveID},
+			WaitForStage: client.WorkflowUpdateStageCompleted},
+	})
+	var adm RedriveAdmission
+	if err == nil {
+		err = h.Get(ctx, &adm)
+	}
+	if err != nil {
+		return nil, asRedriveError(err, task.ID, redriveID)
+	}
+	return &adm, nil
+}
+
+// RedriveTask is Redrive for a caller that has just read the task (the API, the CLI, the
+// console, the bulk redrive): a redrive id the task records already is answered at once (created false), and
+// pipeline.CheckRedrive refuses a task that is not failed or is past window without asking
+// Temporal; the redrive run repeats those checks under its guards. A repeated redrive whose run
+// has ended counts as done (created false).
+func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID, bulkID string, window time.Duration) (created bool, err error) {
+	if task.RedriveOf(redriveID) != nil {
+		return false, nil
+	}
+	if err := pipeline.CheckRedrive(task, time.Now(), window); err != nil {
+		return false, err
+	}
+	adm, err := c.Redrive(ctx, task, redriveID, bulkID)
+	var repeated *RepeatedRedriveError
+	switch {
+	case errors.As(err, &repeated):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return adm.Created, nil
+}
+
+// asRedriveError maps a redrive's refusals to the domain's errors; a repeated redrive whose run
+// has ended is answered as such.
+func asRedriveError(err error, taskID, redriveID string) error {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("redrive task %s: %w", taskID, err)
+	}
+	switch ae.Type() {
+	case pipeline.ErrTypeRedriveConflict:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveConflict)
+	case pipeline.ErrTypeRedriveExpired:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveExpired)
+	case pipeline.ErrTypeQuotaExhausted:
+		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrQuotaExhausted)
+	case pipeline.ErrTypeRedriveRepeated:
+		return &RepeatedRedriveError{TaskID: taskID, RedriveID: redriveID}
+	}
+	return fmt.Errorf("redrive task %s: %w", taskID, err)
+}
+
+// RepeatedRedriveError: the redrive id redrove the task before and that run has ended (the task
+// records how: its redrives history).
+type RepeatedRedriveError struct{ TaskID, RedriveID string }
+
+func (e *RepeatedRedriveError) Error() string {
+	return fmt.Sprintf("task %s was redriven by redrive %s already", e.TaskID, e.RedriveID)
+}
+
+// ErrBulkConflict: the bulk redrive id is taken by an operation with a different filter.
+var ErrBulkConflict = errors.New("bulk redrive id reused with a different filter")
+
+// StartBulkRedrive starts PipelineRedriveBulkWorkflow (ID BulkWorkflowID(in.ID)) unless the
+// operation exists: a repeated request, also after the operation finished, is answered with it
+// (started false), and one with a different filter fails with ErrBulkConflict.
+func (c *Client) StartBulkRedrive(ctx context.Context, in BulkInput) (started bool, err error) {
+	id := BulkWorkflowID(in.ID)
+	_, err = c.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                c.TaskQueue,
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(KindRedriveBulk),
+			searchattr.Status.ValueSet(pipeline.StatusProcessing)),
+	}, PipelineRedriveBulkWorkflow, in)
+	var dup *serviceerror.WorkflowExecutionAlreadyStarted
+	if !errors.As(err, &dup) {
+		if err != nil {
+			return false, fmt.Errorf("start %s: %w", id, err)
+		}
+		return true, nil
+	}
+	p, err := c.BulkProgress(ctx, in.ID)
+	if err != nil {
+		return false, err
+	}
+	if !SameFilter(p.Requested, in.Requested) {
+		return false, fmt.Errorf("%s: %w", id, ErrBulkConflict)
+	}
+	return false, nil
+}
+
+// SameFilter reports whether two bulk redrive filters are the same request.
+func SameFilter(a, b pipeline.RedriveFilter) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// BulkProgress queries a bulk redrive's progress (of a running or a closed operation);
+// pipeline.ErrNotFound when there is no such operation.
+func (c *Client) BulkProgress(ctx context.Context, bulkID string) (*BulkProgress, error) {
+	v, err := c.Temporal.QueryWorkflow(ctx, BulkWorkflowID(bulkID), "", QueryBulkProgress)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("bulk redrive %s: %w", bulkID, pipeline.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query bulk redrive %s: %w", bulkID, err)
+	}
+	var p BulkProgress
+	if err := v.Get(&p); err != nil {
+		return nil, fmt.Errorf("decode progress of bulk redrive %s: %w", bulkID, err)
+	}
+	return &p, nil
 }

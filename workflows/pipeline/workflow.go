@@ -49,6 +49,9 @@ type Input struct {
 	// RequestHash fingerprints the request (pipeline.TaskRequest.Hash); the admission update
 	// refuses a different request under the same workflow ID.
 	RequestHash string
+	// Redrive, when set, makes the run a redrive of the failed task (redrive.go): it continues
+	// from the first step that did not succeed instead of admitting the task.
+	Redrive *RedriveInput `json:",omitempty"`
 }
 
 // Result is the workflow's outcome on success.
@@ -84,6 +87,9 @@ type run struct {
 	outputs []map[string]any
 	adm     admission
 	scf     callbacks
+	// redrive is the redrive this run carries out (nil: a first run); the steps before its
+	// FromStep succeeded in an earlier run and are skipped.
+	redrive *redrive
 }
 
 // PipelineWorkflow admits the task (schema, input check, task and step documents, one quota
@@ -118,11 +124,22 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	if err := r.registerCallbacks(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.registerRedrive(ctx); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
-	earlier, err := r.admit(ctx)
+	var (
+		earlier *Result
+		err     error
+	)
+	if r.in.Redrive != nil && workflow.GetVersion(ctx, versionRedrive, workflow.DefaultVersion, 1) == 1 {
+		earlier, err = r.admitRedrive(ctx)
+	} else {
+		earlier, err = r.admit(ctx)
+	}
 	if err != nil || earlier != nil {
 		return earlier, err
 	}
@@ -224,6 +241,9 @@ func (r *run) upsertStatus(ctx workflow.Context, status string) {
 func (r *run) runSteps(ctx workflow.Context) error {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	for i, st := range r.schema.Steps {
+		if i < r.redrive.fromStep() {
+			continue // succeeded before the redrive; its output is in r.outputs
+		}
 		r.state.CurrentStep, r.state.StepStatus[i] = i, pipeline.StatusProcessing
 		var (
 			provider string
@@ -257,5 +277,5 @@ func (r *run) runSteps(ctx workflow.Context) error {
 
 func (r *run) callRequest(i int, provider string) pipeline.CallRequest {
 	return pipeline.CallRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, StepIndex: i, Step: r.schema.Steps[i],
-		ProviderRef: provider, InputData: r.in.InputData, StepOutputs: r.outputs}
+		ProviderRef: provider, InputData: r.in.InputData, StepOutputs: r.outputs, Redrive: r.redrive.count()}
 }

@@ -70,6 +70,9 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 		{CollTasks, bson.D{{Key: "user_id", Value: 1}, {Key: "_id", Value: -1}}, false},
 		// The quota ledger view: an account's newest tasks.
 		{CollTasks, bson.D{{Key: "user_id", Value: 1}, {Key: "feature_id", Value: 1}, {Key: "created_at", Value: -1}}, false},
+		// A bulk redrive's tasks: the failed ones by failure time, and the ones it redrove.
+		{CollTasks, bson.D{{Key: "status", Value: 1}, {Key: "completed_at", Value: 1}}, false},
+		{CollTasks, bson.D{{Key: "redrives.id", Value: 1}}, false},
 	}
 	for _, i := range idx {
 		m := mongo.IndexModel{Keys: i.keys, Options: options.Index().SetUnique(i.unique)}

@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/searchattr"
+)
+
+// KindRedriveBulk is the TaskloomKind search attribute value of bulk redrive workflows.
+const KindRedriveBulk = "pipeline-redrive-bulk"
+
+// QueryBulkProgress returns a bulk redrive's BulkProgress, also of a closed run.
+const QueryBulkProgress = "progress"
+
+// Bulk redrive pacing defaults: BatchSize tasks per batch, one batch per Interval.
+const (
+	DefaultBulkBatchSize = 10
+	DefaultBulkInterval  = time.Second
+	// MaxBulkOutcomes bounds the per-task outcomes a bulk redrive keeps (in its query answer, its
+	// result and its continue-as-new input); the counters cover every task.
+	MaxBulkOutcomes = 1000
+	// bulkBatchesPerRun bounds one run's history; the operation continues as new after it.
+	bulkBatchesPerRun = 200
+)
+
+// BulkInput starts (or continues) a bulk redrive.
+type BulkInput struct {
+	// ID is the operation's id (BulkWorkflowID names its workflow): from the Idempotency-Key, so a
+	// repeated request finds the same operation.
+	ID string
+	// Requested is the filter as the caller sent it; Filter is the one applied: Requested within
+	// the redrive window and not after the operation's start.
+	Requested pipeline.RedriveFilter
+	Filter    pipeline.RedriveFilter
+	BatchSize int
+	Interval  time.Duration
+	// Progress and Cursor carry the operation over continue-as-new; zero on the first run.
+	Progress BulkProgress
+	Cursor   string
+}
+
+// BulkProgress is what a bulk redrive has done so far (the progress query, and its result).
+type BulkProgress struct {
+	ID string
+	// Total is the dry-run count when the operation started; tasks that fail again while it runs
+	// are not added.
+	Total    int64
+	Done     int
+	Redriven int
+	Skipped  int
+	Errors   int
+	Finished bool
+	// Outcomes lists each task's outcome, at most MaxBulkOutcomes of them.
+	Outcomes  []pipeline.RedriveOutcome
+	Requested pipeline.RedriveFilter
+}
+
+func (p *BulkProgress) add(outs []pipeline.RedriveOutcome) {
+	for _, o := range outs {
+		p.Done++
+		switch o.Outcome {
+		case pipeline.OutcomeRedriven:
+			p.Redriven++
+		case pipeline.OutcomeSkipped:
+			p.Skipped++
+		default:
+			p.Errors++
+		}
+		if len(p.Outcomes) < MaxBulkOutcomes {
+			p.Outcomes = append(p.Outcomes, o)
+		}
+	}
+}
+
+// BulkWorkflowID is the workflow ID of bulk redrive id.
+func BulkWorkflowID(id string) string { return "pipeline-redrive-bulk:" + id }
+
+// bulkBatchOptions: a batch asks for up to BatchSize redrives, each waiting for its run's
+// admission; retried a few times (each redrive is idempotent), then the operation fails.
+var bulkBatchOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Minute,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10},
+}
+
+// PipelineRedriveBulkWorkflow redrives the failed tasks of a filter at a bounded rate: one batch
+// activity (PipelineRedriveBatch) per Interval, paging by task id, each task redriven under the
+// operation's redrive id so that a repeated batch redrives nothing twice. It answers
+// QueryBulkProgress while it runs and returns the progress with the per-task outcomes; a large
+// operation continues as new every bulkBatchesPerRun batches.
+func PipelineRedriveBulkWorkflow(ctx workflow.Context, in BulkInput) (*BulkProgress, error) {
+	if in.ID == "" || in.BatchSize <= 0 || in.Interval <= 0 {
+		return nil, temporal.NewNonRetryableApplicationError("bulk redrive input needs an id, a batch size and an interval", "InvalidInput", nil)
+	}
+	p := &in.Progress
+	p.ID, p.Requested = in.ID, in.Requested
+	if err := workflow.SetQueryHandler(ctx, QueryBulkProgress, func() (BulkProgress, error) { return *p, nil }); err != nil {
+		return nil, fmt.Errorf("register %s query: %w", QueryBulkProgress, err)
+	}
+	actx := workflow.WithActivityOptions(ctx, bulkBatchOptions)
+	var a *pipelineact.Activities
+	for batch := 0; ; batch++ {
+		if batch == bulkBatchesPerRun {
+			return nil, workflow.NewContinueAsNewError(ctx, PipelineRedriveBulkWorkflow, in)
+		}
+		var res pipeline.RedriveBatchResult
+		if err := workflow.ExecuteActivity(actx, a.PipelineRedriveBatch, pipeline.RedriveBatchRequest{BulkID: in.ID, Filter: in.Filter,
+			After: in.Cursor, Limit: in.BatchSize}).Get(ctx, &res); err != nil {
+			return nil, err
+		}
+		p.add(res.Outcomes)
+		in.Cursor = res.Last
+		if res.Done {
+			break
+		}
+		if err := workflow.Sleep(ctx, in.Interval); err != nil {
+			return nil, err
+		}
+	}
+	p.Finished = true
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(pipeline.StatusSuccess)); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert TaskloomStatus failed", "err", err)
+	}
+	return p, nil
+}
