@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,12 @@ const (
 	Completed = "Completed"
 	Failed    = "Failed"
 )
+
+// SearchStatus is the TaskloomStatus search attribute of a task status: lower case (running,
+// completed, failed), as every subsystem's statuses are in Temporal visibility. crawl_tasks and
+// the API keep the capitalised status. Runs that finished before this rule show the capitalised
+// value in visibility.
+func SearchStatus(status string) string { return strings.ToLower(status) }
 
 // Sources of a crawl task record.
 const (
