@@ -32,13 +32,21 @@ func (f *webhookFlags) bind(cmd *cobra.Command, withSummary bool) {
 	}
 }
 
-// apply overrides the config section with the flags.
+// apply overrides the config section with the flags that are set (a flag left empty keeps the
+// configuration's value, which includes the dev stack's .data/dev.env).
 func (f *webhookFlags) apply(c *config.Webhook) error {
-	c.TaskBitableURL, c.WebhookBitableURL, c.DramaBitableURL, c.CaptureBitableURL = f.taskURL, f.webhookTableURL, f.dramaURL, f.captureURL
-	if f.summaryURL != "" {
-		c.SummaryWebhookURL = f.summaryURL
+	for _, o := range []struct {
+		flag string
+		dst  *string
+	}{
+		{f.taskURL, &c.TaskBitableURL}, {f.webhookTableURL, &c.WebhookBitableURL}, {f.dramaURL, &c.DramaBitableURL},
+		{f.captureURL, &c.CaptureBitableURL}, {f.summaryURL, &c.SummaryWebhookURL},
+	} {
+		if o.flag != "" {
+			*o.dst = o.flag
+		}
 	}
-	for name, u := range map[string]string{"--task-url": f.taskURL, "--webhook-bitable-url": f.webhookTableURL} {
+	for name, u := range map[string]string{"--task-url": c.TaskBitableURL, "--webhook-bitable-url": c.WebhookBitableURL} {
 		if _, err := feishu.ParseTableURL(u); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
