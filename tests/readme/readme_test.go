@@ -116,6 +116,11 @@ func TestReadmeCommandsRun(t *testing.T) {
 	err = cmd.Run()
 	t.Logf("README commands ran in %s (network namespace: %t)", time.Since(start).Round(time.Second), netns)
 	if err == nil {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, ">>> README.md:") {
+				t.Log(l) // where each block started, and when
+			}
+		}
 		return
 	}
 	lines := strings.Split(string(raw), "\n")
