@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"text/tabwriter"
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -266,6 +269,31 @@ func withVerbose(ctx context.Context, v bool) context.Context {
 func verbose(ctx context.Context) bool {
 	v, _ := ctx.Value(verboseKey{}).(bool)
 	return v
+}
+
+// devEnvKey marks a context whose settings came partly from the dev stack's .data/dev.env.
+type devEnvKey struct{}
+
+func withDevEnv(ctx context.Context, file string) context.Context {
+	return context.WithValue(ctx, devEnvKey{}, file)
+}
+
+// explainDevEnv adds to a connection failure where the addresses came from: a .data/dev.env left
+// by a stopped `make dev` names servers that are gone. Other errors pass unchanged.
+func explainDevEnv(ctx context.Context, err error) error {
+	file, _ := ctx.Value(devEnvKey{}).(string)
+	if err == nil || file == "" || !unreachable(err) {
+		return err
+	}
+	return fmt.Errorf("%w (addresses from %s: is make dev running?)", err, file)
+}
+
+// unreachable tells a server that did not answer from every other error.
+func unreachable(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var netErr net.Error
+	return mongo.IsNetworkError(err) || mongo.IsTimeout(err) || errors.As(err, &unavailable) ||
+		errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // alwaysLogs is the annotation of commands that are servers: their logs are their output.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -147,5 +148,20 @@ func TestOnlyServersLogWithoutV(t *testing.T) {
 	}
 	if len(quiet) > 0 {
 		t.Errorf("commands that log without -v: %s", strings.Join(quiet, ", "))
+	}
+}
+
+func TestUnreachableServersNameTheDevEnv(t *testing.T) {
+	ctx := withDevEnv(context.Background(), DevEnvFile)
+	down := fmt.Errorf("count api keys: %w", context.DeadlineExceeded)
+	if got := explainDevEnv(ctx, down).Error(); !strings.HasSuffix(got, "(addresses from .data/dev.env: is make dev running?)") {
+		t.Errorf("unreachable server: %q", got)
+	}
+	other := errors.New(`pipeline "nope" not found`)
+	if got := explainDevEnv(ctx, other); got != other {
+		t.Errorf("other error changed: %q", got)
+	}
+	if got := explainDevEnv(context.Background(), down); got != down {
+		t.Errorf("without dev.env: %q", got)
 	}
 }

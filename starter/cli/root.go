@@ -75,6 +75,7 @@ func prepare(c *cobra.Command, _ []string) error {
 		if file != "" && v {
 			fmt.Fprintf(c.ErrOrStderr(), "settings the environment leaves unset come from %s\n", file)
 		}
+		c.SetContext(withDevEnv(c.Context(), file))
 	}
 	c.SetContext(withVerbose(c.Context(), v))
 	return nil
@@ -93,7 +94,7 @@ func loadPlatform(ctx context.Context) (*platform.Platform, *slog.Logger, error)
 	}
 	p, err := platform.Open(ctx, cfg, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, explainDevEnv(ctx, err)
 	}
 	return p, log, nil
 }
@@ -106,7 +107,7 @@ func withPlatform(c *cobra.Command, fn func(ctx context.Context, p *platform.Pla
 		return err
 	}
 	defer p.Close()
-	return fn(c.Context(), p)
+	return explainDevEnv(c.Context(), fn(c.Context(), p))
 }
 
 // withSchema is withPlatform for commands that write: the database's indexes (internal/schema)

@@ -158,7 +158,7 @@ func withWebhookPlatform(ctx context.Context, f *webhookFlags, fn func(context.C
 	if err := f.apply(&p.Config.Webhook); err != nil {
 		return err
 	}
-	return fn(ctx, p.Temporal, p.Config)
+	return explainDevEnv(ctx, fn(ctx, p.Temporal, p.Config))
 }
 
 // printResult waits for a run started by a workflows/webhook client helper (startErr is the
