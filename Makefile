@@ -5,9 +5,9 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
 
-.PHONY: dev dev-reset test fuzz-short bench chaos screenshots lint tools clean
+.PHONY: dev dev-reset test docs-test starter fuzz-short bench chaos screenshots lint tools clean
 
-tools: $(BIN)/temporal $(BIN)/embedded-mongo
+tools: $(BIN)/temporal $(BIN)/embedded-mongo $(BIN)/starter
 
 $(BIN)/temporal:
 	./temporal-dev.sh --install-only
@@ -17,21 +17,32 @@ $(BIN)/embedded-mongo: FORCE
 	@mkdir -p $(BIN)
 	$(GO) build -o $@ ./internal/devstack/cmd/embedded-mongo
 
+# The production CLI, which README's commands run as ./.bin/starter (go build is incremental).
+starter: $(BIN)/starter
+$(BIN)/starter: FORCE
+	@mkdir -p $(BIN)
+	$(GO) build -o $@ ./starter
+
 FORCE:
 
 # The dev stack keeps its state in ./.data across restarts (DEV_DATA_DIR); dev-reset starts clean.
 # The binary runs in the recipe's place (exec), so Ctrl-C reaches it once and it exits 0.
-dev: $(BIN)/temporal
+dev: $(BIN)/temporal $(BIN)/starter
 	$(GO) build -o $(BIN)/dev ./starter/dev
 	exec $(BIN)/dev
 
-dev-reset: $(BIN)/temporal
+dev-reset: $(BIN)/temporal $(BIN)/starter
 	$(GO) build -o $(BIN)/dev ./starter/dev
 	exec $(BIN)/dev --reset
 
+# `go test ./...` includes the README test (tests/readme: every ```sh block of README.md against a
+# fresh dev stack); docs-test runs it alone.
 test: tools lint
 	$(GO) test $(GOFLAGS_TEST) ./...
 	$(MAKE) --no-print-directory fuzz-short
+
+docs-test: tools
+	$(GO) test -count=1 -timeout 20m -v -run TestReadmeCommandsRun ./tests/readme/
 
 # Runs every Fuzz target briefly beyond its seed corpus (the corpus itself runs in `go test`).
 fuzz-short:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/api/serviceerror"
@@ -93,30 +92,6 @@ func (h *handlers) existing(c echo.Context, id int64) error {
 	return c.JSON(http.StatusOK, resp)
 }
 
-// taskView is GET's body. Counts come from Redis while the task runs and
-// from crawl_tasks once it finished; missing_tweets is set after a deadline.
-// duplicate_tweets (copies of a counted tweet, and tweets after completion)
-// keeps growing in Redis after the task finished while its hash lives.
-type taskView struct {
-	OriginalTaskID  int64  `json:"original_task_id"`
-	WorkflowID      string `json:"workflow_id"`
-	Status          string `json:"status"`
-	Source          string `json:"source"`
-	TotalTweets     *int64 `json:"total_tweets"`
-	ProcessedTweets int64  `json:"processed_tweets"`
-	DuplicateTweets int64  `json:"duplicate_tweets"`
-	// DeadLetteredRecords counts distinct records naming the task that went to the dead-letter
-	// topic (malformed, or missing a field).
-	DeadLetteredRecords int64                `json:"dead_lettered_records"`
-	MissingTweets       *int64               `json:"missing_tweets,omitempty"`
-	ProgressStatus      string               `json:"progress_status,omitempty"`
-	FailureReason       string               `json:"failure_reason,omitempty"`
-	Crawler             *crawl.CrawlerRecord `json:"crawler,omitempty"`
-	CreatedAt           time.Time            `json:"created_at"`
-	UpdatedAt           time.Time            `json:"updated_at"`
-	FinishedAt          *time.Time           `json:"finished_at,omitempty"`
-}
-
 func (h *handlers) get(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
@@ -130,10 +105,7 @@ func (h *handlers) get(c echo.Context) error {
 	if err != nil {
 		return httpx.FromStore(err)
 	}
-	v := taskView{OriginalTaskID: id, WorkflowID: t.WorkflowID, Status: t.Status, Source: t.Source,
-		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, DuplicateTweets: t.DuplicateTweets,
-		DeadLetteredRecords: t.DeadLetteredRecords, MissingTweets: t.MissingTweets,
-		FailureReason: t.FailureReason, Crawler: t.Crawler, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, FinishedAt: t.FinishedAt}
+	v := t.View()
 	if err := h.live(ctx, id, t.Finished(), &v); err != nil {
 		return httpx.FromStore(err)
 	}
@@ -143,7 +115,7 @@ func (h *handlers) get(c echo.Context) error {
 // live fills the counts of a running task from its task_progress hash, and
 // of a finished one the copies that arrived after it finished (the hash
 // outlives the task by CRAWL_PROGRESS_TTL).
-func (h *handlers) live(ctx context.Context, id int64, finished bool, v *taskView) error {
+func (h *handlers) live(ctx context.Context, id int64, finished bool, v *crawl.TaskView) error {
 	p, err := h.progress.Get(ctx, id)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 	if n := e.signals(t, id); n != 1 {
 		t.Fatalf("completion signals = %d, want 1", n)
 	}
-	e.recordHistory(t, id, "normal_order")
+	e.recordHistory(t, id, "normal_order_lowercase_status")
 	// Every reply reached the scheduler topic before its tweet was counted.
 	if got := e.readTopic(t, e.Config.Crawl.SchedulerTopic, 60); len(got) != 60 {
 		t.Fatalf("reply tasks = %d, want 60", len(got))
@@ -48,7 +48,7 @@ func TestCrawlNormalOrderCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := desc.TypedSearchAttributes
-	if status, _ := sa.GetKeyword(searchattr.Status); status != crawl.Completed {
+	if status, _ := sa.GetKeyword(searchattr.Status); status != crawl.SearchStatus(crawl.Completed) {
 		t.Fatalf("TaskloomStatus = %q", status)
 	}
 	if kind, _ := sa.GetKeyword(searchattr.Kind); kind != crawlwf.Kind {

@@ -62,6 +62,15 @@ func (u *UI) addReader(c echo.Context) error {
 // errNoTemporal: a UI built without a Temporal client (tests of the Mongo-only pages).
 var errNoTemporal = errors.New("Temporal 不可用：控制台的计数与列表来自 Temporal 可见性查询")
 
+// statusQuery matches a TaskloomStatus. Statuses are lower case in visibility; crawl runs that
+// finished before that rule carry their capitalised crawl_tasks status, so both spellings count.
+func statusQuery(status string) string {
+	if l := strings.ToLower(status); l != status {
+		return fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", l, status)
+	}
+	return fmt.Sprintf("TaskloomStatus = '%s'", status)
+}
+
 // kindQuery selects one subsystem's executions, narrowed by more conditions.
 func kindQuery(kind string, extra ...string) string {
 	q := fmt.Sprintf("TaskloomKind = '%s'", kind)
@@ -179,7 +188,7 @@ func (u *UI) overviewPage(c echo.Context) error {
 		d.Subsystems = append(d.Subsystems, v)
 		for j, st := range s.Statuses {
 			g.Go(func() error {
-				n, err := u.countWF(gctx, kindQuery(s.Kind, fmt.Sprintf("TaskloomStatus = '%s'", st)))
+				n, err := u.countWF(gctx, kindQuery(s.Kind, statusQuery(st)))
 				v.Counts[j] = statusCount{Status: st, N: n}
 				return err
 			})
@@ -244,7 +253,7 @@ func (u *UI) attentionLists(ctx context.Context, g *errgroup.Group) []*attention
 		{failedPipes, kindQuery(pipelinewf.Kind, "TaskloomStatus = 'failed'"), func(id string) string {
 			return "/ui/console/pipelines/" + url.PathEscape(strings.TrimPrefix(id, "pipeline-"))
 		}},
-		{crawlFailed, kindQuery(crawlwf.Kind, fmt.Sprintf("TaskloomStatus = '%s'", crawl.Failed)), func(string) string {
+		{crawlFailed, kindQuery(crawlwf.Kind, statusQuery(crawl.Failed)), func(string) string {
 			return "/ui/console/crawl?status=" + crawl.Failed
 		}},
 		{webhookErr, kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus = '%s'", webhook.StatusError)), func(string) string {

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,12 @@ const (
 	Completed = "Completed"
 	Failed    = "Failed"
 )
+
+// SearchStatus is the TaskloomStatus search attribute of a task status: lower case (running,
+// completed, failed), as every subsystem's statuses are in Temporal visibility. crawl_tasks and
+// the API keep the capitalised status. Runs that finished before this rule show the capitalised
+// value in visibility.
+func SearchStatus(status string) string { return strings.ToLower(status) }
 
 // Sources of a crawl task record.
 const (
@@ -61,6 +68,39 @@ type TaskRecord struct {
 	CreatedAt           time.Time      `bson:"created_at"`
 	UpdatedAt           time.Time      `bson:"updated_at"`
 	FinishedAt          *time.Time     `bson:"finished_at,omitempty"`
+}
+
+// TaskView is a crawl task as GET /api/v1/crawl-tasks/{id} answers it (and the CLI prints it).
+// Counts come from Redis while the task runs and from crawl_tasks once it finished;
+// missing_tweets is set after a deadline.
+// duplicate_tweets (copies of a counted tweet, and tweets after completion)
+// keeps growing in Redis after the task finished while its hash lives.
+type TaskView struct {
+	OriginalTaskID  int64  `json:"original_task_id"`
+	WorkflowID      string `json:"workflow_id"`
+	Status          string `json:"status"`
+	Source          string `json:"source"`
+	TotalTweets     *int64 `json:"total_tweets"`
+	ProcessedTweets int64  `json:"processed_tweets"`
+	DuplicateTweets int64  `json:"duplicate_tweets"`
+	// DeadLetteredRecords counts distinct records naming the task that went to the dead-letter
+	// topic (malformed, or missing a field).
+	DeadLetteredRecords int64          `json:"dead_lettered_records"`
+	MissingTweets       *int64         `json:"missing_tweets,omitempty"`
+	ProgressStatus      string         `json:"progress_status,omitempty"`
+	FailureReason       string         `json:"failure_reason,omitempty"`
+	Crawler             *CrawlerRecord `json:"crawler,omitempty"`
+	CreatedAt           time.Time      `json:"created_at"`
+	UpdatedAt           time.Time      `json:"updated_at"`
+	FinishedAt          *time.Time     `json:"finished_at,omitempty"`
+}
+
+// View is the record as the API shows it; a running task's live counts come on top (api/crawl).
+func (t TaskRecord) View() TaskView {
+	return TaskView{OriginalTaskID: t.OriginalTaskID, WorkflowID: t.WorkflowID, Status: t.Status, Source: t.Source,
+		TotalTweets: t.TotalTweets, ProcessedTweets: t.ProcessedTweets, DuplicateTweets: t.DuplicateTweets,
+		DeadLetteredRecords: t.DeadLetteredRecords, MissingTweets: t.MissingTweets,
+		FailureReason: t.FailureReason, Crawler: t.Crawler, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, FinishedAt: t.FinishedAt}
 }
 
 // Finished reports whether the task reached a final status.

@@ -2,9 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,8 +28,10 @@ func apikeyCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "id:  %s\nkey: %s\n(store it now: only its hash is kept)\n", k.ID, plain)
-				return nil
+				if outputFormat(c) == outputTable {
+					fmt.Fprintln(c.ErrOrStderr(), "store the key now: only its hash is kept")
+				}
+				return render(c, createdKey{Key: k, Plain: plain})
 			})
 		},
 	}
@@ -50,16 +51,10 @@ func apikeyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tKEY\tPERMISSION\tPROJECT\tACTIVE\tLAST USED")
-			for _, k := range keys {
-				used := "-"
-				if k.LastUsedAt != nil {
-					used = k.LastUsedAt.Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\n", k.ID, k.Name, k.Prefix, k.Permission, k.ProjectID, k.Active, used)
+			if keys == nil {
+				keys = []auth.Key{}
 			}
-			return tw.Flush()
+			return render(c, keys)
 		},
 	}
 	revoke := &cobra.Command{
@@ -70,13 +65,22 @@ func apikeyCmd() *cobra.Command {
 			err := withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
 				return auth.NewStore(p.Mongo).Revoke(ctx, args[0])
 			})
+			if errors.Is(err, auth.ErrNotFound) {
+				return fmt.Errorf("API key %q not found", args[0])
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(c.OutOrStdout(), "revoked", args[0])
-			return nil
+			return render(c, map[string]any{"id": args[0], "is_active": false})
 		},
 	}
 	cmd.AddCommand(create, list, revoke)
 	return cmd
+}
+
+// createdKey is a new key: the stored key (the fields key listings show) and, this once, its
+// plaintext as "key".
+type createdKey struct {
+	auth.Key
+	Plain string `json:"key"`
 }

@@ -1,14 +1,14 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -35,7 +35,7 @@ func crawlStartCmd() *cobra.Command {
 			if id <= 0 {
 				return errors.New("--original-task-id must be a positive integer")
 			}
-			return runCrawlStart(cmd.Context(), id, wait)
+			return runCrawlStart(cmd, id, wait)
 		},
 	}
 	cmd.Flags().Int64Var(&id, "original-task-id", 0, "original task id (required)")
@@ -43,7 +43,8 @@ func crawlStartCmd() *cobra.Command {
 	return cmd
 }
 
-func runCrawlStart(ctx context.Context, id int64, wait bool) error {
+func runCrawlStart(c *cobra.Command, id int64, wait bool) error {
+	ctx := c.Context()
 	p, _, err := loadPlatform(ctx)
 	if err != nil {
 		return err
@@ -52,22 +53,29 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 	cfg := p.Config
 	run, err := crawlwf.Start(ctx, p.Temporal, cfg.Temporal.TaskQueue, crawlwf.Input{OriginalTaskID: id,
 		Source: crawl.SourceAPI, CrawlerTimeout: cfg.Crawl.CrawlerTimeout, CompletionDeadline: cfg.Crawl.CompletionDeadline})
-	if err != nil {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		return fmt.Errorf("crawl task %d was started before (workflow %s); GET /api/v1/crawl-tasks/%d shows it", id, crawlwf.WorkflowID(id), id)
+	case err != nil:
 		return err
 	}
-	fmt.Printf("started %s (run %s)\n", run.GetID(), run.GetRunID())
 	if !wait {
-		return nil
+		// POST /api/v1/crawl-tasks's answer
+		return render(c, map[string]any{"original_task_id": id, "workflow_id": run.GetID(), "run_id": run.GetRunID(),
+			"status": crawl.Running, "created": true})
 	}
 	var final crawlwf.State
 	if err := run.Get(ctx, &final); err != nil {
-		return fmt.Errorf("wait for %s: %w", run.GetID(), err)
+		return fmt.Errorf("crawl task %d: %w", id, rootCause(err))
 	}
-	out, err := json.MarshalIndent(final, "", "  ")
+	t, err := crawldb.New(p.Mongo).Get(ctx, id)
 	if err != nil {
+		return fmt.Errorf("read crawl task %d: %w", id, err)
+	}
+	if err := render(c, t.View()); err != nil {
 		return err
 	}
-	fmt.Println(string(out))
 	if final.Status != crawl.Completed {
 		return fmt.Errorf("crawl task %d %s: %s", id, final.Status, final.FailureReason)
 	}

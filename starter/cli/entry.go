@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,7 +36,7 @@ func applyCmd() *cobra.Command {
 				if cmd.Flags().Changed("retry-max") {
 					req.RetryMax = &retryMax
 				}
-				return runApply(ctx, p, req, wait)
+				return runApply(cmd, p, req, wait)
 			})
 		},
 	}
@@ -54,7 +52,8 @@ func applyCmd() *cobra.Command {
 	return cmd
 }
 
-func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest, wait time.Duration) error {
+func runApply(c *cobra.Command, p *platform.Platform, req *entry.ApplyRequest, wait time.Duration) error {
+	ctx := c.Context()
 	if err := req.Validate(); err != nil {
 		return cliFieldError(err)
 	}
@@ -78,12 +77,10 @@ func runApply(ctx context.Context, p *platform.Platform, req *entry.ApplyRequest
 		}
 		out = st
 		if !done && werr == nil {
-			fmt.Fprintf(os.Stderr, "task %s still %s after %s; check with GET /api/workflows/tasks/%s\n", acc.TaskID, st.Status, wait, acc.TaskID)
+			fmt.Fprintf(c.ErrOrStderr(), "task %s still %s after %s; check with GET /api/workflows/tasks/%s\n", acc.TaskID, st.Status, wait, acc.TaskID)
 		}
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return render(c, out)
 }
 
 // cliFieldError names the flag behind a request field.

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +39,7 @@ func pipelinePublishCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				published := []map[string]string{}
 				for _, f := range files {
 					raw, err := os.ReadFile(f)
 					if err != nil {
@@ -53,13 +56,13 @@ func pipelinePublishCmd() *cobra.Command {
 					if err != nil {
 						return fmt.Errorf("%s: %w", f, err)
 					}
-					verb := "published"
+					state := "published"
 					if !created {
-						verb = "already published"
+						state = "already published"
 					}
-					fmt.Fprintf(c.OutOrStdout(), "%s %s@%s\n", verb, d.Name, d.Version)
+					published = append(published, map[string]string{"name": d.Name, "version": d.Version, "state": state})
 				}
-				return nil
+				return render(c, published)
 			})
 		},
 	}
@@ -79,6 +82,9 @@ func pipelineRunCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			req.Pipeline = args[0]
 			if err := json.Unmarshal([]byte(input), &req.InputData); err != nil {
+				if strings.ContainsAny(input, "‘’“”") {
+					return errors.New(`--input is not JSON: it holds a typographic quote (‘ ’ “ ”); write straight quotes (")`)
+				}
 				return fmt.Errorf("--input must be a JSON object: %w", err)
 			}
 			if key != "" {
@@ -92,15 +98,12 @@ func pipelineRunCmd() *cobra.Command {
 				workflows := &pipelinewf.Client{Temporal: p.Temporal, TaskQueue: p.Config.Temporal.TaskQueue}
 				task, err := workflows.Start(ctx, req)
 				if err != nil {
-					return err
+					return startError(err, req)
 				}
-				verb := "started"
-				if !task.Created {
-					verb = "already created by an earlier run with this key"
-				}
-				fmt.Fprintf(c.OutOrStdout(), "task %s %s (workflow %s, status %s)\n", task.TaskID, verb, task.WorkflowID, task.Status)
 				if wait <= 0 {
-					return nil
+					// POST /api/v1/pipeline-tasks's answer, plus whether this request created the task
+					return render(c, map[string]any{"task_id": task.TaskID, "status": task.Status, "workflow_id": task.WorkflowID,
+						"pipeline": task.Pipeline, "version": task.Version, "created": task.Created})
 				}
 				wctx, cancel := context.WithTimeout(ctx, wait)
 				defer cancel()
@@ -136,8 +139,12 @@ func pipelineShowCmd() *cobra.Command {
 	}
 }
 
+// printTask prints a task with its steps as GET /api/v1/pipeline-tasks/{id} answers.
 func printTask(ctx context.Context, c *cobra.Command, store *pipelinedb.Store, id string) error {
 	task, err := store.GetTask(ctx, id)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return fmt.Errorf("pipeline task %q not found", id)
+	}
 	if err != nil {
 		return err
 	}
@@ -145,7 +152,29 @@ func printTask(ctx context.Context, c *cobra.Command, store *pipelinedb.Store, i
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(c.OutOrStdout())
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"task": task, "steps": steps})
+	if steps == nil {
+		steps = []pipeline.StepRecord{}
+	}
+	return render(c, struct {
+		*pipeline.Task
+		Steps []pipeline.StepRecord `json:"steps"`
+	}{task, steps})
+}
+
+// startError says in one sentence why a task was not created, naming the flag or the pipeline.
+func startError(err error, req pipelinewf.StartRequest) error {
+	var inputErr *pipeline.InputError
+	switch {
+	case errors.As(err, &inputErr):
+		return fmt.Errorf("--input: %s", inputErr.Error())
+	case errors.Is(err, pipeline.ErrNotFound) && req.Version != "":
+		return fmt.Errorf("pipeline %q version %q not found", req.Pipeline, req.Version)
+	case errors.Is(err, pipeline.ErrNotFound):
+		return fmt.Errorf("pipeline %q not found", req.Pipeline)
+	case errors.Is(err, pipeline.ErrQuotaExhausted):
+		return fmt.Errorf("quota of user %q, feature %q is exhausted", req.UserID, req.FeatureID)
+	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
+		return errors.New("--idempotency-key was used with a different request; use a new key for a new task")
+	}
+	return err
 }

@@ -39,9 +39,11 @@ func Root() *cobra.Command {
 		Long: `starter runs and operates taskloom.
 
 Configuration comes from environment variables (see README.md, .env.example).`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: prepare,
 	}
+	addOutputFlags(root)
 	root.AddCommand(
 		workerCmd(),
 		apiCmd(),
@@ -56,16 +58,43 @@ Configuration comes from environment variables (see README.md, .env.example).`,
 	return root
 }
 
-// loadPlatform reads the configuration and connects to every dependency.
+// prepare runs before every command: it checks -o, reads the dev stack's settings for a
+// subcommand (the dev stack itself, the dev binary's root command, chooses its own), and marks
+// the command's context verbose with -v or for a server.
+func prepare(c *cobra.Command, _ []string) error {
+	if err := checkOutput(c); err != nil {
+		return err
+	}
+	v, _ := c.Flags().GetBool(flagVerbose)
+	v = v || c.Annotations[alwaysLogs] != ""
+	if c != c.Root() {
+		file, err := loadDevEnv()
+		if err != nil {
+			return err
+		}
+		if file != "" && v {
+			fmt.Fprintf(c.ErrOrStderr(), "settings the environment leaves unset come from %s\n", file)
+		}
+		c.SetContext(withDevEnv(c.Context(), file))
+	}
+	c.SetContext(withVerbose(c.Context(), v))
+	return nil
+}
+
+// loadPlatform reads the configuration and connects to every dependency. It logs only when the
+// command is verbose (-v, or a server).
 func loadPlatform(ctx context.Context) (*platform.Platform, *slog.Logger, error) {
 	cfg, err := config.Load()
 	if err != nil {
 		return nil, nil, err
 	}
-	log := logging.New(cfg.LogLevel)
+	log := slog.New(slog.DiscardHandler)
+	if verbose(ctx) {
+		log = logging.New(cfg.LogLevel)
+	}
 	p, err := platform.Open(ctx, cfg, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, explainDevEnv(ctx, err)
 	}
 	return p, log, nil
 }
@@ -78,7 +107,7 @@ func withPlatform(c *cobra.Command, fn func(ctx context.Context, p *platform.Pla
 		return err
 	}
 	defer p.Close()
-	return fn(c.Context(), p)
+	return explainDevEnv(c.Context(), fn(c.Context(), p))
 }
 
 // withSchema is withPlatform for commands that write: the database's indexes (internal/schema)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -29,10 +31,14 @@ func schedulesCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
 				ids, err := ApplySchedules(ctx, p.Temporal, p.Config)
-				for _, id := range ids {
-					fmt.Fprintf(c.OutOrStdout(), "schedule %s applied\n", id)
+				if err != nil {
+					return err
 				}
-				return err
+				applied := make([]map[string]string, len(ids))
+				for i, id := range ids {
+					applied[i] = map[string]string{"id": id, "state": "applied"}
+				}
+				return render(c, applied)
 			})
 		},
 	}, &cobra.Command{
@@ -44,13 +50,48 @@ func schedulesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, s := range allSchedules(cfg) {
-				fmt.Fprintf(c.OutOrStdout(), "%s\t%v\n", s.ID, s.Spec.Intervals)
+			all := allSchedules(cfg)
+			views := make([]scheduleView, len(all))
+			for i, s := range all {
+				views[i] = viewOf(s)
 			}
-			return nil
+			return render(c, views)
 		},
 	})
 	return cmd
+}
+
+// scheduleView is one schedule as `schedules list` prints it.
+type scheduleView struct {
+	ID       string `json:"id"`
+	Every    string `json:"every"`
+	Workflow string `json:"workflow"`
+	Overlap  string `json:"overlap"`
+}
+
+func viewOf(s client.ScheduleOptions) scheduleView {
+	v := scheduleView{ID: s.ID, Overlap: strings.ToLower(strings.TrimPrefix(s.Overlap.String(), "SCHEDULE_OVERLAP_POLICY_"))}
+	every := make([]string, len(s.Spec.Intervals))
+	for i, in := range s.Spec.Intervals {
+		every[i] = in.Every.String()
+		if in.Offset != 0 {
+			every[i] += " (offset " + in.Offset.String() + ")"
+		}
+	}
+	v.Every = strings.Join(every, ", ")
+	if a, ok := s.Action.(*client.ScheduleWorkflowAction); ok {
+		v.Workflow = workflowName(a.Workflow)
+	}
+	return v
+}
+
+// workflowName is the workflow type a schedule action starts: its name, or the function's.
+func workflowName(w any) string {
+	if name, ok := w.(string); ok {
+		return name
+	}
+	full := runtime.FuncForPC(reflect.ValueOf(w).Pointer()).Name()
+	return full[strings.LastIndex(full, ".")+1:]
 }
 
 func allSchedules(cfg *config.Config) []client.ScheduleOptions {

@@ -14,19 +14,21 @@ import (
 
 func workerCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "worker",
-		Short: "Run the Temporal worker (every workflow, activity and Kafka consumer)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, worker.Run) },
+		Use:         "worker",
+		Short:       "Run the Temporal worker (every workflow, activity and Kafka consumer)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{alwaysLogs: "true"},
+		RunE:        func(cmd *cobra.Command, _ []string) error { return serve(cmd, worker.Run) },
 	}
 }
 
 func apiCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "api",
-		Short: "Run the HTTP API on API_ADDR",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, api.Run) },
+		Use:         "api",
+		Short:       "Run the HTTP API on API_ADDR",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{alwaysLogs: "true"},
+		RunE:        func(cmd *cobra.Command, _ []string) error { return serve(cmd, api.Run) },
 	}
 }
 

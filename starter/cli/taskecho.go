@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +29,7 @@ func migrateCmd() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("migrate: %w", err)
 				}
-				return json.NewEncoder(os.Stdout).Encode(r)
+				return render(c, r)
 			})
 		},
 	}
@@ -51,7 +49,10 @@ func taskechoCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("seeded project %q; pull its tasks (project level, then its queue) with:\n  %s\n", pid,
+				if outputFormat(c) == outputJSON {
+					return render(c, map[string]string{"project_id": pid})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "seeded project %q; pull its tasks (project level, then its queue) with:\n  %s\n", pid,
 					strings.Join(demo.PullCurls("http://"+p.Config.API.Addr, "$API_KEY"), "\n  "))
 				return nil
 			})

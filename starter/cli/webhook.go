@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -33,13 +32,21 @@ func (f *webhookFlags) bind(cmd *cobra.Command, withSummary bool) {
 	}
 }
 
-// apply overrides the config section with the flags.
+// apply overrides the config section with the flags that are set (a flag left empty keeps the
+// configuration's value, which includes the dev stack's .data/dev.env).
 func (f *webhookFlags) apply(c *config.Webhook) error {
-	c.TaskBitableURL, c.WebhookBitableURL, c.DramaBitableURL, c.CaptureBitableURL = f.taskURL, f.webhookTableURL, f.dramaURL, f.captureURL
-	if f.summaryURL != "" {
-		c.SummaryWebhookURL = f.summaryURL
+	for _, o := range []struct {
+		flag string
+		dst  *string
+	}{
+		{f.taskURL, &c.TaskBitableURL}, {f.webhookTableURL, &c.WebhookBitableURL}, {f.dramaURL, &c.DramaBitableURL},
+		{f.captureURL, &c.CaptureBitableURL}, {f.summaryURL, &c.SummaryWebhookURL},
+	} {
+		if o.flag != "" {
+			*o.dst = o.flag
+		}
 	}
-	for name, u := range map[string]string{"--task-url": f.taskURL, "--webhook-bitable-url": f.webhookTableURL} {
+	for name, u := range map[string]string{"--task-url": c.TaskBitableURL, "--webhook-bitable-url": c.WebhookBitableURL} {
 		if _, err := feishu.ParseTableURL(u); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -68,13 +75,12 @@ func webhookWorkerCmd() *cobra.Command {
 					if err := schedule.Apply(ctx, c, s); err != nil {
 						return err
 					}
-					fmt.Printf("schedule %s scans every %s\n", s.ID, cfg.Webhook.SweepInterval)
-					return nil
+					return render(cmd, viewOf(s))
 				}
 				in := webhookwf.SweepInputFor(cfg.Webhook, webhook.RowFilter{GroupID: groupID, Date: date})
 				id := webhookwf.SweepID("cli", time.Now())
 				run, err := webhookwf.StartSweep(ctx, c, cfg.Temporal.TaskQueue, id, in)
-				return printResult(ctx, run, err, &webhook.SweepResult{})
+				return printResult(cmd, run, err, &webhook.SweepResult{})
 			})
 		},
 	}
@@ -105,12 +111,11 @@ func webhookCreatorCmd() *cobra.Command {
 					if err := schedule.Apply(ctx, c, s); err != nil {
 						return err
 					}
-					fmt.Printf("schedule %s runs every %s\n", s.ID, every)
-					return nil
+					return render(cmd, viewOf(s))
 				}
 				var res webhookwf.CreatorResult
 				run, err := webhookwf.StartCreator(ctx, c, cfg.Temporal.TaskQueue, webhookwf.CreatorID(app, time.Now()), in)
-				return printResult(ctx, run, err, &res)
+				return printResult(cmd, run, err, &res)
 			})
 		},
 	}
@@ -134,7 +139,7 @@ func webhookGroupsCmd() *cobra.Command {
 				var res webhook.CreateResult
 				in := webhookwf.GroupsInputFor(cfg.Webhook, parent)
 				run, err := webhookwf.StartGroups(ctx, c, cfg.Temporal.TaskQueue, in)
-				return printResult(ctx, run, err, &res)
+				return printResult(cmd, run, err, &res)
 			})
 		},
 	}
@@ -153,19 +158,18 @@ func withWebhookPlatform(ctx context.Context, f *webhookFlags, fn func(context.C
 	if err := f.apply(&p.Config.Webhook); err != nil {
 		return err
 	}
-	return fn(ctx, p.Temporal, p.Config)
+	return explainDevEnv(ctx, fn(ctx, p.Temporal, p.Config))
 }
 
 // printResult waits for a run started by a workflows/webhook client helper (startErr is the
-// helper's error) and prints its ID and result.
-func printResult(ctx context.Context, run client.WorkflowRun, startErr error, out any) error {
+// helper's error) and prints it as the HTTP API answers a sweep or a group run: the workflow id
+// and the result.
+func printResult(c *cobra.Command, run client.WorkflowRun, startErr error, out any) error {
 	if startErr != nil {
 		return startErr
 	}
-	if err := run.Get(ctx, out); err != nil {
-		return fmt.Errorf("%s: %w", run.GetID(), err)
+	if err := run.Get(c.Context(), out); err != nil {
+		return fmt.Errorf("%s failed: %w", run.GetID(), rootCause(err))
 	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Printf("%s\n%s\n", run.GetID(), b)
-	return nil
+	return render(c, map[string]any{"workflow_id": run.GetID(), "result": out})
 }

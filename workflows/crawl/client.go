@@ -30,7 +30,7 @@ func startOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOp
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(crawl.Running), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
+			searchattr.Status.ValueSet(crawl.SearchStatus(crawl.Running)), searchattr.OriginalTaskID.ValueSet(originalTaskID)),
 	}
 }
 

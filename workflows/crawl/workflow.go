@@ -114,7 +114,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 		return nil, fmt.Errorf("register %s query: %w", QueryState, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Kind.ValueSet(Kind),
-		searchattr.Status.ValueSet(crawl.Running), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
+		searchattr.Status.ValueSet(crawl.SearchStatus(crawl.Running)), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	w.acts = activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
@@ -259,7 +259,7 @@ func (w *run) finish(ctx workflow.Context, status, reason string) (State, error)
 	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.finish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(crawl.SearchStatus(status))); err != nil {
 		return w.state, fmt.Errorf("set status search attribute: %w", err)
 	}
 	w.log.Info("crawl task finished", "status", status, "reason", reason,

@@ -1,0 +1,350 @@
+// Package readme_test runs README.md: every ```sh block, in order and as written, against the dev
+// stack `make dev` starts, with the binaries where the README says they are (./.bin/starter,
+// ./.bin/temporal). A block that fails fails the test with its README line.
+//
+// How it runs: the test builds ./.bin/starter (as `make starter` does) and the dev binary, makes a
+// sandbox directory that looks like the repository (a symlink to every top-level entry but .data,
+// so the dev stack's .data is the sandbox's own), and runs the dev binary there with no
+// configuration, exactly as `make dev` does. Where the machine allows unprivileged namespaces the
+// stack and the commands run in a network namespace of their own, so `make dev`'s fixed ports
+// (8080, 7233, …) never meet a developer's running stack; elsewhere the test needs those ports
+// free and is skipped when they are not. curl is run with --fail-with-body, so an HTTP error
+// status fails the block.
+package readme_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child is this test binary run again inside the namespace; these variables carry its work.
+const (
+	childEnv   = "README_TEST_CHILD"
+	envSandbox = "README_TEST_SANDBOX"
+	envDevBin  = "README_TEST_DEV_BIN"
+	envScript  = "README_TEST_SCRIPT"
+	envPrelude = "README_TEST_PRELUDE"
+	envShim    = "README_TEST_SHIM"
+	envFailed  = "README_TEST_FAILED_LINE"
+	envDevLog  = "README_TEST_DEV_LOG"
+	envNetNS   = "README_TEST_NETNS"
+)
+
+// devPorts are the fixed loopback ports of `make dev` (API, Temporal gRPC and Web UI, worker
+// metrics, FerretDB, miniredis, kfake, Bitable emulator, summary receiver).
+var devPorts = []int{8080, 7233, 8233, 9464, 27017, 6380, 9092, 18090, 18091}
+
+const (
+	devAPI       = "http://127.0.0.1:8080"
+	stackTimeout = 5 * time.Minute  // the dev stack up (the Temporal dev server's first start)
+	runTimeout   = 15 * time.Minute // every block
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(child())
+	}
+	os.Exit(m.Run())
+}
+
+func TestReadmeCommandsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the README test starts the whole dev stack")
+	}
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseBlocks(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ruleViolations(blocks); len(v) > 0 {
+		t.Fatalf("README commands that cannot run as written:\n%s", strings.Join(v, "\n"))
+	}
+	temporalCLI := filepath.Join(root, ".bin", "temporal")
+	if _, err := os.Stat(temporalCLI); err != nil {
+		t.Fatalf("%s is missing: run `make tools` (make test does)", temporalCLI)
+	}
+
+	tmp := t.TempDir()
+	devBin := filepath.Join(tmp, "taskloom-dev")
+	build(t, root, filepath.Join(root, ".bin", "starter"), "./starter") // what `make starter` does
+	build(t, root, devBin, "./starter/dev")
+	sandbox := makeSandbox(t, root, filepath.Join(tmp, "repo"))
+	shim := makeCurlShim(t, filepath.Join(tmp, "shim"))
+	scriptPath, prelude, failed := filepath.Join(tmp, "readme.sh"), filepath.Join(tmp, "prelude.sh"), filepath.Join(tmp, "failed-line")
+	writeFile(t, scriptPath, script(string(raw), blocks))
+	writeFile(t, prelude, preludeScript)
+	devLog := filepath.Join(tmp, "dev.log")
+
+	netns := namespacesWork()
+	if !netns {
+		if busy := busyPorts(); len(busy) > 0 {
+			t.Skipf("no network namespace on this machine and make dev's ports %v are in use (a running make dev?): stop it to run the README test", busy)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{self, "-test.run=^$"}
+	if netns {
+		args = append([]string{"unshare", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), childEnv+"=1", envSandbox+"="+sandbox, envDevBin+"="+devBin, envScript+"="+scriptPath,
+		envPrelude+"="+prelude, envShim+"="+shim, envFailed+"="+failed, envDevLog+"="+devLog, envNetNS+"="+strconv.FormatBool(netns))
+	var out bytes.Buffer // not an *os.File: a killed child leaves nothing holding go test's output
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("README commands ran in %s (network namespace: %t)", time.Since(start).Round(time.Second), netns)
+	if err == nil {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, ">>> README.md:") {
+				t.Log(l) // where each block started, and when
+			}
+		}
+		return
+	}
+	lines := strings.Split(string(raw), "\n")
+	msg := fmt.Sprintf("README test failed: %v", err)
+	if b, rerr := os.ReadFile(failed); rerr == nil {
+		if n, cerr := strconv.Atoi(strings.TrimSpace(string(b))); cerr == nil && n >= 1 && n <= len(lines) {
+			msg = fmt.Sprintf("README.md:%d does not run as written: %s\n(%v)", n, strings.TrimSpace(lines[n-1]), err)
+		}
+	}
+	t.Fatalf("%s\n--- output (last 80 lines) ---\n%s\n--- dev stack log (last 30 lines) ---\n%s", msg, tail(out.String(), 80), tailFile(devLog, 30))
+}
+
+// preludeScript is read by bash before README's script (BASH_ENV): stop at the first failing
+// command, an unset variable or a failing pipe, and record the README line it failed on.
+const preludeScript = `set -eEuo pipefail
+__block() { printf '\n>>> README.md:%s (%s)\n' "$1" "$(date +%T)"; }
+__failed() {
+  trap - ERR
+  echo "$2" > "$` + envFailed + `"
+  printf 'README.md:%s: exit status %s\n' "$2" "$1" >&2
+  exit "$1"
+}
+trap '__failed $? $LINENO' ERR
+`
+
+// child runs inside the namespace: loopback up, the dev stack started as `make dev` would, the
+// README script, the stack stopped. Its exit status is the script's.
+func child() int {
+	if os.Getenv(envNetNS) == "true" {
+		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			fmt.Printf("bring loopback up: %v: %s\n", err, out)
+			return 2
+		}
+	}
+	sandbox := os.Getenv(envSandbox)
+	logf, err := os.Create(os.Getenv(envDevLog))
+	if err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	defer logf.Close()
+	dev := exec.Command(os.Getenv(envDevBin))
+	dev.Dir, dev.Env, dev.Stdout, dev.Stderr = sandbox, cleanEnv(), logf, logf
+	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := dev.Start(); err != nil {
+		fmt.Printf("start the dev stack: %v\n", err)
+		return 2
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- dev.Wait() }()
+	defer stopDev(dev, exited)
+	if err := waitReady(sandbox, exited); err != nil {
+		fmt.Printf("dev stack: %v\n", err)
+		return 2
+	}
+	sh := exec.Command("bash", "--noprofile", "--norc", os.Getenv(envScript))
+	sh.Dir, sh.Stdout, sh.Stderr = sandbox, os.Stdout, os.Stdout
+	sh.Env = append(cleanEnv(), "BASH_ENV="+os.Getenv(envPrelude), envFailed+"="+os.Getenv(envFailed))
+	for i, kv := range sh.Env {
+		if strings.HasPrefix(kv, "PATH=") {
+			sh.Env[i] = "PATH=" + os.Getenv(envShim) + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	if err := sh.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Println(err)
+		return 2
+	}
+	return 0
+}
+
+// waitReady waits until the API answers /readyz with 200 and the stack has written .data/dev.env.
+func waitReady(sandbox string, exited <-chan error) error {
+	deadline := time.Now().Add(stackTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited before it was ready: %v", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+		if _, err := os.Stat(filepath.Join(sandbox, ".data", "dev.env")); err != nil {
+			continue
+		}
+		resp, err := http.Get(devAPI + "/readyz")
+		if err != nil {
+			continue
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+	}
+	return fmt.Errorf("not ready after %s", stackTimeout)
+}
+
+// stopDev stops the stack as Ctrl-C would, and kills what is left after 20 s.
+func stopDev(dev *exec.Cmd, exited <-chan error) {
+	_ = dev.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-dev.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// cleanEnv is the environment of a fresh shell: no taskloom, Temporal or dependency settings
+// leak in from the test's environment, so the stack runs on make dev's defaults.
+func cleanEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("no go.mod in %s", dir)
+	}
+	return dir
+}
+
+func build(t *testing.T, root, out, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -o %s %s: %v\n%s", out, pkg, err, b)
+	}
+}
+
+// makeSandbox links every top-level entry of the repository but .data (and .git) into dir.
+func makeSandbox(t *testing.T, root, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == ".data" || e.Name() == ".git" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// makeCurlShim puts a curl first on the PATH that is the real curl with --fail-with-body
+// --show-error, so a README curl answered with an HTTP error fails its block.
+func makeCurlShim(t *testing.T, dir string) string {
+	t.Helper()
+	real, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("the README test needs curl")
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatal("the README test needs jq (the README's examples use it)")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "curl"), "#!/bin/sh\nexec "+real+" --fail-with-body --show-error \"$@\"\n")
+	if err := os.Chmod(filepath.Join(dir, "curl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// namespacesWork tells whether this machine lets the test make a user, network and PID namespace.
+func namespacesWork() bool {
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false
+	}
+	return exec.Command("unshare", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "true").Run() == nil
+}
+
+func busyPorts() []int {
+	var busy []int
+	for _, p := range devPorts {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			busy = append(busy, p)
+			continue
+		}
+		_ = l.Close()
+	}
+	return busy
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return tail(string(b), n)
+}
