@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"errors"
+	"log/slog"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,6 +21,7 @@ type handlers struct {
 	// workflows is the one way the handlers reach Temporal.
 	workflows *pipelinewf.Client
 	verifier  pipeline.Verifier
+	log       *slog.Logger
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -33,6 +35,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	h := &handlers{
 		store:     store,
 		workflows: &pipelinewf.Client{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		log:       d.Platform.Log,
 		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // Retry defaults for a step without a `retry` block: one retry after a second, then the next
@@ -43,6 +44,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	}
 	var tried []string
 	for _, provider := range choice.Usable {
+		r.waitOn(ctx, i, provider, waiting.Call, "calling "+provider, time.Time{})
 		out, err := call(ctx, i, provider)
 		if err == nil {
 			return provider, out, nil
@@ -82,7 +84,9 @@ func callOptions(st pipeline.Step) workflow.ActivityOptions {
 }
 
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
-	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
+	opts := callOptions(r.schema.Steps[i])
+	opts.Summary = callSummary("call", r.schema.Steps[i], i, provider)
+	actx := workflow.WithActivityOptions(ctx, opts)
 	var res pipeline.CallResult
 	if err := workflow.ExecuteActivity(actx, r.acts.callSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
@@ -97,6 +101,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	p := st.Polling
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	submitOpts := callOptions(st)
+	submitOpts.Summary = callSummary("submit a job to", st, i, provider)
 	var sub pipeline.SubmitResult
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
 		r.callRequest(i, provider)).Get(ctx, &sub); err != nil {
@@ -109,6 +114,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
+		Summary: callSummary("poll job "+sub.VendorTaskID+" at", st, i, provider),
 	})
 	interval := time.Duration(p.IntervalSeconds) * time.Second
 	status := sub.Status
@@ -120,7 +126,12 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 			return nil, &stepFailure{index: i, provider: provider, msg: fmt.Sprintf(
 				"vendor task %s still %q when the step's timeout of %ds ran out", sub.VendorTaskID, status, st.EffectiveTimeoutSeconds())}
 		}
-		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
+		wait := min(interval, left)
+		r.waitOn(ctx, i, provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", sub.VendorTaskID, status,
+			attempt, p.MaxAttempts), workflow.Now(ctx).Add(wait))
+		// The same timer command as workflow.Sleep, with a summary for the Web UI.
+		if err := workflow.NewTimerWithOptions(ctx, wait, workflow.TimerOptions{
+			Summary: pollTimerSummary(i, st, sub.VendorTaskID, attempt)}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
 		var poll pipeline.PollResult
@@ -166,7 +177,9 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 		StartToCloseTimeout: invokeTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
+		Summary: fmt.Sprintf("invoke %s for step %d %s", st.SCFFunction, i+1, st.Name),
 	})
+	r.waitOn(ctx, i, "", waiting.Call, "invoking "+st.SCFFunction, time.Time{})
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv pipeline.InvokeResult
@@ -174,7 +187,11 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
-	got, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return r.scf.deliveredFor(i) != nil })
+	r.waitOn(ctx, i, "", waiting.Callback, "waiting for the callback of "+st.SCFFunction, workflow.Now(ctx).Add(timeout))
+	// The same timer as workflow.AwaitWithTimeout, with a summary for the Web UI.
+	got, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout, TimerOptions: workflow.TimerOptions{
+		Summary: fmt.Sprintf("step %d %s: callback of %s times out", i+1, st.Name, st.SCFFunction)}},
+		func() bool { return r.scf.deliveredFor(i) != nil })
 	if err != nil {
 		return nil, err
 	}
