@@ -4,6 +4,7 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -115,6 +117,9 @@ type taskView struct {
 	CreatedAt           time.Time            `json:"created_at"`
 	UpdatedAt           time.Time            `json:"updated_at"`
 	FinishedAt          *time.Time           `json:"finished_at,omitempty"`
+	// WaitingFor is what a running task waits for: its crawler, or its missing tweets until the
+	// completion deadline.
+	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
 }
 
 func (h *handlers) get(c echo.Context) error {
@@ -137,7 +142,36 @@ func (h *handlers) get(c echo.Context) error {
 	if err := h.live(ctx, id, t.Finished(), &v); err != nil {
 		return httpx.FromStore(err)
 	}
+	if !t.Finished() {
+		h.waitingFor(ctx, &v)
+	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// queryTimeout bounds the workflow query of a GET: with no worker polling, a query waits.
+const queryTimeout = 3 * time.Second
+
+// waitingFor asks the task's workflow what it waits for, and says how far the tweets are. An
+// answer without it is still the task, so a failed query is only logged.
+func (h *handlers) waitingFor(ctx context.Context, v *taskView) {
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	w, err := crawlwf.WaitingFor(qctx, h.deps.Platform.Temporal, v.OriginalTaskID)
+	if err != nil {
+		h.deps.Platform.Log.Warn("waiting_for unknown", "original_task_id", v.OriginalTaskID, "err", err)
+		return
+	}
+	if w != nil && w.Reason == waiting.TweetsMissing {
+		total := "?"
+		if v.TotalTweets != nil {
+			total = strconv.FormatInt(*v.TotalTweets, 10)
+		}
+		w.Detail = fmt.Sprintf("%d / %s distinct tweets processed", v.ProcessedTweets, total)
+		if w.Until != nil {
+			w.Detail += ", deadline " + w.Until.UTC().Format("15:04:05 UTC")
+		}
+	}
+	v.WaitingFor = w
 }
 
 // live fills the counts of a running task from its task_progress hash, and
