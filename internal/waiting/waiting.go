@@ -55,6 +55,9 @@ const (
 	TasksNotFinal = "tasks_not_final"
 	// PushRetry: the push failed and is tried again at Until.
 	PushRetry = "push_retry"
+	// SweepBatch: a sweep claimed the row and pushes it in its batch; the row's own workflow
+	// goes on alone at Until if the sweep never reports.
+	SweepBatch = "sweep_batch"
 
 	// Crawl tasks.
 
@@ -69,7 +72,7 @@ const (
 var Reasons = []string{Callback, Poll, Call, ProviderCoolingDown, RetryBackoff,
 	Pipeline, Operator, AutoDrop,
 	Leased, RateLimited, DailyQuota, Expired, NotPulled,
-	TasksNotFinal, PushRetry,
+	TasksNotFinal, PushRetry, SweepBatch,
 	Crawler, TweetsMissing}
 
 // For is what a unit that has not finished waits for: the waiting_for object of the API.
