@@ -35,14 +35,11 @@ const (
 	// AutoDrop: a suspended task is dropped at Until unless an operator resumes it first.
 	AutoDrop = "auto_drop"
 
-	// Echo server tasks (blocked_by).
+	// Echo server tasks (blocked_by). The pull key's rate limit and daily quota block a key, not
+	// a task: the refused pull answers 429 with Retry-After.
 
 	// Leased: a client holds the task's lease until Until.
 	Leased = "leased"
-	// RateLimited: the pull key's rate limit refuses pulls until Until.
-	RateLimited = "rate_limited"
-	// DailyQuota: the pull key's daily quota is used up until Until (midnight).
-	DailyQuota = "daily_quota"
 	// Expired: the task passed its expires_at and is no longer handed out.
 	Expired = "expired"
 	// NotPulled: the task is pending and no client has pulled it yet.
@@ -71,7 +68,7 @@ const (
 // Reasons lists every reason, in the README table's order.
 var Reasons = []string{Callback, Poll, Call, ProviderCoolingDown, RetryBackoff,
 	Pipeline, Operator, AutoDrop,
-	Leased, RateLimited, DailyQuota, Expired, NotPulled,
+	Leased, Expired, NotPulled,
 	TasksNotFinal, PushRetry, SweepBatch,
 	Crawler, TweetsMissing}
 
