@@ -1,6 +1,9 @@
 package waiting
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,5 +31,19 @@ func TestReasonsAreUnique(t *testing.T) {
 			t.Fatalf("reason %s listed twice", r)
 		}
 		seen[r] = true
+	}
+}
+
+// The README's waiting_for table lists every reason, so the list in code and the documented one
+// cannot drift apart.
+func TestReadmeListsEveryReason(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Reasons {
+		if !strings.Contains(string(raw), "| `"+r+"` |") {
+			t.Errorf("README's waiting_for table does not list %s", r)
+		}
 	}
 }
