@@ -36,10 +36,21 @@ func TestTemporalWebUIShowsSummaries(t *testing.T) {
 	list := "/namespaces/" + ns + "/workflows?query=" + url.QueryEscape(`WorkflowId="`+wfID+`"`)
 	b.waitForText(list, wfID)
 	b.shot("temporal-ui-workflows")
+	// The execution's page: the summary on its start event, the activity summaries on the
+	// timeline, the static and current details under its "User Metadata" tab.
 	b.waitForText("/namespaces/"+ns+"/workflows/"+url.PathEscape(wfID), summary)
+	b.waitForText("", "call "+f.provider+" for step 1 reply")
+	b.shot("temporal-ui-pipeline")
+	if !get(b, "open the User Metadata tab", chromedp.Evaluate[bool](`(() => {
+		const tab = [...document.querySelectorAll("a, button")].find(e => e.textContent.trim() === "User Metadata");
+		if (tab) tab.click();
+		return !!tab;
+	})()`)) {
+		t.Fatal("the execution's page has no User Metadata tab")
+	}
 	b.waitForText("", "/ui/console/pipelines/"+id)
 	b.waitForText("", "success: 1 steps done")
-	b.shot("temporal-ui-pipeline")
+	b.shot("temporal-ui-pipeline-metadata")
 }
 
 // waitForText opens path (none: stays on the page) and waits until the page's text contains
