@@ -53,6 +53,12 @@ func TestTemporalWebUIShowsSummaries(t *testing.T) {
 	b.shot("temporal-ui-pipeline-metadata")
 }
 
+// pageText is the page's text and that of its frames: the Web UI renders markdown (the details)
+// in sandboxed iframes, whose source is their srcdoc.
+const pageText = `[document.body.innerText, ...[...document.querySelectorAll("iframe")].map(f => {
+	try { return f.contentDocument.body.innerText; } catch (e) { return f.srcdoc || ""; }
+})].join("\n")`
+
 // waitForText opens path (none: stays on the page) and waits until the page's text contains
 // want: the Web UI renders in the browser after its own API calls.
 func (b *browser) waitForText(path, want string) {
@@ -62,7 +68,7 @@ func (b *browser) waitForText(path, want string) {
 	}
 	deadline := time.Now().Add(45 * time.Second)
 	for {
-		body := get(b, "read the page", chromedp.Text(chromedp.CSS("body")))
+		body := get(b, "read the page", chromedp.Evaluate[string](pageText))
 		if strings.Contains(body, want) {
 			return
 		}

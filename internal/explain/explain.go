@@ -43,7 +43,7 @@ func Details(what string, links ...Link) string {
 	var b strings.Builder
 	b.WriteString(what)
 	if len(links) > 0 {
-		b.WriteString("\n\nOn the taskloom API (API_PUBLIC_URL):\n")
+		b.WriteString("\n\nOn the taskloom API (API_PUBLIC_URL):\n\n")
 		for _, l := range links {
 			b.WriteString("- " + l.Name + ": `" + l.Path + "`\n")
 		}
