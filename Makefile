@@ -59,7 +59,7 @@ chaos: tools
 SCREENSHOTS := $(CURDIR)/.data/screenshots
 screenshots: tools
 	@mkdir -p $(SCREENSHOTS)
-	CI=true TASKLOOM_UI_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m ./api/ui/ -run 'TestConsolePages|TestServerTasksPullStateAndQueueOperations|TestPullManagementReleaseStatsAndHistory|TestAPIKeysCreateShowOnceAndDeactivate|TestTaskDetailReRunMoveDeleteAndFilters'
+	CI=true TASKLOOM_UI_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m ./api/ui/ -run 'TestConsolePages$$|TestConsoleWebhookPageShowsRealDeliveries|TestTemporalWebUIShowsSummaries|TestServerTasksPullStateAndQueueOperations|TestPullManagementReleaseStatsAndHistory|TestAPIKeysCreateShowOnceAndDeactivate|TestTaskDetailReRunMoveDeleteAndFilters'
 	@ls -1 $(SCREENSHOTS)
 
 lint:

@@ -4,8 +4,10 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/api/serviceerror"
@@ -15,6 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -109,7 +112,36 @@ func (h *handlers) get(c echo.Context) error {
 	if err := h.live(ctx, id, t.Finished(), &v); err != nil {
 		return httpx.FromStore(err)
 	}
+	if !t.Finished() {
+		h.waitingFor(ctx, &v)
+	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// queryTimeout bounds the workflow query of a GET: with no worker polling, a query waits.
+const queryTimeout = 3 * time.Second
+
+// waitingFor asks the task's workflow what it waits for, and says how far the tweets are. An
+// answer without it is still the task, so a failed query is only logged.
+func (h *handlers) waitingFor(ctx context.Context, v *crawl.TaskView) {
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	w, err := crawlwf.WaitingFor(qctx, h.deps.Platform.Temporal, v.OriginalTaskID)
+	if err != nil {
+		h.deps.Platform.Log.Warn("waiting_for unknown", "original_task_id", v.OriginalTaskID, "err", err)
+		return
+	}
+	if w != nil && w.Reason == waiting.TweetsMissing {
+		total := "?"
+		if v.TotalTweets != nil {
+			total = strconv.FormatInt(*v.TotalTweets, 10)
+		}
+		w.Detail = fmt.Sprintf("%d / %s distinct tweets processed", v.ProcessedTweets, total)
+		if w.Until != nil {
+			w.Detail += ", deadline " + w.Until.UTC().Format("15:04:05 UTC")
+		}
+	}
+	v.WaitingFor = w
 }
 
 // live fills the counts of a running task from its task_progress hash, and

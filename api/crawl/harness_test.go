@@ -141,7 +141,12 @@ type task struct {
 	MissingTweets   *int64  `json:"missing_tweets"`
 	FailureReason   string  `json:"failure_reason"`
 	FinishedAt      *string `json:"finished_at"`
-	Crawler         *struct {
+	WaitingFor      *struct {
+		Reason string  `json:"reason"`
+		Detail string  `json:"detail"`
+		Until  *string `json:"until"`
+	} `json:"waiting_for"`
+	Crawler *struct {
 		Command   []string `json:"command"`
 		ExitCode  int      `json:"exit_code"`
 		LastLines []string `json:"last_lines"`

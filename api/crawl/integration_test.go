@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
+	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -174,10 +176,28 @@ func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
 		return status == http.StatusOK && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
+	// What the execution shows while the crawler runs (README, "What each execution shows").
+	if _, v := e.get(t, id); v.WaitingFor == nil || v.WaitingFor.Reason != waiting.Crawler || v.WaitingFor.Until == nil {
+		t.Fatalf("waiting_for while the crawler runs = %+v", v.WaitingFor)
+	}
+	wfID := crawlwf.WorkflowID(id)
+	ex := e.Explain(wfID)
+	if want := fmt.Sprintf("crawl task %d · source api · completion deadline 3s", id); ex.Summary != want {
+		t.Errorf("static summary = %q, want %q", ex.Summary, want)
+	}
+	if !strings.Contains(ex.Details, fmt.Sprintf("GET /api/v1/crawl-tasks/%d", id)) || !strings.HasPrefix(ex.Current, "crawling: the crawler runs since ") {
+		t.Errorf("details %q, current details %q", ex.Details, ex.Current)
+	}
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v := e.finished(t, id)
+	if v.WaitingFor != nil {
+		t.Errorf("a finished task waits for %+v", v.WaitingFor)
+	}
+	if cur := e.Explain(wfID).Current; !strings.HasPrefix(cur, "Failed: 16 of 20 tweets processed; completion deadline") {
+		t.Errorf("current details once failed = %q", cur)
+	}
 	if v.Status != crawl.Failed || v.MissingTweets == nil || *v.MissingTweets != 4 || v.ProcessedTweets != 16 ||
 		!strings.Contains(v.FailureReason, "4 of 20 tweets missing") {
 		t.Fatalf("task = %+v", v)

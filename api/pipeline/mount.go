@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,7 @@ type handlers struct {
 	verifier  pipeline.Verifier
 	// redriveWindow is PIPELINE_REDRIVE_WINDOW.
 	redriveWindow time.Duration
+	log           *slog.Logger
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -36,6 +38,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	h := &handlers{
 		store:     store,
 		workflows: &pipelinewf.Client{Temporal: d.Platform.Temporal, TaskQueue: cfg.Temporal.TaskQueue},
+		log:       d.Platform.Log,
 		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 		redriveWindow: cfg.Pipeline.RedriveWindow,

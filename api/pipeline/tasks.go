@@ -10,6 +10,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/waiting"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
@@ -21,10 +22,12 @@ type createTaskRequest struct {
 	InputData map[string]any `json:"input_data"`
 }
 
-// taskView is GET /api/v1/pipeline-tasks/{id}: the task with every task_steps row.
+// taskView is GET /api/v1/pipeline-tasks/{id}: the task with every task_steps row, and, while
+// it runs, what it waits for (README, "What each execution shows").
 type taskView struct {
 	*pipeline.Task
-	Steps []pipeline.StepRecord `json:"steps"`
+	Steps      []pipeline.StepRecord `json:"steps"`
+	WaitingFor *waiting.For          `json:"waiting_for,omitempty"`
 }
 
 // HeaderIdempotencyKey makes task creation safe to retry: the key (scoped to the caller's API key)
@@ -92,7 +95,14 @@ func (h *handlers) getTask(c echo.Context) error {
 	if err != nil {
 		return httpx.FromStore(err)
 	}
-	return c.JSON(http.StatusOK, taskView{Task: task, Steps: nonNil(steps)})
+	v := taskView{Task: task, Steps: nonNil(steps)}
+	if task.Status == pipeline.StatusPending || task.Status == pipeline.StatusProcessing {
+		// The workflow knows what it waits for; an answer without it is still the task.
+		if v.WaitingFor, err = h.workflows.WaitingFor(ctx, task.ID); err != nil {
+			h.log.Warn("waiting_for unknown", "task_id", task.ID, "err", err)
+		}
+	}
+	return c.JSON(http.StatusOK, v)
 }
 
 func orLatest(v string) string {

@@ -3,6 +3,7 @@ package taskecho
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/listing"
@@ -42,6 +43,7 @@ func pullFields(t *taskecho.Task, m map[string]any) map[string]any {
 	m["archived_at"] = tsp(t.ArchivedAt)
 	m["deleted_at"] = tsp(t.DeletedAt)
 	m["queue_id"] = strOrNil(t.QueueID)
+	m["blocked_by"] = taskecho.BlockedBy(t, time.Now())
 	return m
 }
 
@@ -103,6 +105,7 @@ func queueTaskItem(t *taskecho.Task) map[string]any {
 		"id": t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile, "status": t.Status,
 		"report": strOrNil(t.Report), "tags": t.Tags, "source": t.Source, "updated_at": ts(t.UpdatedAt),
 		"created_at": ts(t.CreatedAt), "pulled_at": tsp(t.PulledAt), "deleted_at": tsp(t.DeletedAt), "priority": priority(t),
+		"blocked_by": taskecho.BlockedBy(t, time.Now()),
 	}
 }
 
@@ -113,6 +116,7 @@ func projectTaskItem(t *taskecho.Task) map[string]any {
 		"status": t.Status, "report": strOrNil(t.Report), "tags": t.Tags, "source": t.Source,
 		"created_at": ts(t.CreatedAt), "updated_at": ts(t.UpdatedAt), "server_modified_at": tsp(t.ServerModifiedAt),
 		"pulled_at": tsp(t.PulledAt), "pulled_by": strOrNil(t.PulledBy), "priority": priority(t),
+		"blocked_by": taskecho.BlockedBy(t, time.Now()),
 	}
 }
 

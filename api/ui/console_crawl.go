@@ -9,6 +9,7 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -22,6 +23,8 @@ type crawlRow struct {
 	// the final counts).
 	Live     *crawl.Progress
 	Temporal string
+	// Waiting is what a running task waits for (crawl.WaitingFor).
+	Waiting *waiting.For
 }
 
 // Duplicates is the copies of counted tweets: live while running, final once finished.
@@ -75,6 +78,7 @@ func (u *UI) crawlPage(c echo.Context) error {
 				r.Live = &p
 			}
 		}
+		r.Waiting = crawl.WaitingFor(t, r.Live)
 		d.Tasks = append(d.Tasks, r)
 	}
 	return u.render(c, http.StatusOK, "console_crawl.html", "爬取任务", "crawl", d)

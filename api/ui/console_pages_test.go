@@ -48,8 +48,9 @@ func TestConsolePages(t *testing.T) {
 	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .attempts`); got != "2" {
 		t.Fatalf("attempts shown = %q", got)
 	}
-	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .reason`); got == "" {
-		t.Fatal("no suspension reason shown")
+	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .reason`); !strings.Contains(got, "operator") ||
+		!strings.Contains(got, "suspended after 2 attempts") {
+		t.Fatalf("suspension reason and waiting_for shown: %q", got)
 	}
 	b.shot("console-entry")
 	f.vendor.fail.Store(false)

@@ -1,16 +1,21 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/waiting"
+	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
 // Pipeline page bounds.
@@ -28,8 +33,10 @@ type pipelinesData struct {
 	Tasks     []pipeline.Task
 	Pager     pager
 	Providers []providerRow
-	Admin     bool
-	CSRF      string
+	// Waiting is what each running task on the page waits for, by task id.
+	Waiting map[string]*waiting.For
+	Admin   bool
+	CSRF    string
 }
 
 type providerRow struct {
@@ -50,10 +57,43 @@ func (u *UI) pipelinesPage(c echo.Context) error {
 		return u.failPage(c, err)
 	}
 	d.Tasks, d.Pager = ts, pg.with(total, c)
+	d.Waiting = u.pipelineWaits(ctx, ts)
 	if d.Providers, err = u.providerRows(c); err != nil {
 		return u.failPage(c, err)
 	}
 	return u.render(c, http.StatusOK, "console_pipelines.html", "流水线", "pipelines", d)
+}
+
+// pipelineWaits asks the workflow of each running task on the page what it waits for (its state
+// query, as the webhook page asks its deliveries): the task documents do not hold the step's
+// wait, and a page is at most pipelineTasksPerPage rows. A task whose workflow does not answer
+// shows none.
+func (u *UI) pipelineWaits(ctx context.Context, ts []pipeline.Task) map[string]*waiting.For {
+	out := make(map[string]*waiting.For, len(ts))
+	if u.p.Temporal == nil {
+		return out
+	}
+	wf := &pipelinewf.Client{Temporal: u.p.Temporal, TaskQueue: u.p.Config.Temporal.TaskQueue}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, t := range ts {
+		if t.Status != pipeline.StatusPending && t.Status != pipeline.StatusProcessing {
+			continue
+		}
+		g.Go(func() error {
+			qctx, cancel := context.WithTimeout(gctx, 3*time.Second)
+			defer cancel()
+			if w, err := wf.WaitingFor(qctx, t.ID); err == nil {
+				mu.Lock()
+				out[t.ID] = w
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
 }
 
 // providerRows joins the providers with their health (two reads; providers are a registry an

@@ -187,7 +187,8 @@ func TestConsoleWebhookPageShowsRealDeliveries(t *testing.T) {
 	b.eventuallyText("/ui/console/webhook", "#webhook-broken .total", "2")
 	row := func(section, id string) string { return "#" + section + ` tr[data-workflow="` + id + `"]` }
 	b.eventuallyText("/ui/console/webhook", row("webhook-running", waiting), "9104=running")
-	if got := b.text(row("webhook-running", waiting)); !strings.Contains(got, "pending") || !strings.Contains(got, "等待就绪") {
+	if got := b.text(row("webhook-running", waiting)); !strings.Contains(got, "pending") || !strings.Contains(got, "等待就绪") ||
+		!strings.Contains(got, "tasks_not_final") || !strings.Contains(got, "TaskIDs not final") {
 		t.Errorf("waiting row = %q", got)
 	}
 	cells := []struct{ sel, retries, status, lastError string }{

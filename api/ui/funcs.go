@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/taskecho"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 var funcs = template.FuncMap{
@@ -18,6 +19,7 @@ var funcs = template.FuncMap{
 	"esc":       url.PathEscape,
 	"join":      strings.Join,
 	"pull":      func(t *taskecho.Task) pullBadge { return pullStateOf(t, time.Now()) },
+	"blocked":   func(t *taskecho.Task) *waiting.For { return taskecho.BlockedBy(t, time.Now()) },
 	"priority":  priorityText,
 	"isoLocal":  isoLocal,
 	"statusCls": func(s string) string { return "st-" + s },

@@ -12,6 +12,7 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
+	"github.com/taskloom/taskloom/internal/waiting"
 	"github.com/taskloom/taskloom/internal/webhook"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
@@ -139,12 +140,26 @@ func TestMissingTaskRowKeepsWaiting(t *testing.T) {
 	if st := e.state(rec); len(st.Waiting) != 1 || st.Waiting[0] != "502=missing" {
 		t.Fatalf("state %+v", st)
 	}
+	// What the execution shows while it waits (README, "What each execution shows").
+	if st := e.state(rec); st.WaitingFor == nil || st.WaitingFor.Reason != waiting.TasksNotFinal ||
+		!strings.Contains(st.WaitingFor.Detail, "readiness: 1 of 2 TaskIDs not final: 502=missing") {
+		t.Fatalf("waiting_for %+v", st.WaitingFor)
+	}
+	wfID := webhook.DeliveryID("tblWebhook", rec)
+	ex := e.Explain(wfID)
+	if !strings.HasPrefix(ex.Summary, "webhook row "+rec+" · "+webhook.BizSingleURLCapture) || !strings.Contains(ex.Details, "501,502") ||
+		!strings.HasPrefix(ex.Current, "readiness: 1 of 2 TaskIDs not final: 502=missing") {
+		t.Fatalf("user metadata %+v", ex)
+	}
 	if len(e.recv.got()) != 0 {
 		t.Fatal("pushed with a missing task")
 	}
 	e.addTask("502", "单个链接采集", "success", nil)
 	if out := e.outcome(rec); out.Status != "success" {
 		t.Fatalf("outcome %+v", out)
+	}
+	if cur := e.Explain(wfID).Current; cur != "webhook_status success" {
+		t.Fatalf("current details once delivered = %q", cur)
 	}
 	e.recordDelivery(rec, "delivery_waits_then_succeeds")
 }

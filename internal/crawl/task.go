@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"github.com/taskloom/taskloom/internal/waiting"
 	"strings"
 	"time"
 )
@@ -93,6 +94,9 @@ type TaskView struct {
 	CreatedAt           time.Time      `json:"created_at"`
 	UpdatedAt           time.Time      `json:"updated_at"`
 	FinishedAt          *time.Time     `json:"finished_at,omitempty"`
+	// WaitingFor is what a running task waits for: its crawler, or its missing tweets until the
+	// completion deadline.
+	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
 }
 
 // View is the record as the API shows it; a running task's live counts come on top (api/crawl).

@@ -54,9 +54,11 @@ func (r *Run) Unstarted() bool { return r.Status == StatusPending && r.Seq == 0 
 
 // StatusOf is the status a workflow_runs document records.
 func StatusOf(r *Run) *TaskStatus {
-	return &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
+	st := &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
 		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
 		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, Reply: r.ReplyRecord()}
+	st.WaitingFor = WaitingFor(st, r.UpdatedAt)
+	return st
 }
 
 // ReplyRecord is the document's reply: its reply field, or for a reply sent before replies were

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // Names shared by the workflow (workflows/entry), the activities, the API and the CLI. An
@@ -83,6 +84,8 @@ type TaskStatus struct {
 	Reply *Reply `json:"reply,omitempty"`
 	// From says where the answer came from: "workflow" (a live query) or "workflow_runs".
 	From string `json:"from,omitempty"`
+	// WaitingFor is what the task waits for while it is not final (entry.WaitingFor).
+	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
 }
 
 // PrepareRequest asks for one pipeline run's bookkeeping before its child workflow starts.

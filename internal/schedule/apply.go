@@ -30,6 +30,15 @@ func Every(id string, every time.Duration, kind, taskQueue string, runTimeout ti
 	}
 }
 
+// Explained sets the static summary and details of every run s starts (README, "What each
+// execution shows").
+func Explained(s client.ScheduleOptions, summary, details string) client.ScheduleOptions {
+	if a, ok := s.Action.(*client.ScheduleWorkflowAction); ok {
+		a.StaticSummary, a.StaticDetails = summary, details
+	}
+	return s
+}
+
 // Apply creates s, or updates the existing schedule with the same ID to match it.
 func Apply(ctx context.Context, c client.Client, s client.ScheduleOptions) error {
 	_, err := c.ScheduleClient().Create(ctx, s)

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,13 @@ func Unique(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-var temporalServer shared[*testsuite.DevServer]
+// devServer is the package's Temporal dev server and the address of its Web UI.
+type devServer struct {
+	*testsuite.DevServer
+	ui string
+}
+
+var temporalServer shared[devServer]
 
 // Temporal returns the package's dev server address and a client for it.
 func Temporal(t testing.TB) (hostPort string, c client.Client) {
@@ -112,31 +119,55 @@ func Temporal(t testing.TB) (hostPort string, c client.Client) {
 	return srv.FrontendHostPort(), srv.Client()
 }
 
+// TemporalUI returns the base URL of the package's dev server's Web UI (http://127.0.0.1:port),
+// which a browser test opens as an operator would.
+func TemporalUI(t testing.TB) string {
+	return temporalServer.get(t, startTemporal).ui
+}
+
 // childOutput is where the servers a test binary starts write. It is not an *os.File, so exec
 // copies through a pipe instead of handing them the binary's own stderr: a binary killed by its
 // timeout then leaves no child holding the output `go test` waits on, which hung `make test`.
 var childOutput io.Writer = io.MultiWriter(os.Stderr)
 
-func startTemporal() (*testsuite.DevServer, error) {
+func startTemporal() (devServer, error) {
 	bin := filepath.Join(RepoRoot(), ".bin", "temporal")
 	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s is missing: run `./temporal-dev.sh --install-only` (make test does)", bin)
+		return devServer{}, fmt.Errorf("%s is missing: run `./temporal-dev.sh --install-only` (make test does)", bin)
+	}
+	uiPort, err := freePort()
+	if err != nil {
+		return devServer{}, fmt.Errorf("a port for the Temporal Web UI: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  bin,
 		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
-		LogLevel:      "error",
-		ExtraArgs:     searchattr.DevServerArgs(),
-		Stdout:        childOutput,
-		Stderr:        childOutput,
+		// The Web UI, as `make dev` runs it, so a browser test can look at what an operator sees.
+		EnableUI:  true,
+		UIPort:    uiPort,
+		LogLevel:  "error",
+		ExtraArgs: searchattr.DevServerArgs(),
+		Stdout:    childOutput,
+		Stderr:    childOutput,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start temporal dev server: %w", err)
+		return devServer{}, fmt.Errorf("start temporal dev server: %w", err)
 	}
 	onExit(func() { _ = srv.Stop() })
-	return srv, nil
+	return devServer{DevServer: srv, ui: "http://127.0.0.1:" + uiPort}, nil
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	return port, err
 }
 
 // Namespace registers a namespace of its own on the package's dev server, with taskloom's

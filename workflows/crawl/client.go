@@ -17,16 +17,31 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // startOptions are the options every start of a task's workflow uses. An
 // original task runs once: its ID is never reused, because a second run
 // would count into the same task_progress hash.
-func startOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOptions {
+func startOptions(in Input, taskQueue string) client.StartWorkflowOptions {
+	originalTaskID := in.OriginalTaskID
+	id := strconv.FormatInt(originalTaskID, 10)
+	what := "runs the crawler (timeout " + in.CrawlerTimeout.String() + "), then waits"
+	if in.Source == crawl.SourceKafka {
+		what = "the crawler ran elsewhere; waits"
+	}
 	return client.StartWorkflowOptions{
-		ID:                                       WorkflowID(originalTaskID),
-		TaskQueue:                                taskQueue,
+		ID:        WorkflowID(originalTaskID),
+		TaskQueue: taskQueue,
+		StaticSummary: explain.Summary("crawl task "+id, "source "+in.Source,
+			"completion deadline "+in.CompletionDeadline.String()),
+		StaticDetails: explain.Details(fmt.Sprintf("Crawl task `%s`: %s up to %s for every tweet to be processed "+
+			"(processed_tweets = total_tweets in `task_progress:%s`), then records Completed or Failed in crawl_tasks.",
+			id, what, in.CompletionDeadline, id),
+			explain.Link{Name: "Console", Path: "/ui/console/crawl"},
+			explain.Link{Name: "API", Path: "GET /api/v1/crawl-tasks/" + id}),
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
@@ -37,7 +52,7 @@ func startOptions(originalTaskID int64, taskQueue string) client.StartWorkflowOp
 // Start starts a task's workflow; an existing one (running or finished) is
 // a *serviceerror.WorkflowExecutionAlreadyStarted.
 func Start(ctx context.Context, c client.Client, taskQueue string, in Input) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, startOptions(in.OriginalTaskID, taskQueue), CrawlTaskWorkflow, in)
+	run, err := c.ExecuteWorkflow(ctx, startOptions(in, taskQueue), CrawlTaskWorkflow, in)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", WorkflowID(in.OriginalTaskID), err)
 	}
@@ -61,9 +76,9 @@ var _ crawl.WorkflowNotifier = (*Notifier)(nil)
 // exists; a running workflow is left as it is and a finished one is not
 // restarted.
 func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) error {
-	opts := startOptions(originalTaskID, n.TaskQueue)
-	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	in := Input{OriginalTaskID: originalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	opts := startOptions(in, n.TaskQueue)
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	_, err := n.Client.ExecuteWorkflow(ctx, opts, CrawlTaskWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
@@ -76,9 +91,9 @@ func (n *Notifier) TaskAnnounced(ctx context.Context, originalTaskID int64) erro
 // workflow that already finished (say, failed at its deadline) is not
 // restarted: the late completion is logged by the caller's record only.
 func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error {
-	opts := startOptions(c.OriginalTaskID, n.TaskQueue)
-	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	in := Input{OriginalTaskID: c.OriginalTaskID, Source: crawl.SourceKafka, CompletionDeadline: n.CompletionDeadline}
+	opts := startOptions(in, n.TaskQueue)
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	sig := CompletedSignal{TotalTweets: c.Progress.TotalTweets, ProcessedTweets: c.Progress.ProcessedTweets,
 		DuplicateTweets: c.Progress.DuplicateTweets, DeadLetteredRecords: c.Progress.DeadLetteredRecords,
 		CompletedBy: c.CompletedBy.String()}
@@ -96,4 +111,19 @@ func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error 
 // WorkflowID is the deterministic ID of a task's workflow.
 func WorkflowID(originalTaskID int64) string {
 	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
+}
+
+// WaitingFor asks a running task's workflow what it waits for (its state query): the crawler
+// until its timeout, or the tweets until the completion deadline. nil once it finished.
+func WaitingFor(ctx context.Context, c client.Client, originalTaskID int64) (*waiting.For, error) {
+	id := WorkflowID(originalTaskID)
+	v, err := c.QueryWorkflow(ctx, id, "", QueryState)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", id, err)
+	}
+	var st State
+	if err := v.Get(&st); err != nil {
+		return nil, fmt.Errorf("decode state of %s: %w", id, err)
+	}
+	return st.WaitingFor, nil
 }

@@ -5,6 +5,7 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -14,6 +15,7 @@ import (
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // Kind is the TaskloomKind search attribute value of crawl workflows.
@@ -71,6 +73,9 @@ type State struct {
 	MissingTweets       int64
 	FailureReason       string
 	CrawlerExitCode     *int
+	// WaitingFor is what the task waits for (nil once finished): the crawler, or its tweets
+	// until the completion deadline.
+	WaitingFor *waiting.For
 }
 
 // Workflow phases reported by QueryState.
@@ -122,18 +127,23 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 }
 
 func (w *run) run(ctx workflow.Context) (State, error) {
-	sctx := storeContext(ctx)
+	sctx := storeContext(ctx, "mark crawl_tasks running")
 	if err := workflow.ExecuteActivity(sctx, w.acts.markRunning,
 		crawlact.MarkRunningInput{OriginalTaskID: w.in.OriginalTaskID, Source: w.in.Source}).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("mark crawl task running: %w", err)
 	}
 	if w.in.Source == crawl.SourceAPI {
 		w.state.Phase = PhaseCrawling
+		now := workflow.Now(ctx)
+		w.show(ctx, waiting.New(waiting.Crawler, "the crawler runs", now, now.Add(w.in.CrawlerTimeout)))
 		if reason := w.crawl(ctx); reason != "" {
 			return w.finish(ctx, crawl.Failed, reason)
 		}
 	}
 	w.state.Phase = PhaseAwaitingCompletion
+	now := workflow.Now(ctx)
+	w.show(ctx, waiting.New(waiting.TweetsMissing, "waiting for every tweet to be processed (counts: GET /api/v1/crawl-tasks/"+
+		strconv.FormatInt(w.in.OriginalTaskID, 10)+")", now, now.Add(w.in.CompletionDeadline)))
 	if w.awaitCompletion(ctx) {
 		w.state.TotalTweets, w.state.ProcessedTweets = w.signal.TotalTweets, w.signal.ProcessedTweets
 		w.state.DuplicateTweets, w.state.DeadLetteredRecords = w.signal.DuplicateTweets, w.signal.DeadLetteredRecords
@@ -152,6 +162,7 @@ func (w *run) crawl(ctx workflow.Context) string {
 		// A second run would send every tweet again, so the crawler gets
 		// one attempt: failing to start or exiting non-zero fails the task.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:     fmt.Sprintf("run the crawler for task %d", w.in.OriginalTaskID),
 	})
 	fut := workflow.ExecuteActivity(cctx, w.acts.runCrawler, w.in.OriginalTaskID)
 	sel := workflow.NewSelector(ctx)
@@ -196,7 +207,9 @@ func (w *run) awaitCompletion(ctx workflow.Context) bool {
 	defer cancel()
 	timedOut := false
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(tctx, w.in.CompletionDeadline), func(workflow.Future) { timedOut = true })
+	// The same timer command as workflow.NewTimer, with a summary for the Web UI.
+	sel.AddFuture(workflow.NewTimerWithOptions(tctx, w.in.CompletionDeadline, workflow.TimerOptions{
+		Summary: "completion deadline " + w.in.CompletionDeadline.String()}), func(workflow.Future) { timedOut = true })
 	sel.AddReceive(w.completed, w.receiver(ctx))
 	for w.signal == nil && !timedOut {
 		sel.Select(ctx)
@@ -221,7 +234,8 @@ func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
 		closeProgress = legacy.ReadProgress
 	}
 	var p crawl.Progress
-	if err := workflow.ExecuteActivity(storeContext(ctx), closeProgress, w.in.OriginalTaskID).Get(ctx, &p); err != nil {
+	if err := workflow.ExecuteActivity(storeContext(ctx, "close task_progress at the deadline"), closeProgress,
+		w.in.OriginalTaskID).Get(ctx, &p); err != nil {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
 	w.state.TotalTweets, w.state.ProcessedTweets, w.state.DuplicateTweets = p.TotalTweets, p.ProcessedTweets, p.DuplicateTweets
@@ -251,12 +265,13 @@ func DeadlineReason(deadline time.Duration, p crawl.Progress) string {
 
 func (w *run) finish(ctx workflow.Context, status, reason string) (State, error) {
 	w.state.Status, w.state.FailureReason, w.state.Phase = status, reason, PhaseFinished
+	w.show(ctx, nil)
 	in := crawlact.FinishInput{OriginalTaskID: w.in.OriginalTaskID, Finish: crawl.Finish{
 		Status: status, TotalTweets: w.state.TotalTweets, ProcessedTweets: w.state.ProcessedTweets,
 		DuplicateTweets: w.state.DuplicateTweets, DeadLetteredRecords: w.state.DeadLetteredRecords,
 		MissingTweets: w.state.MissingTweets, FailureReason: reason,
 	}}
-	if err := workflow.ExecuteActivity(storeContext(ctx), w.acts.finish, in).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(storeContext(ctx, "record crawl_tasks "+status), w.acts.finish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(crawl.SearchStatus(status))); err != nil {
@@ -267,11 +282,35 @@ func (w *run) finish(ctx workflow.Context, status, reason string) (State, error)
 	return w.state, nil
 }
 
-func storeContext(ctx workflow.Context) workflow.Context {
+func storeContext(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: storeActivityTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: storeRetryMax},
+		Summary:             summary,
 	})
+}
+
+// show sets what the task waits for on the state query and as the execution's current details
+// (README, "What each execution shows"); nil shows how it finished.
+func (w *run) show(ctx workflow.Context, wait *waiting.For) {
+	w.state.WaitingFor = wait
+	if wait != nil {
+		workflow.SetCurrentDetails(ctx, w.state.Phase+": "+wait.Sentence())
+		return
+	}
+	line := fmt.Sprintf("%s: %d of %s tweets processed", w.state.Status, w.state.ProcessedTweets, total(w.state.TotalTweets))
+	if w.state.FailureReason != "" {
+		line += "; " + w.state.FailureReason
+	}
+	workflow.SetCurrentDetails(ctx, line)
+}
+
+// total is total_tweets as a person reads it: "?" until TASK_INIT told it.
+func total(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // rootMessage is the innermost error's message (an activity error wraps the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -41,12 +43,15 @@ func NewClient(c client.Client, taskQueue string) *Client {
 // closed. (The bench starts the same to measure what the intake adds.)
 func StartOptions(taskQueue string, in entry.WorkflowInput) client.StartWorkflowOptions {
 	env := in.Envelope
+	summary, details := startMetadata(in)
 	return client.StartWorkflowOptions{
 		ID:                                       WorkflowID(env.TaskID),
 		TaskQueue:                                taskQueue,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            summary,
+		StaticDetails:                            details,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(entry.Kind),
 			searchattr.Status.ValueSet(entry.StatusPending), searchattr.Key.ValueSet(env.Context.IdempotencyKey),
 			searchattr.Channel.ValueSet(env.Payload.Telemetry.Channel)),
@@ -117,4 +122,24 @@ func (c *Client) Signal(ctx context.Context, taskID, name string, p entry.Signal
 		return fmt.Errorf("signal %s to %s: %w", name, taskID, err)
 	}
 	return nil
+}
+
+// startMetadata is the static summary and details of a task's execution.
+func startMetadata(in entry.WorkflowInput) (summary, details string) {
+	env := in.Envelope
+	p := env.Payload
+	version := p.WorkflowVersion
+	if version == "" {
+		version = "latest"
+	}
+	summary = explain.Summary("entry "+p.Telemetry.Channel+" task", "pipeline "+p.WorkflowID+"@"+version,
+		"retries "+strconv.Itoa(env.Retry.Max), "key "+env.Context.IdempotencyKey)
+	details = explain.Details(fmt.Sprintf("Entry task `%s` from %s (idempotency key `%s`): runs pipeline **%s** %s as a "+
+		"child workflow, retries a failed run up to %d times, then suspends until an operator resumes or drops it. "+
+		"Its current details say what it waits for.", env.TaskID, p.Telemetry.Channel, env.Context.IdempotencyKey,
+		p.WorkflowID, version, env.Retry.Max),
+		explain.Link{Name: "Console", Path: "/ui/console/entry"},
+		explain.Link{Name: "API", Path: "GET /api/workflows/tasks/" + env.TaskID},
+		explain.Link{Name: "Operators", Path: "GET /internal/tasks/" + env.TaskID})
+	return summary, details
 }

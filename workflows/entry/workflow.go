@@ -16,6 +16,7 @@ import (
 
 	entryact "github.com/taskloom/taskloom/activities/entry"
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -209,22 +210,28 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	}
 	env := r.in.Envelope
 	var prep entry.PrepareResult
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, prepareOptions), r.acts.EntryPrepareRun, entry.PrepareRequest{
+	popts := prepareOptions
+	popts.Summary = fmt.Sprintf("attempt %d: prepare pipeline task %s", r.st.Attempts, taskID)
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, popts), r.acts.EntryPrepareRun, entry.PrepareRequest{
 		EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: entry.InputData(&env)}).Get(ctx, &prep)
 	if err != nil {
 		var ae *temporal.ApplicationError
 		return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == entry.ErrTypeUnknownPipeline), nil
 	}
+	child := pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline,
+		Version: prep.Version, InputData: entry.InputData(&env)}
+	summary, details := pipelinewf.StartMetadata(child)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		StaticSummary:         explain.Summary(summary, "entry "+env.TaskID),
+		StaticDetails:         details + fmt.Sprintf("\nRun as attempt %d of entry task `%s`.\n", r.st.Attempts, env.TaskID),
 		WorkflowID:            pipeline.WorkflowID(taskID),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(pipelinewf.Kind),
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(prep.Pipeline)),
 	})
 	var res pipelinewf.Result
-	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID,
-		FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline, Version: prep.Version, InputData: entry.InputData(&env)}).Get(ctx, &res)
+	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, child).Get(ctx, &res)
 	if err != nil {
 		return nil, fmt.Sprintf("pipeline %s@%s: %s", prep.Pipeline, prep.Version, message(err)), true, nil
 	}
@@ -250,7 +257,9 @@ func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped boo
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(tctx, delay), func(workflow.Future) {})
+	// The same timer command as workflow.NewTimer, with a summary for the Web UI.
+	sel.AddFuture(workflow.NewTimerWithOptions(tctx, delay, workflow.TimerOptions{
+		Summary: fmt.Sprintf("retry %d of %d", r.st.Retry.Count, r.st.Retry.Max)}), func(workflow.Future) {})
 	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalResume) })
 	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalDrop); dropped = true })
 	sel.Select(ctx)
@@ -281,13 +290,16 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	r.seq++
 	u := entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
 		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
+	ropts := recordOptions
+	ropts.Summary = "record status " + status
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
 		return fmt.Errorf("record status %s: %w", status, err)
 	}
 	r.st.Status = status
 	if status == entry.StatusSuspended {
 		r.st.SuspendedReason, r.st.SuspendedAt = reason, &now
 	}
+	r.show(ctx, now)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
 		r.log.Warn("upsert TaskloomStatus failed", "status", status, "err", err)
 	}
@@ -356,4 +368,19 @@ func messageID(core map[string]any) int64 {
 		return int64(v)
 	}
 	return 0
+}
+
+// show sets what the task waits for (entry.WaitingFor, nil once final) on the status query and
+// as the execution's current details (README, "What each execution shows").
+func (r *run) show(ctx workflow.Context, since time.Time) {
+	r.st.WaitingFor = entry.WaitingFor(r.st, since)
+	if w := r.st.WaitingFor; w != nil {
+		workflow.SetCurrentDetails(ctx, r.st.Status+": "+w.Sentence())
+		return
+	}
+	line := r.st.Status
+	if r.st.LastError != "" && r.st.Status != entry.StatusCompleted {
+		line += " after: " + r.st.LastError
+	}
+	workflow.SetCurrentDetails(ctx, line)
 }

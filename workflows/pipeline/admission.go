@@ -111,6 +111,7 @@ func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 	if f := refusalOf(err); f != nil {
 		r.adm.refusal = f
 		r.state.Status, r.state.ErrorReason = statusRefused, f.Message
+		r.showDone(ctx)
 		r.upsertStatus(ctx, pipeline.StatusFailed)
 		return nil, f.Error()
 	}
@@ -120,6 +121,7 @@ func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 	r.adm.result = &Admission{TaskID: r.in.TaskID, WorkflowID: info.WorkflowExecution.ID, Pipeline: res.Pipeline, Version: res.Version}
 	if res.Earlier != nil {
 		r.state.Status, r.state.ErrorReason = res.Earlier.Status, res.Earlier.ErrorReason
+		workflow.SetCurrentDetails(ctx, "an earlier run admitted this task; it is "+res.Earlier.Status)
 		return &Result{Status: res.Earlier.Status}, nil
 	}
 	r.schema = res.Schema

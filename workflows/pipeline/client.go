@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // The client side of the pipeline workflows: every start, update, query and describe the API and
@@ -62,9 +63,14 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 		return nil, err
 	}
 	id := WorkflowID(req.TaskID)
+	in := Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
+		Version: req.Version, InputData: req.InputData, RequestHash: hash}
+	summary, details := StartMetadata(in)
 	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:        id,
-		TaskQueue: c.TaskQueue,
+		ID:            id,
+		TaskQueue:     c.TaskQueue,
+		StaticSummary: summary,
+		StaticDetails: details,
 		// A running workflow answers the update. After a run that failed (refused, or its pipeline
 		// failed) a new run may start: it admits afresh when nothing was admitted, and adopts the
 		// earlier task otherwise (PipelineAdmitTask). A successful run is final; a late retry is
@@ -73,8 +79,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
-	}, PipelineWorkflow, Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
-		Version: req.Version, InputData: req.InputData, RequestHash: hash})
+	}, PipelineWorkflow, in)
 	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -329,4 +334,38 @@ func (c *Client) BulkProgress(ctx context.Context, bulkID string) (*BulkProgress
 		return nil, fmt.Errorf("decode progress of bulk redrive %s: %w", bulkID, err)
 	}
 	return &p, nil
+}
+
+// WaitingFor asks a running task's workflow what it waits for (the state query), and, when a
+// provider call is being retried, when its next attempt starts (the pending activity of the
+// workflow's description): one query and one describe, no database read. nil: the workflow
+// waits for nothing (it has ended, or is not admitted yet).
+func (c *Client) WaitingFor(ctx context.Context, taskID string) (*waiting.For, error) {
+	id := WorkflowID(taskID)
+	v, err := c.Temporal.QueryWorkflow(ctx, id, "", QueryState)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", id, err)
+	}
+	var st State
+	if err := v.Get(&st); err != nil {
+		return nil, fmt.Errorf("decode state of %s: %w", id, err)
+	}
+	w := st.WaitingFor
+	if w == nil || w.Reason != waiting.Call {
+		return w, nil
+	}
+	d, err := c.Temporal.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", id, err)
+	}
+	for _, pa := range d.GetPendingActivities() {
+		next := pa.GetNextAttemptScheduleTime()
+		if pa.GetAttempt() < 2 || next == nil {
+			continue
+		}
+		failure := pa.GetLastFailure().GetMessage()
+		return waiting.New(waiting.RetryBackoff, fmt.Sprintf("%s; attempt %d failed: %s", w.Detail, pa.GetAttempt()-1, failure),
+			w.Since, next.AsTime()), nil
+	}
+	return w, nil
 }

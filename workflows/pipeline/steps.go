@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // Retry defaults for a step without a `retry` block: one retry after a second, then the next
@@ -54,7 +55,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 			return "", nil, err
 		}
 		if len(choice.Usable) == 0 {
-			again, err := r.awaitCooldown(ctx, choice.WaitUntil, deadline)
+			again, err := r.awaitCooldown(ctx, i, choice.WaitUntil, deadline)
 			if err != nil {
 				return "", nil, err
 			}
@@ -67,7 +68,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 		if err == nil || held.IsZero() {
 			return provider, out, err
 		}
-		again, werr := r.awaitCooldown(ctx, held, deadline)
+		again, werr := r.awaitCooldown(ctx, i, held, deadline)
 		if werr != nil {
 			return "", nil, werr
 		}
@@ -84,6 +85,7 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 	var held time.Time
 	failed := false
 	for _, provider := range usable {
+		r.waitOn(ctx, i, provider, waiting.Call, "calling "+provider, time.Time{})
 		out, err := call(ctx, i, provider)
 		if err == nil {
 			return provider, out, time.Time{}, nil
@@ -118,12 +120,13 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 
 // awaitCooldown sleeps until a held provider may be tried again (breakerChange), when that is
 // before the step's deadline; again says the step should choose again.
-func (r *run) awaitCooldown(ctx workflow.Context, until, deadline time.Time) (again bool, err error) {
+func (r *run) awaitCooldown(ctx workflow.Context, i int, until, deadline time.Time) (again bool, err error) {
 	if until.IsZero() || until.After(deadline) || workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) != 1 {
 		return false, nil
 	}
 	// At least minCooldownWait, so a clock skew between worker and workflow cannot spin the loop.
 	d := max(until.Sub(workflow.Now(ctx)), minCooldownWait)
+	r.waitOn(ctx, i, "", waiting.ProviderCoolingDown, "every candidate's circuit breaker is open", until)
 	timer := workflow.NewTimerWithOptions(ctx, d, workflow.TimerOptions{Summary: "circuit breaker cooldown"})
 	if err := timer.Get(ctx, nil); err != nil {
 		return false, err
@@ -169,7 +172,9 @@ func callOptions(st pipeline.Step) workflow.ActivityOptions {
 }
 
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
-	actx := workflow.WithActivityOptions(ctx, callOptions(r.schema.Steps[i]))
+	opts := callOptions(r.schema.Steps[i])
+	opts.Summary = callSummary("call", r.schema.Steps[i], i, provider)
+	actx := workflow.WithActivityOptions(ctx, opts)
 	var res pipeline.CallResult
 	if err := workflow.ExecuteActivity(actx, r.acts.callSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
 		return nil, err
@@ -198,6 +203,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	job.deadline = workflow.Now(ctx).Add(timeout)
 	submitOpts := callOptions(st)
 	submitOpts.ScheduleToCloseTimeout = timeout // the step's time: a job submitted later could not finish in it
+	submitOpts.Summary = callSummary("submit a job to", st, i, provider)
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
 		r.callRequest(i, provider)).Get(ctx, &job.sub); err != nil {
 		return nil, err
@@ -231,10 +237,17 @@ func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error
 		if left <= 0 {
 			return nil, r.jobGivenUp(job, status, "")
 		}
-		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
+		wait := min(interval, left)
+		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
+			answered+1, st.Polling.MaxAttempts), workflow.Now(ctx).Add(wait))
+		// The same timer command as workflow.Sleep, with a summary for the Web UI.
+		if err := workflow.NewTimerWithOptions(ctx, wait, workflow.TimerOptions{
+			Summary: pollTimerSummary(job.step, st, job.sub.VendorTaskID, answered+1)}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
-		pctx := workflow.WithActivityOptions(ctx, pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval))
+		opts := pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval)
+		opts.Summary = callSummary("poll job "+job.sub.VendorTaskID+" at", st, job.step, job.provider)
+		pctx := workflow.WithActivityOptions(ctx, opts)
 		var poll pipeline.PollResult
 		if err := workflow.ExecuteActivity(pctx, r.acts.pollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
 			if ctx.Err() != nil {
@@ -289,6 +302,7 @@ func (r *run) pollLegacy(ctx workflow.Context, job asyncJob) (map[string]any, er
 		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
+		Summary: callSummary("poll job "+job.sub.VendorTaskID+" at", st, job.step, job.provider),
 	})
 	interval := time.Duration(p.IntervalSeconds) * time.Second
 	status := job.sub.Status
@@ -297,7 +311,12 @@ func (r *run) pollLegacy(ctx workflow.Context, job asyncJob) (map[string]any, er
 		if left <= 0 {
 			return nil, r.jobGivenUp(job, status, "")
 		}
-		if err := workflow.Sleep(ctx, min(interval, left)); err != nil {
+		wait := min(interval, left)
+		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
+			attempt, p.MaxAttempts), workflow.Now(ctx).Add(wait))
+		// The same timer command as workflow.Sleep, with a summary for the Web UI.
+		if err := workflow.NewTimerWithOptions(ctx, wait, workflow.TimerOptions{
+			Summary: pollTimerSummary(job.step, st, job.sub.VendorTaskID, attempt)}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
 		var poll pipeline.PollResult
@@ -356,14 +375,20 @@ func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 		ScheduleToCloseTimeout: max(timeout, invokeTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
+		Summary: fmt.Sprintf("invoke %s for step %d %s", st.SCFFunction, i+1, st.Name),
 	})
+	r.waitOn(ctx, i, "", waiting.Call, "invoking "+st.SCFFunction, time.Time{})
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv pipeline.InvokeResult
 	if err := workflow.ExecuteActivity(actx, r.acts.invokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
-	got, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return r.scf.deliveredFor(i) != nil })
+	r.waitOn(ctx, i, "", waiting.Callback, "waiting for the callback of "+st.SCFFunction, workflow.Now(ctx).Add(timeout))
+	// The same timer as workflow.AwaitWithTimeout, with a summary for the Web UI.
+	got, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout, TimerOptions: workflow.TimerOptions{
+		Summary: fmt.Sprintf("step %d %s: callback of %s times out", i+1, st.Name, st.SCFFunction)}},
+		func() bool { return r.scf.deliveredFor(i) != nil })
 	if err != nil {
 		return nil, err
 	}

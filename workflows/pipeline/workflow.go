@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // Kind is the TaskloomKind search attribute value of pipeline workflows.
@@ -66,6 +67,8 @@ type State struct {
 	CurrentStep int
 	StepStatus  []string
 	ErrorReason string
+	// WaitingFor is what the running step waits for (nil once the run has ended).
+	WaitingFor *waiting.For
 }
 
 // stepFailure is a step that failed; the workflow stops at the first one.
@@ -184,6 +187,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		return nil, err
 	}
 	r.state.Status = pipeline.StatusSuccess
+	r.showDone(ctx)
 	r.upsertStatus(ctx, pipeline.StatusSuccess)
 	return &Result{Status: pipeline.StatusSuccess, Outputs: r.outputs}, nil
 }
@@ -201,7 +205,8 @@ func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
 		}
 		return ""
 	}
-	finished, err := workflow.AwaitWithTimeout(ctx, time.Duration(maxSecs)*time.Second, done)
+	finished, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: time.Duration(maxSecs) * time.Second,
+		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("max_execution_time %ds", maxSecs)}}, done)
 	switch {
 	case err != nil:
 		return reasonCancelled
@@ -226,6 +231,7 @@ func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
 	}
+	r.showDone(ctx)
 	r.upsertStatus(ctx, pipeline.StatusFailed)
 	return temporal.NewNonRetryableApplicationError(reason, ErrTypeStepFailed, nil)
 }

@@ -14,6 +14,7 @@ import (
 
 	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
@@ -49,6 +50,10 @@ func StartQueueOp(ctx context.Context, c client.Client, taskQueue string, op que
 	id := QueueOpWorkflowID(op.ProjectID, op.QueueID, op.Operation)
 	opts := client.StartWorkflowOptions{
 		ID: id, TaskQueue: taskQueue,
+		StaticSummary: explain.Summary("echo queue "+op.Operation, "project "+op.ProjectID, "queue "+op.QueueID),
+		StaticDetails: explain.Details(fmt.Sprintf("Applies %s to the tasks of queue `%s` of project `%s` in batches, then "+
+			"stamps the queue and writes the audit row. Its current details count the tasks changed so far.",
+			op.Operation, op.QueueID, op.ProjectID), explain.Link{Name: "Console", Path: "/ui/projects/" + op.ProjectID + "/queues/" + op.QueueID}),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
@@ -88,6 +93,9 @@ const sweeperRunTimeout = 15 * time.Minute
 // every ECHO_SWEEP_INTERVAL, overlaps skipped. Its run timeout keeps a run nobody picks up
 // (e.g. left on a task queue no worker polls any more) from blocking the schedule forever.
 func ScheduleOptions(cfg *config.Config) []client.ScheduleOptions {
-	return []client.ScheduleOptions{schedule.Every(SweeperScheduleID, cfg.Echo.SweepInterval, Kind,
-		cfg.Temporal.TaskQueue, sweeperRunTimeout, PullLeaseSweeperWorkflow)}
+	return []client.ScheduleOptions{schedule.Explained(schedule.Every(SweeperScheduleID, cfg.Echo.SweepInterval, Kind,
+		cfg.Temporal.TaskQueue, sweeperRunTimeout, PullLeaseSweeperWorkflow),
+		explain.Summary("echo lease sweep", "every "+cfg.Echo.SweepInterval.String()),
+		explain.Details("Releases pull leases past pull_timeout, expires tasks past expires_at, and evaluates the alert "+
+			"thresholds.", explain.Link{Name: "Console", Path: "/ui/"}))}
 }

@@ -1,6 +1,7 @@
 package taskecho
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -44,6 +45,7 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+		Summary:             in.Op.Operation + " of queue " + in.Op.QueueID,
 	})
 	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	after := in.AfterID
@@ -51,6 +53,8 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 		if batch == queueOpBatchesPerRun {
 			return state, workflow.NewContinueAsNewError(ctx, QueueOperationWorkflow, QueueOpInput{Op: in.Op, AfterID: after, Done: state})
 		}
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s of queue %s: %d tasks changed in %d batches; batch %d runs",
+			in.Op.Operation, in.Op.QueueID, state.Changed, state.Batches, state.Batches+1))
 		var r taskechoact.QueueOpBatchResult
 		if err := workflow.ExecuteActivity(ctx, a.applyQueueOpBatch, taskechoact.QueueOpBatch{Op: in.Op, AfterID: after}).Get(ctx, &r); err != nil {
 			return state, err
@@ -65,5 +69,6 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 	if err := workflow.ExecuteActivity(ctx, a.finishQueueOp, in.Op, state.Changed).Get(ctx, nil); err != nil {
 		return state, err
 	}
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s of queue %s done: %d tasks changed", in.Op.Operation, in.Op.QueueID, state.Changed))
 	return state, nil
 }

@@ -3,6 +3,7 @@
 package taskecho
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -29,23 +30,28 @@ const (
 // the alert thresholds. Each step is an idempotent activity, so an overlapping or retried run is
 // harmless (the schedule skips overlaps anyway).
 func PullLeaseSweeperWorkflow(ctx workflow.Context) (taskechoact.SweepResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: sweepActivityTimeout,
-		HeartbeatTimeout:    sweepHeartbeat,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
+	opts := func(summary string) workflow.ActivityOptions {
+		return workflow.ActivityOptions{StartToCloseTimeout: sweepActivityTimeout, HeartbeatTimeout: sweepHeartbeat,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}, Summary: summary}
+	}
 	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	var out, alerts taskechoact.SweepResult
-	if err := workflow.ExecuteActivity(ctx, a.releaseExpiredLeases).Get(ctx, &out); err != nil {
+	step := func(summary string) workflow.Context {
+		workflow.SetCurrentDetails(ctx, summary)
+		return workflow.WithActivityOptions(ctx, opts(summary))
+	}
+	if err := workflow.ExecuteActivity(step("release leases past pull_timeout"), a.releaseExpiredLeases).Get(ctx, &out); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(ctx, a.expireTasks).Get(ctx, &out.Expired); err != nil {
+	if err := workflow.ExecuteActivity(step("expire tasks past expires_at"), a.expireTasks).Get(ctx, &out.Expired); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(ctx, a.checkAlerts).Get(ctx, &alerts); err != nil {
+	if err := workflow.ExecuteActivity(step("evaluate the alert thresholds"), a.checkAlerts).Get(ctx, &alerts); err != nil {
 		return out, err
 	}
 	out.Alerts, out.AlertBreaches = alerts.Alerts, alerts.AlertBreaches
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("done: %d leases released, %d tasks expired, %d alert breaches",
+		out.Released, out.Expired, len(out.AlertBreaches)))
 	workflow.GetLogger(ctx).Info("echo sweep done", "released", out.Released, "expired", out.Expired,
 		"overdue", out.Overdue, "breaches", out.AlertBreaches)
 	return out, nil

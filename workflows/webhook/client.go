@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
@@ -46,25 +48,49 @@ func GroupsInputFor(cfg config.Webhook, parentTaskID string) webhook.GroupsInput
 
 // StartSweep starts WebhookResultWorker over in under id.
 func StartSweep(ctx context.Context, c client.Client, taskQueue, id string, in webhook.SweepInput) (client.WorkflowRun, error) {
-	return start(ctx, c, taskQueue, id, WebhookResultWorker, in)
+	return start(ctx, c, taskQueue, id, WebhookResultWorker, in, explain.Summary("webhook sweep", filterText(in.Filter)),
+		explain.Details("One scan of the webhook result table ("+filterText(in.Filter)+"): pushes the rows whose TaskIDs are all "+
+			"final and hands each row that waits to its own WebhookDeliveryWorkflow.",
+			explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
+}
+
+// filterText says which rows a sweep scans.
+func filterText(f webhook.RowFilter) string {
+	var parts []string
+	if f.GroupID != "" {
+		parts = append(parts, "group "+f.GroupID)
+	}
+	if f.Date != "" {
+		parts = append(parts, "date "+f.Date)
+	}
+	if len(parts) == 0 {
+		return "every waiting row"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // StartGroups starts CreateWebhookResultsForGroups for in's parent task under GroupsWorkflowID,
 // or joins the run creating that parent's rows: a second request while the first runs waits for
 // the same result instead of creating the rows twice.
 func StartGroups(ctx context.Context, c client.Client, taskQueue string, in webhook.GroupsInput) (client.WorkflowRun, error) {
-	return start(ctx, c, taskQueue, GroupsWorkflowID(in.ParentTaskID), CreateWebhookResultsForGroups, in)
+	return start(ctx, c, taskQueue, GroupsWorkflowID(in.ParentTaskID), CreateWebhookResultsForGroups, in,
+		explain.Summary("webhook rows for the groups of parent task "+in.ParentTaskID),
+		explain.Details("Creates one webhook result row per group of parent task `"+in.ParentTaskID+"`; each row is then "+
+			"delivered by its own WebhookDeliveryWorkflow.", explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
 }
 
 // StartCreator starts WebhookResultCreator over in under id.
 func StartCreator(ctx context.Context, c client.Client, taskQueue, id string, in webhook.CreatorInput) (client.WorkflowRun, error) {
-	return start(ctx, c, taskQueue, id, WebhookResultCreator, in)
+	return start(ctx, c, taskQueue, id, WebhookResultCreator, in, explain.Summary("webhook creator run", id),
+		explain.Details("Creates the webhook result rows of the capture tasks that have none yet.",
+			explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
 }
 
 // start starts wf under id, or joins the run of that ID while it runs; a closed one is started
 // again (operators re-run a sweep or a group creation on purpose).
-func start(ctx context.Context, c client.Client, taskQueue, id string, wf, in any) (client.WorkflowRun, error) {
+func start(ctx context.Context, c client.Client, taskQueue, id string, wf, in any, summary, details string) (client.WorkflowRun, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue,
+		StaticSummary: summary, StaticDetails: details,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, wf, in)
 	if err != nil {
@@ -101,8 +127,15 @@ type DeliveryClient struct {
 // search attributes the console lists deliveries by.
 func deliveryOptions(taskQueue, tableID string, row webhook.Row) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                    webhook.DeliveryID(tableID, row.RecordID),
-		TaskQueue:             taskQueue,
+		ID:        webhook.DeliveryID(tableID, row.RecordID),
+		TaskQueue: taskQueue,
+		StaticSummary: explain.Summary("webhook row "+row.RecordID, row.BizType, "group "+row.GroupID,
+			fmt.Sprintf("%d TaskIDs", len(row.TaskIDs))),
+		StaticDetails: explain.Details(fmt.Sprintf("Delivers result row `%s` (%s, group `%s`): waits until its %d TaskIDs "+
+			"(%s) are all success or error, pushes the payload, and writes webhook_status back to the row after each attempt. "+
+			"Its current details say which TaskIDs it still waits for.", row.RecordID, row.BizType, row.GroupID,
+			len(row.TaskIDs), webhook.FormatTaskIDs(row.TaskIDs)),
+			explain.Link{Name: "Console", Path: "/ui/console/webhook"}),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			searchattr.Kind.ValueSet(webhook.DeliveryKind), searchattr.Status.ValueSet(row.Status),

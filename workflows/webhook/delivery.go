@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -11,6 +12,7 @@ import (
 
 	webhookact "github.com/taskloom/taskloom/activities/webhook"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/internal/waiting"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
@@ -99,7 +101,9 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 		}
 		d.state.Checks++
 		var res webhook.AttemptResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, attemptOptions), a.WebhookAttempt,
+		opts := attemptOptions
+		opts.Summary = fmt.Sprintf("check %d: readiness of %d TaskIDs, push when ready", d.state.Checks, len(in.Row.TaskIDs))
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.WebhookAttempt,
 			webhook.AttemptInput{Target: in.Target, Row: in.Row}).Get(ctx, &res)
 		if err != nil {
 			var appErr *temporal.ApplicationError
@@ -128,7 +132,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 		if tr.Status == webhook.StatusSuccess || tr.Status == webhook.StatusError {
 			return DeliveryOutcome{Status: tr.Status, RetryCount: tr.RetryCount, LastError: tr.LastError}, nil
 		}
-		if err := workflow.Sleep(ctx, in.Policy.RetryBackoff); err != nil {
+		if err := d.retryPush(ctx); err != nil {
 			return DeliveryOutcome{}, err
 		}
 	}
@@ -147,7 +151,11 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 		c.Receive(ctx, &sig)
 		received = true
 	})
-	sel.AddFuture(workflow.NewTimer(timerCtx, webhook.ClaimHold), func(workflow.Future) {})
+	now := workflow.Now(ctx)
+	d.show(ctx, waiting.New(waiting.SweepBatch, "a sweep claimed the row and pushes it in its batch", now, now.Add(webhook.ClaimHold)))
+	// The same timer command as workflow.NewTimer, with a summary for the Web UI.
+	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, webhook.ClaimHold, workflow.TimerOptions{
+		Summary: "wait for the claiming sweep's outcome"}), func(workflow.Future) {})
 	sel.Select(ctx)
 	cancel()
 	if !received {
@@ -176,7 +184,33 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	if tr.Status == webhook.StatusSuccess || tr.Status == webhook.StatusError {
 		return true, DeliveryOutcome{Status: tr.Status, RetryCount: tr.RetryCount, LastError: tr.LastError}, nil
 	}
-	return false, DeliveryOutcome{}, workflow.Sleep(ctx, in.Policy.RetryBackoff)
+	return false, DeliveryOutcome{}, d.retryPush(ctx)
+}
+
+// retryPush waits RetryBackoff before the next push of a row whose push failed.
+func (d *delivery) retryPush(ctx workflow.Context) error {
+	backoff := d.in.Policy.RetryBackoff
+	now := workflow.Now(ctx)
+	d.show(ctx, waiting.New(waiting.PushRetry, fmt.Sprintf("push failed (retry_count %d): %s", d.state.RetryCount, d.state.LastError),
+		now, now.Add(backoff)))
+	// The same timer command as workflow.Sleep, with a summary for the Web UI.
+	return workflow.NewTimerWithOptions(ctx, backoff, workflow.TimerOptions{
+		Summary: fmt.Sprintf("push again after retry_count %d", d.state.RetryCount)}).Get(ctx, nil)
+}
+
+// show sets what the row waits for on the state query and as the execution's current details
+// (README, "What each execution shows"); nil shows the row's status.
+func (d *delivery) show(ctx workflow.Context, w *waiting.For) {
+	d.state.WaitingFor = w
+	if w != nil {
+		workflow.SetCurrentDetails(ctx, w.Sentence())
+		return
+	}
+	line := "webhook_status " + d.state.Status
+	if d.state.LastError != "" {
+		line += ": " + d.state.LastError
+	}
+	workflow.SetCurrentDetails(ctx, line)
 }
 
 // movedOn is the outcome of a row that was delivered or closed by someone else before this
@@ -184,17 +218,18 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 func (d *delivery) movedOn() DeliveryOutcome {
 	r := d.in.Row
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = r.Status, r.RetryCount, r.LastError, nil
+	d.state.WaitingFor = nil
 	return DeliveryOutcome{Status: r.Status, RetryCount: r.RetryCount, LastError: r.LastError}
 }
 
 // wait handles a not-ready verdict: past the deadline the row becomes error, otherwise a
 // durable timer with exponential backoff.
-func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryOutcome, error) {
+func (d *delivery) wait(ctx workflow.Context, notFinal []string) (bool, DeliveryOutcome, error) {
 	in := &d.in
-	d.state.Waiting = waiting
+	d.state.Waiting = notFinal
 	now := workflow.Now(ctx)
 	if in.Policy.ReadinessDeadline > 0 && now.Sub(in.Since) >= in.Policy.ReadinessDeadline {
-		tr := webhook.DeadlineExceeded(d.state.RetryCount, in.Row.HasStartAt, in.Since, now, in.Policy.ReadinessDeadline, waiting)
+		tr := webhook.DeadlineExceeded(d.state.RetryCount, in.Row.HasStartAt, in.Since, now, in.Policy.ReadinessDeadline, notFinal)
 		if err := d.writeBack(ctx, tr); err != nil {
 			return true, DeliveryOutcome{}, err
 		}
@@ -204,8 +239,15 @@ func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryO
 	if in.Policy.ReadinessDeadline > 0 {
 		sleep = min(sleep, in.Since.Add(in.Policy.ReadinessDeadline).Sub(now))
 	}
-	d.log.Info("webhook row waiting for tasks", "webhook_status", d.state.Status, "waiting", waiting, "next_check_in", sleep)
-	if err := workflow.Sleep(ctx, sleep); err != nil {
+	d.log.Info("webhook row waiting for tasks", "webhook_status", d.state.Status, "waiting", notFinal, "next_check_in", sleep)
+	detail := fmt.Sprintf("readiness: %d of %d TaskIDs not final: %s", len(notFinal), len(in.Row.TaskIDs), strings.Join(notFinal, ", "))
+	if in.Policy.ReadinessDeadline > 0 {
+		detail += "; gives up at " + in.Since.Add(in.Policy.ReadinessDeadline).UTC().Format("15:04:05 UTC")
+	}
+	d.show(ctx, waiting.New(waiting.TasksNotFinal, detail, in.Since, now.Add(sleep)))
+	// The same timer command as workflow.Sleep, with a summary for the Web UI.
+	if err := workflow.NewTimerWithOptions(ctx, sleep, workflow.TimerOptions{
+		Summary: fmt.Sprintf("next readiness check (%d TaskIDs not final)", len(notFinal))}).Get(ctx, nil); err != nil {
 		return true, DeliveryOutcome{}, err
 	}
 	in.Wait = min(in.Wait*2, in.Policy.ReadinessBackoffMax)
@@ -215,7 +257,9 @@ func (d *delivery) wait(ctx workflow.Context, waiting []string) (bool, DeliveryO
 func (d *delivery) writeBack(ctx workflow.Context, tr webhook.Transition) error {
 	in := &d.in
 	var a *webhookact.Activities
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, writeBackOptions), a.WebhookWriteBack,
+	opts := writeBackOptions
+	opts.Summary = "write back webhook_status " + tr.Status
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.WebhookWriteBack,
 		webhook.WriteBackInput{URLs: in.Target.URLs, RecordID: in.Row.RecordID, Transition: tr}).Get(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write back row %s: %w", in.Row.RecordID, err)
@@ -228,6 +272,7 @@ func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
 	in := &d.in
 	in.Row.HasStartAt = true
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
+	d.show(ctx, nil)
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)
 	return workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(tr.Status))
 }

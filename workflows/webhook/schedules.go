@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
@@ -56,10 +57,16 @@ func ScheduleOptions(cfg *config.Config) []client.ScheduleOptions {
 // SweepSchedule is the WebhookResultWorker schedule.
 func SweepSchedule(c config.Webhook, taskQueue string) client.ScheduleOptions {
 	in := webhook.SweepInput{Target: TargetFrom(c), Policy: PolicyFrom(c)}
-	return schedule.Every(SweepScheduleID, c.SweepInterval, sweepKind, taskQueue, scheduleWorkflowTimeout, WebhookResultWorker, in)
+	return schedule.Explained(schedule.Every(SweepScheduleID, c.SweepInterval, sweepKind, taskQueue, scheduleWorkflowTimeout,
+		WebhookResultWorker, in), explain.Summary("webhook sweep", "every "+c.SweepInterval.String()),
+		explain.Details("The scheduled scan of the webhook result table: pushes the rows whose TaskIDs are all final and "+
+			"hands each row that waits to its own WebhookDeliveryWorkflow.", explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
 }
 
 // CreatorSchedule is the WebhookResultCreator schedule of one app.
 func CreatorSchedule(in webhook.CreatorInput, every time.Duration, taskQueue string) client.ScheduleOptions {
-	return schedule.Every(CreatorScheduleID(in.App), every, creatorKind, taskQueue, scheduleWorkflowTimeout, WebhookResultCreator, in)
+	return schedule.Explained(schedule.Every(CreatorScheduleID(in.App), every, creatorKind, taskQueue, scheduleWorkflowTimeout,
+		WebhookResultCreator, in), explain.Summary("webhook creator "+in.App, "every "+every.String()),
+		explain.Details("Creates the webhook result rows of app "+in.App+"'s capture tasks that have none yet.",
+			explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
 }

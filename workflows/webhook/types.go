@@ -10,6 +10,7 @@ package webhook
 import (
 	"time"
 
+	"github.com/taskloom/taskloom/internal/waiting"
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
@@ -40,6 +41,8 @@ type DeliveryState struct {
 	Checks     int      `json:"checks"`
 	Waiting    []string `json:"waiting,omitempty"`
 	LastError  string   `json:"last_error,omitempty"`
+	// WaitingFor is what the row waits for (nil once delivered or given up).
+	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
 }
 
 // CreatorResult reports both creators.

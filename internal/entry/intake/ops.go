@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/waiting"
 )
 
 // visibilityQuery selects entry workflows, optionally narrowed by more conditions.
@@ -105,6 +106,8 @@ type SuspendedTask struct {
 	Attempts   int         `json:"attempts"`
 	Retry      entry.Retry `json:"retry"`
 	Since      *time.Time  `json:"since,omitempty"`
+	// WaitingFor says what the task waits for (the operator, or the auto-drop).
+	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
 }
 
 // Suspended lists up to limit suspended tasks (in visibility's order, newest started first; SQL
@@ -120,6 +123,7 @@ func (t *Tasks) Suspended(ctx context.Context, limit int) ([]SuspendedTask, erro
 		if r, ok := runs[id]; ok {
 			s.WorkflowID, s.Channel, s.ChatID, s.Reason = r.WorkflowID, r.Channel, r.ChatID, r.SuspendedReason
 			s.Attempts, s.Retry, s.Since = r.Attempts, r.Retry, r.SuspendedAt
+			s.WaitingFor = entry.StatusOf(r).WaitingFor
 		}
 		out = append(out, s)
 	}
