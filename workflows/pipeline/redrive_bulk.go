@@ -13,7 +13,7 @@ import (
 )
 
 // KindRedriveBulk is the TaskloomKind search attribute value of bulk redrive workflows.
-const KindRedriveBulk = "pipeline-redrive-bulk"
+const KindRedriveBulk = searchattr.KindPipelineRedrive
 
 // QueryBulkProgress returns a bulk redrive's BulkProgress, also of a closed run.
 const QueryBulkProgress = "progress"
