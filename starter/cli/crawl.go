@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -60,7 +62,12 @@ func runCrawlStart(ctx context.Context, id int64, wait bool) error {
 		return nil
 	}
 	var final crawlwf.State
-	if err := run.Get(ctx, &final); err != nil {
+	counts := progress.FromPlatform(p)
+	err = watch(ctx, os.Stderr, run.GetID()+" tweets", func(ctx context.Context) (int, int, error) {
+		pr, err := counts.Get(ctx, id)
+		return int(pr.ProcessedTweets), int(max(pr.TotalTweets, 0)), err
+	}, func() error { return run.Get(ctx, &final) })
+	if err != nil {
 		return fmt.Errorf("wait for %s: %w", run.GetID(), err)
 	}
 	out, err := json.MarshalIndent(final, "", "  ")
