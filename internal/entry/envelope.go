@@ -32,6 +32,9 @@ const (
 	StatusFailed     = "failed"
 )
 
+// AutoDropReason begins the drop reason of a task the auto-drop ended (ENTRY_SUSPENDED_DROP_AFTER).
+const AutoDropReason = "auto-drop"
+
 // Statuses lists every status, in the order stats report them.
 var Statuses = []string{StatusPending, StatusProcessing, StatusRetrying, StatusCompleted, StatusSuspended, StatusDropped, StatusFailed}
 
