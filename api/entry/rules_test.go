@@ -297,3 +297,23 @@ func TestSuspendedTaskIsAutoDropped(t *testing.T) {
 	}
 	f.saveHistory(kept, "http_suspended_resumed_before_auto_drop")
 }
+
+// An entry task whose execution is terminated from outside answers terminated, with who and why,
+// within seconds, and workflow_runs follows (guarded write).
+func TestTerminatedTaskShowsTerminated(t *testing.T) {
+	f := newFixture(t)
+	f.vendor.fail.Store(true)
+	id := f.apply(f.applyBody("chat-terminated", "stuck", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
+	if err := f.env.Platform.Temporal.TerminateWorkflow(f.env.Context(), id, "", "operator: obsolete"); err != nil {
+		t.Fatal(err)
+	}
+	st := f.waitStatus(id, entry.StatusTerminated, 10*time.Second)
+	if reason, _ := st["lastError"].(string); !strings.HasPrefix(reason, "workflow terminated by ") || !strings.HasSuffix(reason, ": operator: obsolete") {
+		t.Fatalf("terminated status: %v", st)
+	}
+	run, err := entrydb.New(f.env.Platform.Mongo).Get(f.env.Context(), id)
+	if err != nil || run.Status != entry.StatusTerminated || run.CompletedAt == nil {
+		t.Fatalf("workflow_runs after the terminate: %+v %v", run, err)
+	}
+}

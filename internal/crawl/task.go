@@ -10,6 +10,9 @@ const (
 	Running   = "Running"
 	Completed = "Completed"
 	Failed    = "Failed"
+	// Terminated: the workflow was ended from outside (terminate, timeout, cancel) while the
+	// task ran; failure_reason says by whom and why.
+	Terminated = "Terminated"
 )
 
 // Sources of a crawl task record.
@@ -65,7 +68,7 @@ type TaskRecord struct {
 
 // Finished reports whether the task reached a final status.
 func (t TaskRecord) Finished() bool {
-	return t.Status == Completed || t.Status == Failed
+	return t.Status == Completed || t.Status == Failed || t.Status == Terminated
 }
 
 // ErrTaskNotFound is the answer for a task id that has no record.

@@ -30,6 +30,9 @@ const (
 	StatusSuspended  = "suspended"
 	StatusDropped    = "dropped"
 	StatusFailed     = "failed"
+	// StatusTerminated: the execution was ended from outside (terminate, timeout, cancel) before
+	// the workflow recorded an end; lastError says by whom and why.
+	StatusTerminated = "terminated"
 )
 
 // AutoDropReason begins the drop reason of a task the auto-drop ended (ENTRY_SUSPENDED_DROP_AFTER).
@@ -40,7 +43,7 @@ var Statuses = []string{StatusPending, StatusProcessing, StatusRetrying, StatusC
 
 // Terminal reports whether a task in status s will not run again by itself.
 func Terminal(s string) bool {
-	return s == StatusCompleted || s == StatusDropped || s == StatusFailed
+	return s == StatusCompleted || s == StatusDropped || s == StatusFailed || s == StatusTerminated
 }
 
 // TaskEnvelope is the task every intake enqueues: what to run, for whom, and how to retry it.

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -96,4 +97,11 @@ func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error 
 // WorkflowID is the deterministic ID of a task's workflow.
 func WorkflowID(originalTaskID int64) string {
 	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func Closure(ctx context.Context, c client.Client, originalTaskID int64) (*closure.Closure, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, WorkflowID(originalTaskID), "")
+	return closure.Of(ctx, c, d, err)
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -117,4 +118,11 @@ func (c *Client) Signal(ctx context.Context, taskID, name string, p entry.Signal
 		return fmt.Errorf("signal %s to %s: %w", name, taskID, err)
 	}
 	return nil
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func (c *Client) Closure(ctx context.Context, taskID string) (*closure.Closure, error) {
+	d, err := c.Temporal.DescribeWorkflowExecution(ctx, WorkflowID(taskID), "")
+	return closure.Of(ctx, c.Temporal, d, err)
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -171,4 +172,11 @@ func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.
 // for success, the workflow's error otherwise.
 func (c *Client) Wait(ctx context.Context, taskID string) error {
 	return c.Temporal.GetWorkflow(ctx, WorkflowID(taskID), "").Get(ctx, nil)
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func (c *Client) Closure(ctx context.Context, taskID string) (*closure.Closure, error) {
+	d, err := c.Temporal.DescribeWorkflowExecution(ctx, WorkflowID(taskID), "")
+	return closure.Of(ctx, c.Temporal, d, err)
 }
