@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -97,6 +98,13 @@ func (n *Notifier) TaskCompleted(ctx context.Context, c crawl.Completion) error 
 // WorkflowID is the deterministic ID of a task's workflow.
 func WorkflowID(originalTaskID int64) string {
 	return "crawl-" + strconv.FormatInt(originalTaskID, 10)
+}
+
+// OriginalTaskID is the original_task_id a task's workflow ID names (WorkflowID's inverse).
+func OriginalTaskID(workflowID string) (int64, bool) {
+	s, ok := strings.CutPrefix(workflowID, "crawl-")
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, ok && err == nil && id > 0
 }
 
 // Closure is how the task's execution ended when it ended from outside (terminated, timed out,

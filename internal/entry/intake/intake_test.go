@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/closure"
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
