@@ -32,7 +32,7 @@ var registrars = []registrar{registerWebhook, registerCrawl, registerPipeline, r
 type service func(ctx context.Context, p *platform.Platform) error
 
 // services lists the background loops (e.g. the crawl Kafka consumers).
-var services = []service{runCrawlConsumers, runEntryMonitor}
+var services = []service{runCrawlConsumers, runEntryMonitor, runReconciler}
 
 // New builds a worker on the configured task queue with every subsystem registered, echo's
 // activities over the process's echo service (taskecho.FromPlatform).

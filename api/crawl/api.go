@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/progress"
@@ -101,7 +102,11 @@ func (h *handlers) get(c echo.Context) error {
 		return httpx.Validation("id", "id must be a positive integer original_task_id")
 	}
 	ctx := c.Request().Context()
-	t, err := h.tasks.Get(ctx, id)
+	// A task running by its record is checked against its workflow (reconcile on read), so one
+	// terminated from outside answers Terminated at once.
+	t, err := h.tasks.Follow(ctx, id, func(ctx context.Context) (*closure.Closure, error) {
+		return crawlwf.Closure(ctx, h.deps.Platform.Temporal, id)
+	})
 	if isNotFound(err) {
 		return httpx.NotFound("crawl task")
 	}

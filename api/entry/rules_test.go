@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
@@ -251,5 +253,67 @@ func signalWithCLI(t *testing.T, f *fixture, taskID string) {
 		"--workflow-id", taskID, "--name", entry.SignalResume).CombinedOutput()
 	if err != nil {
 		t.Fatalf("temporal workflow signal: %v\n%s", err, out)
+	}
+}
+
+// A suspended task that no operator resumes within ENTRY_SUSPENDED_DROP_AFTER is dropped by its
+// own workflow's timer: the reason is recorded and the stats count it.
+func TestSuspendedTaskIsAutoDropped(t *testing.T) {
+	f := newFixture(t, func(c *config.Config) { c.Entry.SuspendedDropAfter = 5 * time.Second })
+	f.vendor.fail.Store(true)
+	id := f.apply(f.applyBody("chat-autodrop", "nobody comes", nil), http.StatusAccepted)["taskId"].(string)
+	susp := f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
+	st := f.waitStatus(id, entry.StatusDropped, 30*time.Second)
+	reason, _ := st["dropReason"].(string)
+	if st["autoDropped"] != true || !strings.HasPrefix(reason, entry.AutoDropReason) || !strings.Contains(reason, "5s") {
+		t.Fatalf("auto-dropped status: %v", st)
+	}
+	since, err := time.Parse(time.RFC3339Nano, susp["suspendedAt"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.env.Do(http.MethodGet, "/internal/tasks/"+id, f.env.AdminKey, nil)
+	run := r.Map(t)["run"].(map[string]any)
+	done, err := time.Parse(time.RFC3339Nano, run["completedAt"].(string))
+	if err != nil || done.Sub(since) < 5*time.Second {
+		t.Fatalf("dropped at %v, suspended at %v: the drop came before its period (%v)", done, since, err)
+	}
+	e2e.Eventually(t, 10*time.Second, "the auto-drop in the stats", func() bool {
+		var stats intake.Stats
+		f.env.Do(http.MethodGet, "/internal/tasks/stats", f.env.AdminKey, nil).JSON(t, &stats)
+		return stats.AutoDropped == 1 && stats.Counts[entry.StatusDropped] >= 1
+	})
+	f.saveHistory(id, "http_suspended_auto_dropped")
+
+	// A resume before the period ends cancels the timer: the task runs to completion.
+	kept := f.apply(f.applyBody("chat-autodrop-kept", "resumed in time", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(kept, entry.StatusSuspended, 30*time.Second)
+	f.vendor.fail.Store(false)
+	if r := f.env.Do(http.MethodPost, "/internal/tasks/"+kept+"/resume", f.env.AdminKey, nil); r.Status != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", r.Status, r.Body)
+	}
+	if st := f.waitStatus(kept, entry.StatusCompleted, 30*time.Second); st["autoDropped"] != nil {
+		t.Fatalf("resumed task: %v", st)
+	}
+	f.saveHistory(kept, "http_suspended_resumed_before_auto_drop")
+}
+
+// An entry task whose execution is terminated from outside answers terminated, with who and why,
+// within seconds, and workflow_runs follows (guarded write).
+func TestTerminatedTaskShowsTerminated(t *testing.T) {
+	f := newFixture(t)
+	f.vendor.fail.Store(true)
+	id := f.apply(f.applyBody("chat-terminated", "stuck", nil), http.StatusAccepted)["taskId"].(string)
+	f.waitStatus(id, entry.StatusSuspended, 30*time.Second)
+	if err := f.env.Platform.Temporal.TerminateWorkflow(f.env.Context(), id, "", "operator: obsolete"); err != nil {
+		t.Fatal(err)
+	}
+	st := f.waitStatus(id, entry.StatusTerminated, 10*time.Second)
+	if reason, _ := st["lastError"].(string); !strings.HasPrefix(reason, "workflow terminated by ") || !strings.HasSuffix(reason, ": operator: obsolete") {
+		t.Fatalf("terminated status: %v", st)
+	}
+	run, err := entrydb.New(f.env.Platform.Mongo).Get(f.env.Context(), id)
+	if err != nil || run.Status != entry.StatusTerminated || run.CompletedAt == nil {
+		t.Fatalf("workflow_runs after the terminate: %+v %v", run, err)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/waiting"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -82,9 +84,12 @@ func (h *handlers) startError(err error, req createTaskRequest) error {
 	return httpx.FromTemporal(err)
 }
 
+// getTask answers the task as recorded; a task whose record is not final is checked against its
+// execution (reconcile on read), so one terminated from outside answers terminated at once.
 func (h *handlers) getTask(c echo.Context) error {
 	ctx := c.Request().Context()
-	task, err := h.store.GetTask(ctx, c.Param("id"))
+	id := c.Param("id")
+	task, err := h.store.Follow(ctx, id, func(ctx context.Context) (*closure.Closure, error) { return h.workflows.Closure(ctx, id) })
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("pipeline task " + c.Param("id"))
 	}

@@ -85,6 +85,13 @@ type API struct {
 // Worker is the Temporal worker process.
 type Worker struct {
 	MetricsAddr string `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9464"`
+	// ReconcileInterval is how often the worker's reconciler lists the executions ended from
+	// outside (terminated, timed out, canceled) and makes their tasks' records say terminated;
+	// ReconcileLookback is how far back each pass looks (CloseTime), so a pass missed while no
+	// worker ran is caught up by the next within it. 0 interval turns the reconciler off (the
+	// API still reconciles each task it reads).
+	ReconcileInterval time.Duration `env:"RECONCILE_INTERVAL" envDefault:"1m"`
+	ReconcileLookback time.Duration `env:"RECONCILE_LOOKBACK" envDefault:"1h"`
 }
 
 // Load reads the environment and validates the result.
@@ -133,6 +140,12 @@ func (c *Config) Validate() error {
 				check(name, errors.New("required when TASKLOOM_ENV=prod"))
 			}
 		}
+	}
+	if c.Worker.ReconcileInterval < 0 {
+		check("RECONCILE_INTERVAL", errors.New("must not be negative (0 turns the reconciler off)"))
+	}
+	if c.Worker.ReconcileLookback < c.Worker.ReconcileInterval {
+		check("RECONCILE_LOOKBACK", errors.New("must be at least RECONCILE_INTERVAL"))
 	}
 	for _, s := range c.sections() {
 		if err := s.validate(); err != nil {

@@ -46,6 +46,11 @@ type Entry struct {
 	// taskloom_entry_suspended_over_threshold gauge turns 1. SuspendedCheckInterval is how often.
 	SuspendedAlertThreshold int           `env:"ENTRY_SUSPENDED_ALERT_THRESHOLD" envDefault:"20"`
 	SuspendedCheckInterval  time.Duration `env:"ENTRY_SUSPENDED_CHECK_INTERVAL" envDefault:"1m"`
+	// SuspendedDropAfter: a suspended task that no operator resumes within this long is dropped
+	// by its own workflow's timer (reason recorded, counted as autoDropped in the stats). 0 keeps
+	// suspended tasks waiting for an operator for ever. A task takes the value in force when it
+	// is accepted (it is part of the workflow's input, so a change never alters a running task).
+	SuspendedDropAfter time.Duration `env:"ENTRY_SUSPENDED_DROP_AFTER" envDefault:"24h"`
 
 	// TelegramBotToken authenticates sendMessage; empty disables replies (tasks still run).
 	TelegramBotToken string `env:"TELEGRAM_BOT_TOKEN"`
@@ -108,6 +113,9 @@ func (c *Entry) validate() error {
 	}
 	if c.WaitTimeoutMax < c.WaitTimeoutDefault {
 		add(errors.New("ENTRY_WAIT_TIMEOUT_MAX must be at least ENTRY_WAIT_TIMEOUT_DEFAULT"))
+	}
+	if c.SuspendedDropAfter < 0 {
+		add(fmt.Errorf("ENTRY_SUSPENDED_DROP_AFTER: %s must not be negative (0 disables the auto-drop)", c.SuspendedDropAfter))
 	}
 	if c.SuspendedAlertThreshold < 0 {
 		add(fmt.Errorf("ENTRY_SUSPENDED_ALERT_THRESHOLD: %d must not be negative", c.SuspendedAlertThreshold))

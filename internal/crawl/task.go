@@ -12,6 +12,9 @@ const (
 	Running   = "Running"
 	Completed = "Completed"
 	Failed    = "Failed"
+	// Terminated: the workflow was ended from outside (terminate, timeout, cancel) while the
+	// task ran; failure_reason says by whom and why.
+	Terminated = "Terminated"
 )
 
 // SearchStatus is the TaskloomStatus search attribute of a task status: lower case (running,
@@ -109,7 +112,7 @@ func (t TaskRecord) View() TaskView {
 
 // Finished reports whether the task reached a final status.
 func (t TaskRecord) Finished() bool {
-	return t.Status == Completed || t.Status == Failed
+	return t.Status == Completed || t.Status == Failed || t.Status == Terminated
 }
 
 // ErrTaskNotFound is the answer for a task id that has no record.

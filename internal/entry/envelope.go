@@ -30,14 +30,20 @@ const (
 	StatusSuspended  = "suspended"
 	StatusDropped    = "dropped"
 	StatusFailed     = "failed"
+	// StatusTerminated: the execution was ended from outside (terminate, timeout, cancel) before
+	// the workflow recorded an end; lastError says by whom and why.
+	StatusTerminated = "terminated"
 )
+
+// AutoDropReason begins the drop reason of a task the auto-drop ended (ENTRY_SUSPENDED_DROP_AFTER).
+const AutoDropReason = "auto-drop"
 
 // Statuses lists every status, in the order stats report them.
 var Statuses = []string{StatusPending, StatusProcessing, StatusRetrying, StatusCompleted, StatusSuspended, StatusDropped, StatusFailed}
 
 // Terminal reports whether a task in status s will not run again by itself.
 func Terminal(s string) bool {
-	return s == StatusCompleted || s == StatusDropped || s == StatusFailed
+	return s == StatusCompleted || s == StatusDropped || s == StatusFailed || s == StatusTerminated
 }
 
 // TaskEnvelope is the task every intake enqueues: what to run, for whom, and how to retry it.

@@ -28,6 +28,9 @@ type Run struct {
 	LastError       string         `bson:"last_error,omitempty" json:"lastError,omitempty"`
 	SuspendedReason string         `bson:"suspended_reason,omitempty" json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `bson:"suspended_at,omitempty" json:"suspendedAt,omitempty"`
+	// DropReason and AutoDropped record a drop by the auto-drop timer (ENTRY_SUSPENDED_DROP_AFTER).
+	DropReason  string `bson:"drop_reason,omitempty" json:"dropReason,omitempty"`
+	AutoDropped bool   `bson:"auto_dropped,omitempty" json:"autoDropped,omitempty"`
 	// ReplyMessageID is the id of the reply's first message (the only one, for replies sent
 	// before they were split); Reply is the whole reply.
 	ReplyMessageID int64  `bson:"reply_message_id,omitempty" json:"replyMessageId,omitempty"`
@@ -56,7 +59,8 @@ func (r *Run) Unstarted() bool { return r.Status == StatusPending && r.Seq == 0 
 func StatusOf(r *Run) *TaskStatus {
 	st := &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
 		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
-		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, Reply: r.ReplyRecord()}
+		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, DropReason: r.DropReason, AutoDropped: r.AutoDropped,
+		Reply: r.ReplyRecord()}
 	st.WaitingFor = WaitingFor(st, r.UpdatedAt)
 	return st
 }
@@ -83,6 +87,8 @@ type StatusUpdate struct {
 	PipelineTaskID string
 	Result         map[string]any
 	LastError      string
-	Reason         string
-	At             time.Time
+	// Reason is the suspension's reason, or the auto-drop's (with AutoDropped).
+	Reason      string
+	AutoDropped bool
+	At          time.Time
 }

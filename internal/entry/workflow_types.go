@@ -47,6 +47,10 @@ type WorkflowInput struct {
 	// output field sent.
 	Reply      bool
 	ReplyField string
+	// SuspendedDropAfter is ENTRY_SUSPENDED_DROP_AFTER when the task was accepted: a suspension
+	// not resumed within it ends the task as dropped (0: never). Nil for tasks accepted before
+	// the setting existed, which keep waiting for an operator.
+	SuspendedDropAfter *time.Duration `json:",omitempty"`
 	// Carry is the state a continued-as-new run takes over (nil for a new task).
 	Carry *Carry `json:",omitempty"`
 }
@@ -79,6 +83,9 @@ type TaskStatus struct {
 	PipelineTaskID  string         `json:"pipelineTaskId,omitempty"`
 	SuspendedReason string         `json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `json:"suspendedAt,omitempty"`
+	// DropReason says why a dropped task was dropped when the auto-drop ended it (AutoDropped).
+	DropReason  string `json:"dropReason,omitempty"`
+	AutoDropped bool   `json:"autoDropped,omitempty"`
 	// Reply is what became of a Telegram task's reply (nil for other channels, and until the
 	// reply went out or was given up).
 	Reply *Reply `json:"reply,omitempty"`

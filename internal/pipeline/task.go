@@ -13,6 +13,9 @@ const (
 	StatusProcessing = "processing"
 	StatusSuccess    = "success"
 	StatusFailed     = "failed"
+	// StatusTerminated: the execution was ended from outside (terminate, timeout, cancel) before
+	// the workflow recorded an end; error_reason says by whom and why.
+	StatusTerminated = "terminated"
 )
 
 // Task is one pipeline_tasks document.

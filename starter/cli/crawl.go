@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
+	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -66,7 +69,12 @@ func runCrawlStart(c *cobra.Command, id int64, wait bool) error {
 			"status": crawl.Running, "created": true})
 	}
 	var final crawlwf.State
-	if err := run.Get(ctx, &final); err != nil {
+	counts := progress.FromPlatform(p)
+	err = watch(ctx, os.Stderr, run.GetID()+" tweets", func(ctx context.Context) (int, int, error) {
+		pr, err := counts.Get(ctx, id)
+		return int(pr.ProcessedTweets), int(max(pr.TotalTweets, 0)), err
+	}, func() error { return run.Get(ctx, &final) })
+	if err != nil {
 		return fmt.Errorf("crawl task %d: %w", id, rootCause(err))
 	}
 	t, err := crawldb.New(p.Mongo).Get(ctx, id)

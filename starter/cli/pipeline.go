@@ -107,7 +107,9 @@ func pipelineRunCmd() *cobra.Command {
 				}
 				wctx, cancel := context.WithTimeout(ctx, wait)
 				defer cancel()
-				_ = workflows.Wait(wctx, task.TaskID) // the task's record says how it ended
+				_ = watch(wctx, c.ErrOrStderr(), "task "+task.TaskID+" steps", func(ctx context.Context) (int, int, error) {
+					return stepsFinished(ctx, store, task.TaskID)
+				}, func() error { return workflows.Wait(wctx, task.TaskID) }) // the task's record says how it ended
 				return printTask(ctx, c, store, task.TaskID)
 			})
 		},
@@ -137,6 +139,21 @@ func pipelineShowCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+// stepsFinished counts a pipeline task's steps that have finished (succeeded or failed), of all
+// its steps (none until the workflow has created them).
+func stepsFinished(ctx context.Context, store *pipelinedb.Store, taskID string) (done, total int, err error) {
+	steps, err := store.ListSteps(ctx, taskID)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, s := range steps {
+		if s.Status == pipeline.StatusSuccess || s.Status == pipeline.StatusFailed {
+			done++
+		}
+	}
+	return done, len(steps), nil
 }
 
 // printTask prints a task with its steps as GET /api/v1/pipeline-tasks/{id} answers.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/progress"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/demo"
 	"github.com/taskloom/taskloom/internal/taskecho/migrate"
@@ -25,7 +26,9 @@ func migrateCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-				r, err := migrate.Run(ctx, p.Mongo)
+				line := progress.New(c.ErrOrStderr(), 0, "migrate phases")
+				r, err := migrate.Run(ctx, p.Mongo, func(done, total int) { line.SetTotal(total); line.Set(done) })
+				line.Done()
 				if err != nil {
 					return fmt.Errorf("migrate: %w", err)
 				}

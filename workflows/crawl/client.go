@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/searchattr"
@@ -126,4 +128,18 @@ func WaitingFor(ctx context.Context, c client.Client, originalTaskID int64) (*wa
 		return nil, fmt.Errorf("decode state of %s: %w", id, err)
 	}
 	return st.WaitingFor, nil
+}
+
+// OriginalTaskID is the original_task_id a task's workflow ID names (WorkflowID's inverse).
+func OriginalTaskID(workflowID string) (int64, bool) {
+	s, ok := strings.CutPrefix(workflowID, "crawl-")
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, ok && err == nil && id > 0
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func Closure(ctx context.Context, c client.Client, originalTaskID int64) (*closure.Closure, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, WorkflowID(originalTaskID), "")
+	return closure.Of(ctx, c, d, err)
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/explain"
 	"github.com/taskloom/taskloom/internal/searchattr"
@@ -142,4 +143,11 @@ func startMetadata(in entry.WorkflowInput) (summary, details string) {
 		explain.Link{Name: "API", Path: "GET /api/workflows/tasks/" + env.TaskID},
 		explain.Link{Name: "Operators", Path: "GET /internal/tasks/" + env.TaskID})
 	return summary, details
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func (c *Client) Closure(ctx context.Context, taskID string) (*closure.Closure, error) {
+	d, err := c.Temporal.DescribeWorkflowExecution(ctx, WorkflowID(taskID), "")
+	return closure.Of(ctx, c.Temporal, d, err)
 }

@@ -154,8 +154,9 @@ func (r *run) execute(ctx workflow.Context) (*entry.TaskStatus, error) {
 			return nil, err
 		}
 		r.log.Warn("entry task suspended", "reason", reason, "attempts", r.st.Attempts)
-		if !r.awaitOperator(ctx) {
-			return r.st, r.transition(ctx, entry.StatusDropped, "")
+		resumed, autoDrop := r.awaitOperator(ctx)
+		if !resumed {
+			return r.dropSuspended(ctx, autoDrop)
 		}
 		r.st.Retry = entry.Retry{Max: r.in.Envelope.Retry.Max}
 		r.st.SuspendedReason, r.st.SuspendedAt = "", nil
@@ -266,13 +267,43 @@ func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped boo
 	return dropped
 }
 
-// awaitOperator blocks a suspended task until resume (true) or drop (false).
-func (r *run) awaitOperator(ctx workflow.Context) (resumed bool) {
+// suspendedDropChange versions the auto-drop: from version 1 a suspended task whose input carries
+// a positive SuspendedDropAfter also waits on a timer, and is dropped when it fires. Tasks without
+// the setting (accepted before it existed, or with ENTRY_SUSPENDED_DROP_AFTER=0) take no marker
+// and no timer, so their histories replay as before.
+const suspendedDropChange = "entry-suspended-auto-drop"
+
+// awaitOperator blocks a suspended task until resume (true), drop (false), or — with an auto-drop
+// period — until that period ends without either (false, with the reason the drop records).
+// A resume or drop cancels the timer.
+func (r *run) awaitOperator(ctx workflow.Context) (resumed bool, autoDrop string) {
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalResume); resumed = true })
 	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalDrop) })
+	if after := r.in.SuspendedDropAfter; after != nil && *after > 0 &&
+		workflow.GetVersion(ctx, suspendedDropChange, workflow.DefaultVersion, 1) == 1 {
+		tctx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		timer := workflow.NewTimerWithOptions(tctx, *after, workflow.TimerOptions{Summary: "auto-drop unless resumed"})
+		sel.AddFuture(timer, func(workflow.Future) {
+			autoDrop = fmt.Sprintf("%s: not resumed within %s", entry.AutoDropReason, *after)
+		})
+	}
 	sel.Select(ctx)
-	return resumed
+	if autoDrop != "" {
+		r.log.Warn("suspended entry task not resumed in time; dropping it", "after", *r.in.SuspendedDropAfter)
+	}
+	return resumed, autoDrop
+}
+
+// dropSuspended ends a suspended task as dropped: by an operator (autoDrop empty) or by the auto-drop timer
+// (autoDrop is the reason, recorded as drop_reason with auto_dropped for the stats).
+func (r *run) dropSuspended(ctx workflow.Context, autoDrop string) (*entry.TaskStatus, error) {
+	if autoDrop == "" {
+		return r.st, r.transition(ctx, entry.StatusDropped, "")
+	}
+	r.st.DropReason, r.st.AutoDropped = autoDrop, true
+	return r.st, r.transition(ctx, entry.StatusDropped, autoDrop)
 }
 
 // receive takes one signal; its payload is optional (the temporal CLI may send none).
@@ -289,7 +320,8 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	now := workflow.Now(ctx).UTC()
 	r.seq++
 	u := entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
-		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now}
+		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now,
+		AutoDropped: r.st.AutoDropped}
 	ropts := recordOptions
 	ropts.Summary = "record status " + status
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {

@@ -343,3 +343,59 @@ func TestReplyFailingUntilItsBudgetEndsIsRecorded(t *testing.T) {
 	}
 	t.Logf("%d attempts, then %q", len(f.replies), st.Reply.Error)
 }
+
+func withDropAfter(in entry.WorkflowInput, d time.Duration) entry.WorkflowInput {
+	in.SuspendedDropAfter = &d
+	return in
+}
+
+func TestSuspendedTaskNotResumedIsAutoDropped(t *testing.T) {
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	env := newEnv(t, f)
+	start := env.Now()
+	env.ExecuteWorkflow(EntryTaskWorkflow, withDropAfter(input(entry.ChannelHTTP, 3), 24*time.Hour))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != entry.StatusDropped || !st.AutoDropped || !strings.HasPrefix(st.DropReason, entry.AutoDropReason) {
+		t.Fatalf("status %+v", st)
+	}
+	last := f.records[len(f.records)-1]
+	if last.Status != entry.StatusDropped || !last.AutoDropped || last.Reason != st.DropReason || last.At.Sub(start) < 24*time.Hour {
+		t.Fatalf("drop record %+v (started %s)", last, start)
+	}
+}
+
+func TestResumeBeforeTheAutoDropCancelsIt(t *testing.T) {
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	env := newEnv(t, f)
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil)
+	env.RegisterDelayedCallback(func() {
+		f.prepErr = nil // the operator fixed the pipeline
+		env.SignalWorkflow(entry.SignalResume, nil)
+	}, time.Hour)
+	env.ExecuteWorkflow(EntryTaskWorkflow, withDropAfter(input(entry.ChannelHTTP, 3), 24*time.Hour))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != entry.StatusCompleted || st.AutoDropped {
+		t.Fatalf("status %+v, records %v", st, f.statuses())
+	}
+}
+
+func TestZeroDropAfterKeepsWaiting(t *testing.T) {
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	env := newEnv(t, f)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(entry.SignalDrop, nil) }, 48*time.Hour)
+	env.ExecuteWorkflow(EntryTaskWorkflow, withDropAfter(input(entry.ChannelHTTP, 3), 0))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != entry.StatusDropped || st.AutoDropped {
+		t.Fatalf("status %+v", st)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/waiting"
@@ -368,4 +369,11 @@ func (c *Client) WaitingFor(ctx context.Context, taskID string) (*waiting.For, e
 			w.Since, next.AsTime()), nil
 	}
 	return w, nil
+}
+
+// Closure is how the task's execution ended when it ended from outside (terminated, timed out,
+// canceled), with who and why; nil while it runs or when it ended by itself.
+func (c *Client) Closure(ctx context.Context, taskID string) (*closure.Closure, error) {
+	d, err := c.Temporal.DescribeWorkflowExecution(ctx, WorkflowID(taskID), "")
+	return closure.Of(ctx, c.Temporal, d, err)
 }

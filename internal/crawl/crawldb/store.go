@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/crawl"
 )
 
@@ -80,6 +81,39 @@ func (s *Store) Finish(ctx context.Context, id int64, f crawl.Finish, now time.T
 		return fmt.Errorf("finish crawl task %d as %s: %w", id, f.Status, err)
 	}
 	return nil
+}
+
+// Follow reads the task and, while it runs by its record, asks closed how its workflow ended: when
+// it ended from outside (terminated, timed out, canceled) the record follows — Terminated,
+// failure_reason saying by whom and why — and the task is returned as now stored. Temporal not
+// answering leaves the record as it is. This is the API's reconcile on read and the reconciler's
+// fix for one task.
+func (s *Store) Follow(ctx context.Context, id int64, closed func(context.Context) (*closure.Closure, error)) (crawl.TaskRecord, error) {
+	t, err := s.Get(ctx, id)
+	if err != nil || t.Finished() {
+		return t, err
+	}
+	cl, err := closed(ctx)
+	if err != nil || cl == nil {
+		return t, nil
+	}
+	if _, err := s.MarkTerminated(ctx, id, cl.Text(), cl.At); err != nil {
+		return crawl.TaskRecord{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// MarkTerminated records that the task's workflow was ended from outside: one update guarded by
+// status Running, so a finished task keeps its end and a repeat changes nothing. changed reports
+// the write.
+func (s *Store) MarkTerminated(ctx context.Context, id int64, reason string, at time.Time) (changed bool, err error) {
+	res, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "status", Value: crawl.Running}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: crawl.Terminated}, {Key: "failure_reason", Value: reason},
+			{Key: "updated_at", Value: at.UTC()}, {Key: "finished_at", Value: at.UTC()}}}})
+	if err != nil {
+		return false, fmt.Errorf("mark crawl task %d terminated: %w", id, err)
+	}
+	return res.ModifiedCount > 0, nil
 }
 
 // Get reads one task; crawl.ErrTaskNotFound when there is none.

@@ -117,6 +117,9 @@ func (s *Store) Record(ctx context.Context, u entry.StatusUpdate) error {
 		at := u.At.UTC()
 		set = append(set, bson.E{Key: "suspended_reason", Value: u.Reason}, bson.E{Key: "suspended_at", Value: at})
 	}
+	if u.Status == entry.StatusDropped && u.AutoDropped {
+		set = append(set, bson.E{Key: "drop_reason", Value: u.Reason}, bson.E{Key: "auto_dropped", Value: true})
+	}
 	if entry.Terminal(u.Status) {
 		at := u.At.UTC()
 		set = append(set, bson.E{Key: "completed_at", Value: at})
@@ -127,6 +130,30 @@ func (s *Store) Record(ctx context.Context, u entry.StatusUpdate) error {
 		return fmt.Errorf("record %s for task %s: %w", u.Status, u.TaskID, err)
 	}
 	return nil
+}
+
+// MarkTerminated records that the task's execution ended from outside: one update guarded by a
+// non-terminal status, so a task whose workflow recorded its end keeps it and a repeat changes
+// nothing. changed reports the write.
+func (s *Store) MarkTerminated(ctx context.Context, taskID, reason string, at time.Time) (changed bool, err error) {
+	res, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: taskID}, {Key: "status", Value: bson.D{{Key: "$nin", Value: bson.A{
+		entry.StatusCompleted, entry.StatusDropped, entry.StatusFailed, entry.StatusTerminated}}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: entry.StatusTerminated}, {Key: "last_error", Value: reason},
+			{Key: "completed_at", Value: at.UTC()}, {Key: "updated_at", Value: s.now()}}}})
+	if err != nil {
+		return false, fmt.Errorf("mark task %s terminated: %w", taskID, err)
+	}
+	return res.ModifiedCount > 0, nil
+}
+
+// CountAutoDropped counts the tasks the auto-drop ended (ENTRY_SUSPENDED_DROP_AFTER): one count
+// over the status index (status dropped, then the auto_dropped flag).
+func (s *Store) CountAutoDropped(ctx context.Context) (int64, error) {
+	n, err := s.coll.CountDocuments(ctx, bson.D{{Key: "status", Value: entry.StatusDropped}, {Key: "auto_dropped", Value: true}})
+	if err != nil {
+		return 0, fmt.Errorf("count auto-dropped tasks: %w", err)
+	}
+	return n, nil
 }
 
 // RecordReplyPart records that part r.Sent-1 of the task's reply went out as message

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
@@ -45,6 +46,14 @@ func (w *workflows) Start(_ context.Context, in entry.WorkflowInput) (bool, erro
 func (w *workflows) Describe(_ context.Context, id string) (bool, string, error) {
 	_, running := w.running[id]
 	return running, w.closed[id], nil
+}
+
+// Closure: the fake's closed executions were ended from outside by nobody in particular.
+func (w *workflows) Closure(_ context.Context, id string) (*closure.Closure, error) {
+	if how := w.closed[id]; how == "TERMINATED" {
+		return &closure.Closure{How: "Terminated", By: "tester", Reason: "test"}, nil
+	}
+	return nil, nil
 }
 
 func (w *workflows) QueryStatus(_ context.Context, id string) (*entry.TaskStatus, error) {
@@ -178,7 +187,16 @@ func TestStatusAndSignalsThroughWorkflows(t *testing.T) {
 
 	delete(f.wf.running, env.TaskID)
 	f.wf.closed[env.TaskID] = "TERMINATED"
-	if st, err := f.tasks.Status(ctx, env.TaskID); err != nil || st.Status != entry.StatusFailed || st.From != entrydb.CollRuns {
+	if st, err := f.tasks.Status(ctx, env.TaskID); err != nil || st.Status != entry.StatusTerminated || st.From != entrydb.CollRuns ||
+		st.LastError != "workflow terminated by tester: test" {
 		t.Fatalf("terminated: %+v %v", st, err)
+	}
+	// The record followed (guarded write): the task answers terminated from workflow_runs alone.
+	if run, err := f.tasks.Runs.Get(ctx, env.TaskID); err != nil || run.Status != entry.StatusTerminated {
+		t.Fatalf("workflow_runs after the terminate: %+v %v", run, err)
+	}
+	// The write is guarded: a final status is never overwritten.
+	if changed, err := f.tasks.Runs.MarkTerminated(ctx, env.TaskID, "again", time.Now()); err != nil || changed {
+		t.Fatalf("second terminate write: changed %v, %v", changed, err)
 	}
 }

@@ -31,6 +31,9 @@ type Stats struct {
 	SuspendedThreshold int `json:"suspendedThreshold"`
 	// Replies counts Telegram replies by outcome.
 	Replies ReplyStats `json:"replies"`
+	// AutoDropped counts the tasks dropped because no operator resumed them within
+	// ENTRY_SUSPENDED_DROP_AFTER (they are in counts.dropped too), from workflow_runs.
+	AutoDropped int64 `json:"autoDropped"`
 }
 
 // ReplyStats counts Telegram replies that were refused or given up (TaskloomReply=failed).
@@ -72,6 +75,9 @@ func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 		return nil, err
 	}
 	st.Replies.Failed = n
+	if st.AutoDropped, err = t.Runs.CountAutoDropped(ctx); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 

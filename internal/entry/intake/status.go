@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 )
@@ -22,6 +23,9 @@ type Workflows interface {
 	// Describe reports whether the task's workflow runs, or how it closed ("" when it runs,
 	// completed, or is unknown to Temporal, e.g. past retention).
 	Describe(ctx context.Context, taskID string) (running bool, closed string, err error)
+	// Closure is how the task's execution ended when it ended from outside (terminated, timed
+	// out, canceled), with who and why; nil otherwise.
+	Closure(ctx context.Context, taskID string) (*closure.Closure, error)
 	// QueryStatus asks the running workflow for the task's status.
 	QueryStatus(ctx context.Context, taskID string) (*entry.TaskStatus, error)
 	// Wait blocks until the workflow closes or ctx ends, and returns the workflow's error.
@@ -68,9 +72,25 @@ func (t *Tasks) Status(ctx context.Context, taskID string) (*entry.TaskStatus, e
 	}
 	st := statusOfRun(run)
 	if closed != "" && !entry.Terminal(st.Status) {
-		// The execution ended without recording it (terminated or timed out by an operator).
-		st.Status, st.LastError = entry.StatusFailed, "workflow "+closed
+		return t.follow(ctx, st, closed)
 	}
+	return st, nil
+}
+
+// follow makes the record of a task whose execution closed without recording its end follow
+// Temporal (reconcile on read): terminated from outside (terminate, timeout, cancel) becomes
+// terminated with who and why, in workflow_runs with a guarded write; any other close (a failed
+// workflow) answers failed.
+func (t *Tasks) follow(ctx context.Context, st *entry.TaskStatus, closed string) (*entry.TaskStatus, error) {
+	cl, err := t.Workflows.Closure(ctx, st.TaskID)
+	if err != nil || cl == nil {
+		st.Status, st.LastError = entry.StatusFailed, "workflow "+closed
+		return st, nil
+	}
+	if _, err := t.Runs.MarkTerminated(ctx, st.TaskID, cl.Text(), cl.At); err != nil {
+		return nil, err
+	}
+	st.Status, st.LastError = entry.StatusTerminated, cl.Text()
 	return st, nil
 }
 

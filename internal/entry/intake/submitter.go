@@ -174,10 +174,11 @@ func (s *Submitter) Input(env entry.TaskEnvelope) entry.WorkflowInput {
 	if id := env.Context.UserID(); id != "" {
 		user = id
 	}
+	dropAfter := s.Config.SuspendedDropAfter
 	return entry.WorkflowInput{Envelope: env, UserID: user, FeatureID: s.Config.FeatureID,
 		RetryDelays: entry.RetryDelays(s.Config, env.Payload.Telemetry.Channel, env.Retry.Max),
 		Reply:       env.Payload.Telemetry.Channel == entry.ChannelTelegram && s.Config.TelegramBotToken != "",
-		ReplyField:  s.Config.TelegramReplyField}
+		ReplyField:  s.Config.TelegramReplyField, SuspendedDropAfter: &dropAfter}
 }
 
 // failed logs queue.enqueue_failed at error level and returns the error the intake answers 503 to.

@@ -3,10 +3,12 @@ package pipelinedb
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
@@ -60,6 +62,40 @@ func (s *Store) FinishTask(ctx context.Context, id, status, reason string) error
 		return fmt.Errorf("finish task %s as %s: %w", id, status, err)
 	}
 	return nil
+}
+
+// Follow reads the task and, while its record is not final, asks closed how its execution ended:
+// when it ended from outside (terminated, timed out, canceled) the record follows — terminated,
+// error_reason saying by whom and why — and the task is returned as now stored. Temporal not
+// answering leaves the record as it is (the read still succeeds). This is the API's reconcile on
+// read and the reconciler's fix for one task.
+func (s *Store) Follow(ctx context.Context, id string, closed func(context.Context) (*closure.Closure, error)) (*pipeline.Task, error) {
+	t, err := s.GetTask(ctx, id)
+	if err != nil || t.Status == pipeline.StatusSuccess || t.Status == pipeline.StatusFailed || t.Status == pipeline.StatusTerminated {
+		return t, err
+	}
+	cl, err := closed(ctx)
+	if err != nil || cl == nil {
+		return t, nil
+	}
+	if _, err := s.MarkTerminated(ctx, id, cl.Text(), cl.At); err != nil {
+		return nil, err
+	}
+	return s.GetTask(ctx, id)
+}
+
+// MarkTerminated records that the task's execution ended from outside: one update guarded by a
+// non-terminal status (pending, processing), so a task whose workflow recorded its end keeps it
+// and a repeat (the API and the reconciler racing) changes nothing. changed reports the write.
+func (s *Store) MarkTerminated(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
+	res, err := s.c(CollTasks).UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: id}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{pipeline.StatusPending, pipeline.StatusProcessing}}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: pipeline.StatusTerminated}, {Key: "error_reason", Value: reason},
+			{Key: "completed_at", Value: at.UTC()}, {Key: "updated_at", Value: s.now()}}}})
+	if err != nil {
+		return false, fmt.Errorf("mark task %s terminated: %w", id, err)
+	}
+	return res.ModifiedCount > 0, nil
 }
 
 // MarkRefunded records on the task that its quota came back (the quota's open_tasks is the source

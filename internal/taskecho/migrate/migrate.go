@@ -33,21 +33,29 @@ type Report struct {
 //     unique key makes a re-run skip it) and the array is removed only after every copy landed;
 //   - every task without source becomes source=client and without pulled_at gets pulled_at=null
 //     (the compatibility rule: TaskEcho's tasks were the client's); the other pull fields get their empty values.
-func Run(ctx context.Context, db *mongo.Database) (*Report, error) {
+//
+// step, when not nil, is told after each of its phases how many of them are done (the CLI's
+// progress line).
+func Run(ctx context.Context, db *mongo.Database, step func(done, total int)) (*Report, error) {
 	s := &migration{projects: db.Collection(taskechodb.CollProjects), queues: db.Collection(taskechodb.CollQueues),
 		tasks: db.Collection(taskechodb.CollTasks)}
 	r := &Report{}
-	projectIDs, err := s.migrateProjects(ctx, r)
-	if err != nil {
-		return r, err
+	var projectIDs map[bson.ObjectID]string
+	phases := []func() error{
+		func() (err error) { projectIDs, err = s.migrateProjects(ctx, r); return err },
+		func() error { return s.migrateQueues(ctx, projectIDs, r) },
+		func() error { return s.backfillTasks(ctx, r) },
+		func() error { return taskechodb.EnsureIndexes(ctx, db) },
 	}
-	if err := s.migrateQueues(ctx, projectIDs, r); err != nil {
-		return r, err
+	for i, phase := range phases {
+		if err := phase(); err != nil {
+			return r, err
+		}
+		if step != nil {
+			step(i+1, len(phases))
+		}
 	}
-	if err := s.backfillTasks(ctx, r); err != nil {
-		return r, err
-	}
-	return r, taskechodb.EnsureIndexes(ctx, db)
+	return r, nil
 }
 
 // migration is one run over the echo collections.

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,9 +64,13 @@ func TestMigrateTaskEchoData(t *testing.T) {
 	mustInsert(taskechodb.CollTasks, bson.M{"projectId": pOID, "taskId": "pt", "name": "project task", "prompt": "pp", "status": "pending",
 		"created_at": old, "updated_at": old})
 
-	r, err := Run(f.ctx, f.db)
+	var steps []int
+	r, err := Run(f.ctx, f.db, func(done, total int) { steps = append(steps, done*10+total) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(steps, []int{14, 24, 34, 44}) { // done*10+total after each of the 4 phases
+		t.Fatalf("progress steps %v, want 1/4 … 4/4", steps)
 	}
 	if r.ProjectsConverted != 1 || r.QueuesConverted != 1 || r.TasksImported != 3 {
 		t.Fatalf("first run %+v", r)
@@ -94,7 +99,7 @@ func TestMigrateTaskEchoData(t *testing.T) {
 	if err != nil || len(pulled.Tasks) != 1 || pulled.Tasks[0].TaskID != "pt" {
 		t.Fatalf("pull after migration %+v (%v)", pulled, err)
 	}
-	again, err := Run(f.ctx, f.db)
+	again, err := Run(f.ctx, f.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +115,7 @@ func TestMigrateBackfillsSourceAndPulledAt(t *testing.T) {
 		"name": "x", "prompt": "x", "status": "pending", "created_at": f.now, "updated_at": f.now}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(f.ctx, f.db)
+	r, err := Run(f.ctx, f.db, nil)
 	if err != nil || r.SourceBackfilled != 1 || r.PulledAtAdded != 1 {
 		t.Fatalf("report %+v (%v)", r, err)
 	}
@@ -121,7 +126,7 @@ func TestMigrateBackfillsSourceAndPulledAt(t *testing.T) {
 	if v, ok := doc["pulled_at"]; !ok || v != nil || doc["source"] != taskecho.SourceClient {
 		t.Fatalf("backfilled %+v", doc)
 	}
-	if again, _ := Run(f.ctx, f.db); again.SourceBackfilled != 0 || again.PulledAtAdded != 0 {
+	if again, _ := Run(f.ctx, f.db, nil); again.SourceBackfilled != 0 || again.PulledAtAdded != 0 {
 		t.Fatalf("second run %+v", again)
 	}
 }
