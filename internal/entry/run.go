@@ -28,6 +28,9 @@ type Run struct {
 	LastError       string         `bson:"last_error,omitempty" json:"lastError,omitempty"`
 	SuspendedReason string         `bson:"suspended_reason,omitempty" json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `bson:"suspended_at,omitempty" json:"suspendedAt,omitempty"`
+	// AutoDropAt is when a suspended task is dropped unless resumed (ENTRY_SUSPENDED_DROP_AFTER at
+	// its acceptance); nil when auto-drop was off for it.
+	AutoDropAt *time.Time `bson:"auto_drop_at,omitempty" json:"autoDropAt,omitempty"`
 	// DropReason and AutoDropped record a drop by the auto-drop timer (ENTRY_SUSPENDED_DROP_AFTER).
 	DropReason  string `bson:"drop_reason,omitempty" json:"dropReason,omitempty"`
 	AutoDropped bool   `bson:"auto_dropped,omitempty" json:"autoDropped,omitempty"`
@@ -59,7 +62,7 @@ func (r *Run) Unstarted() bool { return r.Status == StatusPending && r.Seq == 0 
 func StatusOf(r *Run) *TaskStatus {
 	st := &TaskStatus{TaskID: r.TaskID, Status: r.Status, Retry: r.Retry, Result: r.Result, LastError: r.LastError,
 		WorkflowID: r.WorkflowID, Channel: r.Channel, Attempts: r.Attempts, PipelineTaskID: r.PipelineTaskID,
-		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, DropReason: r.DropReason, AutoDropped: r.AutoDropped,
+		SuspendedReason: r.SuspendedReason, SuspendedAt: r.SuspendedAt, AutoDropAt: r.AutoDropAt, DropReason: r.DropReason, AutoDropped: r.AutoDropped,
 		Reply: r.ReplyRecord()}
 	st.WaitingFor = WaitingFor(st, r.UpdatedAt)
 	return st
@@ -90,5 +93,7 @@ type StatusUpdate struct {
 	// Reason is the suspension's reason, or the auto-drop's (with AutoDropped).
 	Reason      string
 	AutoDropped bool
-	At          time.Time
+	// AutoDropAt is when a suspension ends in a drop unless resumed (nil: no auto-drop).
+	AutoDropAt *time.Time
+	At         time.Time
 }

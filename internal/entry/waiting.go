@@ -25,8 +25,12 @@ func WaitingFor(st *TaskStatus, since time.Time) *waiting.For {
 		if st.SuspendedAt != nil {
 			since = *st.SuspendedAt
 		}
-		return waiting.New(waiting.Operator, fmt.Sprintf("suspended after %d attempts: %s — resume with "+
-			"POST /internal/tasks/%s/resume (or drop with …/drop)", st.Attempts, st.SuspendedReason, st.TaskID), since, time.Time{})
+		detail := fmt.Sprintf("suspended after %d attempts: %s — resume with "+
+			"POST /internal/tasks/%s/resume (or drop with …/drop)", st.Attempts, st.SuspendedReason, st.TaskID)
+		if st.AutoDropAt != nil {
+			return waiting.New(waiting.AutoDrop, detail+"; dropped automatically unless resumed by then", since, *st.AutoDropAt)
+		}
+		return waiting.New(waiting.Operator, detail, since, time.Time{})
 	}
 	return nil
 }

@@ -22,6 +22,12 @@ func TestWaitingForFollowsTheStatus(t *testing.T) {
 		!strings.Contains(w.Detail, "POST /internal/tasks/entry-1/resume") {
 		t.Fatalf("suspended: %+v", w)
 	}
+	dropAt := since.Add(24 * time.Hour)
+	st.AutoDropAt = &dropAt
+	if w := WaitingFor(st, since); w.Reason != waiting.AutoDrop || w.Until == nil || !w.Until.Equal(dropAt) ||
+		!strings.Contains(w.Detail, "retries exhausted") {
+		t.Fatalf("suspended with auto-drop: %+v", w)
+	}
 	st.Status = StatusCompleted
 	if w := WaitingFor(st, since); w != nil {
 		t.Fatalf("completed waits for %+v", w)

@@ -83,6 +83,8 @@ type TaskStatus struct {
 	PipelineTaskID  string         `json:"pipelineTaskId,omitempty"`
 	SuspendedReason string         `json:"suspendedReason,omitempty"`
 	SuspendedAt     *time.Time     `json:"suspendedAt,omitempty"`
+	// AutoDropAt is when the suspended task is dropped unless resumed (ENTRY_SUSPENDED_DROP_AFTER).
+	AutoDropAt *time.Time `json:"autoDropAt,omitempty"`
 	// DropReason says why a dropped task was dropped when the auto-drop ended it (AutoDropped).
 	DropReason  string `json:"dropReason,omitempty"`
 	AutoDropped bool   `json:"autoDropped,omitempty"`

@@ -159,7 +159,7 @@ func (r *run) execute(ctx workflow.Context) (*entry.TaskStatus, error) {
 			return r.dropSuspended(ctx, autoDrop)
 		}
 		r.st.Retry = entry.Retry{Max: r.in.Envelope.Retry.Max}
-		r.st.SuspendedReason, r.st.SuspendedAt = "", nil
+		r.st.SuspendedReason, r.st.SuspendedAt, r.st.AutoDropAt = "", nil, nil
 		if workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
 			in := r.in
 			in.Carry = &entry.Carry{Attempts: r.st.Attempts, Seq: r.seq}
@@ -319,9 +319,14 @@ func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name stri
 func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	now := workflow.Now(ctx).UTC()
 	r.seq++
+	var dropAt *time.Time
+	if after := r.in.SuspendedDropAfter; status == entry.StatusSuspended && after != nil && *after > 0 {
+		at := now.Add(*after) // the auto-drop timer starts at once (awaitOperator)
+		dropAt = &at
+	}
 	u := entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
 		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now,
-		AutoDropped: r.st.AutoDropped}
+		AutoDropped: r.st.AutoDropped, AutoDropAt: dropAt}
 	ropts := recordOptions
 	ropts.Summary = "record status " + status
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
@@ -329,7 +334,7 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 	}
 	r.st.Status = status
 	if status == entry.StatusSuspended {
-		r.st.SuspendedReason, r.st.SuspendedAt = reason, &now
+		r.st.SuspendedReason, r.st.SuspendedAt, r.st.AutoDropAt = reason, &now, dropAt
 	}
 	r.show(ctx, now)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {

@@ -116,6 +116,9 @@ func (s *Store) Record(ctx context.Context, u entry.StatusUpdate) error {
 	if u.Status == entry.StatusSuspended {
 		at := u.At.UTC()
 		set = append(set, bson.E{Key: "suspended_reason", Value: u.Reason}, bson.E{Key: "suspended_at", Value: at})
+		if u.AutoDropAt != nil {
+			set = append(set, bson.E{Key: "auto_drop_at", Value: u.AutoDropAt.UTC()})
+		}
 	}
 	if u.Status == entry.StatusDropped && u.AutoDropped {
 		set = append(set, bson.E{Key: "drop_reason", Value: u.Reason}, bson.E{Key: "auto_dropped", Value: true})
