@@ -128,7 +128,7 @@ func startTemporal() (*testsuite.DevServer, error) {
 		ExistingPath:  bin,
 		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
 		LogLevel:      "error",
-		ExtraArgs:     searchattr.DevServerArgs(),
+		ExtraArgs:     devstack.TemporalDevArgs(),
 		Stdout:        childOutput,
 		Stderr:        childOutput,
 	})
