@@ -25,7 +25,14 @@ while read -r sa; do args+=(--search-attribute "$sa"); done < <(
     tr -d ' \t",')
 [ -n "${TEMPORAL_DB:-}" ] && args+=(--db-filename "$TEMPORAL_DB")
 
+# Fairness: a task queue hands out its backlog in turn over the tasks' fairness keys (one per
+# pipeline user) instead of first come, first served; the pinned server ignores the keys without
+# it, and keeps fairness per partition (one here). Same list as
+# internal/devstack.TemporalDynamicConfig. See README "Fair under load".
 exec "$BIN" server start-dev \
   --ip "${TEMPORAL_IP:-127.0.0.1}" --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" --namespace default \
+  --dynamic-config-value matching.enableFairness=true \
+  --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+  --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
   --log-level "${TEMPORAL_LOG_LEVEL:-warn}" "${args[@]}"

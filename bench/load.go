@@ -43,10 +43,20 @@ func runLoad(ctx context.Context, n, conc int, op func(ctx context.Context, i in
 }
 
 // httpClient is shared so keep-alive connections are reused, as a real client would.
-var httpClient = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+var httpClient = newHTTPClient(60 * time.Second)
+
+// newHTTPClient keeps up to 64 idle connections to the API; timeout 0 means none.
+func newHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+}
 
 // call sends a JSON request with an API key and decodes a 2xx answer into out (when non-nil).
 func call(ctx context.Context, method, url, key string, body, out any) (int, error) {
+	return callWith(ctx, httpClient, method, url, key, body, out)
+}
+
+// callWith is call over client.
+func callWith(ctx context.Context, client *http.Client, method, url, key string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -63,7 +73,7 @@ func call(ctx context.Context, method, url, key string, body, out any) (int, err
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("X-API-Key", key)
-	resp, err := httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}

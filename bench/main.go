@@ -55,6 +55,7 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{"pipeline", benchPipeline},
+	{"noisy", benchNoisy},
 	{"pull", benchPull},
 	{"append", benchAppend},
 	{"crawl", benchCrawl},

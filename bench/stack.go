@@ -27,7 +27,6 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
 // The demo Bitable base of testdata/feishu/taskloom_base.json, as make dev addresses it.
@@ -99,7 +98,7 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 		ExistingPath:  bin,
 		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
 		LogLevel:      "error",
-		ExtraArgs:     searchattr.DevServerArgs(),
+		ExtraArgs:     devstack.TemporalDevArgs(),
 		Stdout:        io.Discard,
 		Stderr:        os.Stderr,
 	})

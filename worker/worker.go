@@ -41,6 +41,10 @@ func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, erro
 		Interceptors: []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
 		WorkerStopTimeout: 10 * time.Second,
+		// Take only what this worker can run: the rest of a backlog waits on the server, which
+		// hands it out fairly across users (README "Fair under load").
+		MaxConcurrentWorkflowTaskExecutionSize: p.Config.Worker.MaxConcurrentWorkflowTasks,
+		MaxConcurrentActivityExecutionSize:     p.Config.Worker.MaxConcurrentActivities,
 	})
 	for _, r := range registrars {
 		if err := r(w, p); err != nil {

@@ -92,6 +92,12 @@ type Worker struct {
 	// API still reconciles each task it reads).
 	ReconcileInterval time.Duration `env:"RECONCILE_INTERVAL" envDefault:"1m"`
 	ReconcileLookback time.Duration `env:"RECONCILE_LOOKBACK" envDefault:"1h"`
+	// MaxConcurrentWorkflowTasks and MaxConcurrentActivities bound the tasks one worker runs at
+	// once. A backlog beyond them waits on the server's task queue, which dispatches it fairly
+	// across users (README "Fair under load"); a worker that took every queued task at once
+	// would serve them first come, first served, and swamp the database.
+	MaxConcurrentWorkflowTasks int `env:"WORKER_MAX_CONCURRENT_WORKFLOW_TASKS" envDefault:"8"`
+	MaxConcurrentActivities    int `env:"WORKER_MAX_CONCURRENT_ACTIVITIES" envDefault:"128"`
 }
 
 // Load reads the environment and validates the result.
@@ -124,6 +130,8 @@ func (c *Config) Validate() error {
 		check("WORKER_METRICS_ADDR", hostPort(c.Worker.MetricsAddr))
 	}
 	check("TEMPORAL_ADDRESS", hostPort(c.Temporal.Address))
+	check("WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", between(c.Worker.MaxConcurrentWorkflowTasks, 2, 10_000))
+	check("WORKER_MAX_CONCURRENT_ACTIVITIES", between(c.Worker.MaxConcurrentActivities, 1, 10_000))
 	check("API_BODY_LIMIT", byteSize(c.API.BodyLimit))
 	if c.Mongo.URI != "" {
 		check("MONGO_URI", urlScheme(c.Mongo.URI, "mongodb", "mongodb+srv"))
@@ -172,6 +180,13 @@ func oneOf(v string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, "|"))
+}
+
+func between(v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%d must be between %d and %d", v, lo, hi)
+	}
+	return nil
 }
 
 func hostPort(v string) error {

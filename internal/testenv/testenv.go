@@ -148,7 +148,7 @@ func startTemporal() (devServer, error) {
 		EnableUI:  true,
 		UIPort:    uiPort,
 		LogLevel:  "error",
-		ExtraArgs: searchattr.DevServerArgs(),
+		ExtraArgs: devstack.TemporalDevArgs(),
 		Stdout:    childOutput,
 		Stderr:    childOutput,
 	})

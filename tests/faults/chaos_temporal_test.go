@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/devstack"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
-	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -56,7 +56,7 @@ func (o *ownTemporal) start() {
 		DBFilename:    o.db,
 		ClientOptions: &client.Options{HostPort: o.addr, Namespace: "default"},
 		LogLevel:      "error",
-		ExtraArgs:     searchattr.DevServerArgs(),
+		ExtraArgs:     devstack.TemporalDevArgs(),
 		Stdout:        io.Discard,
 		Stderr:        io.Discard,
 	})
