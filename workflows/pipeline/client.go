@@ -201,9 +201,16 @@ func (c *Client) Wait(ctx context.Context, taskID string) error {
 // the redrive window), pipeline.ErrQuotaExhausted, or are Temporal's.
 func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
 	id := WorkflowID(task.ID)
+	in := Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
+		Version: task.Version, InputData: task.InputData, RequestHash: task.RequestHash,
+		Redrive: &RedriveInput{ID: redriveID, BulkID: bulkID}}
+	summary, details := StartMetadata(in)
 	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:        id,
-		TaskQueue: c.TaskQueue,
+		ID:            id,
+		TaskQueue:     c.TaskQueue,
+		StaticSummary: summary,
+		StaticDetails: details,
+		Priority:      temporal.Priority{FairnessKey: pipeline.FairnessKey(task.UserID)},
 		// A running run (the task's, or this redrive's) answers the update itself. Otherwise a new
 		// run starts whatever the last one's close status: the task document, not the last run,
 		// says whether the task failed (a repeated create request may have closed a run that
@@ -213,9 +220,7 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(task.Pipeline)),
-	}, PipelineWorkflow, Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
-		Version: task.Version, InputData: task.InputData, RequestHash: task.RequestHash,
-		Redrive: &RedriveInput{ID: redriveID, BulkID: bulkID}})
+	}, PipelineWorkflow, in)
 	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: UpdateRedrive, Args: []any{redriveID},

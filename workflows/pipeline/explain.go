@@ -62,7 +62,11 @@ func StartMetadata(in Input) (summary, details string) {
 	if version == "" {
 		version = "latest"
 	}
-	summary = explain.Summary("pipeline "+in.Pipeline+"@"+version, "user "+in.UserID, "feature "+in.FeatureID, "task "+in.TaskID)
+	parts := []string{"pipeline " + in.Pipeline + "@" + version, "user " + in.UserID, "feature " + in.FeatureID, "task " + in.TaskID}
+	if in.Redrive != nil {
+		parts = append(parts, "redrive "+in.Redrive.ID)
+	}
+	summary = explain.Summary(parts...)
 	details = explain.Details(fmt.Sprintf("Pipeline task `%s`: runs the steps of pipeline **%s** version %s in order for user "+
 		"`%s` (feature `%s`), stopping at the first step that fails. Its current details say which step runs and what it "+
 		"waits for.", in.TaskID, in.Pipeline, version, in.UserID, in.FeatureID),
