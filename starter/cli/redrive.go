@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/taskloom/taskloom/internal/progress"
 	"io"
 	"time"
 
@@ -147,21 +148,23 @@ func redriveBulk(ctx context.Context, out io.Writer, store *pipelinedb.Store, wo
 
 // followBulk prints a bulk redrive's progress as "done/total" lines until it finishes.
 func followBulk(ctx context.Context, out io.Writer, workflows *pipelinewf.Client, bulkID string) (*pipelinewf.BulkProgress, error) {
-	last := -1
+	line := progress.New(out, 0, "redrive "+bulkID)
 	for {
 		p, err := workflows.BulkProgress(ctx, bulkID)
 		if err != nil {
+			line.Done()
 			return nil, err
 		}
-		if p.Done != last || p.Finished {
-			fmt.Fprintf(out, "%d/%d redriven=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Redriven, p.Skipped, p.Errors)
-			last = p.Done
-		}
+		line.SetTotal(int(p.Total))
+		line.Set(int(p.Done))
 		if p.Finished {
+			line.Done()
+			fmt.Fprintf(out, "%d/%d redriven=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Redriven, p.Skipped, p.Errors)
 			return p, nil
 		}
 		select {
 		case <-ctx.Done():
+			line.Done()
 			return nil, ctx.Err()
 		case <-time.After(time.Second):
 		}
