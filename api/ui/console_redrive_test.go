@@ -56,6 +56,13 @@ func TestConsoleRedrive(t *testing.T) {
 	tok, csrf := sessionFor(t, env, usr)
 
 	page := pageBody(t, env, "/ui/console/pipelines/"+one, tok)
+	// The runbook names this task's own commands, the redrive among them while it is failed.
+	for _, cmd := range []string{"./.bin/temporal workflow describe --workflow-id pipeline-" + one,
+		"./.bin/starter pipeline redrive " + one + " --dry-run"} {
+		if !strings.Contains(page, cmd) {
+			t.Fatalf("the failed task's runbook lacks %q", cmd)
+		}
+	}
 	key := formValue(t, page, "redrive_key")
 	for range 2 { // a double submit is one redrive
 		if r := postForm(t, env.API.URL, "/ui/console/pipelines/"+one+"/redrive", tok,
