@@ -161,6 +161,9 @@ func (h *handlers) bulkDropProgress(c echo.Context) error { return h.bulkProgres
 
 // bulkProgress answers a bulk operation's progress and, once it finished, every task's outcome.
 func (h *handlers) bulkProgress(c echo.Context, op string) error {
+	if !entry.ValidBulkID(c.Param("bulk_id")) {
+		return httpx.NotFound("bulk " + op)
+	}
 	p, err := h.wf.BulkProgress(c.Request().Context(), op, c.Param("bulk_id"))
 	if errors.Is(err, entry.ErrNotFound) {
 		return httpx.NotFound("bulk " + op + " " + c.Param("bulk_id"))

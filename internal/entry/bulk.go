@@ -3,6 +3,7 @@ package entry
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -77,4 +78,13 @@ type BulkBatchResult struct {
 func BulkIDForKey(op, scope, key string) string {
 	sum := sha256.Sum256([]byte("entry-bulk\x00" + op + "\x00" + scope + "\x00" + key))
 	return hex.EncodeToString(sum[:12])
+}
+
+// ValidBulkID reports whether id has the shape of a bulk operation id (24 lowercase hex digits).
+func ValidBulkID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
 }
