@@ -17,7 +17,7 @@ import (
 // registerEntry registers EntryTaskWorkflow and its activities.
 func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
 	acts := &entryact.Activities{Runs: entrydb.New(p.Mongo), Pipelines: pipelinedb.New(p.Mongo),
-		Log: p.Log.With("subsystem", "entry")}
+		Log: p.Log.With("subsystem", "entry"), Bulk: intake.NewTasks(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue))}
 	if c := p.Config.Entry; c.TelegramBotToken != "" {
 		acts.Bot = telegrambot.New(c.TelegramAPIBaseURL, c.TelegramBotToken)
 	}

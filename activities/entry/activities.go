@@ -21,7 +21,9 @@ type Activities struct {
 	Pipelines Pipelines
 	// Bot sends replies; nil when TELEGRAM_BOT_TOKEN is unset (the workflow then never asks).
 	Bot Bot
-	Log *slog.Logger
+	// Bulk works bulk resume/drop pages (EntryBulkBatch).
+	Bulk Bulk
+	Log  *slog.Logger
 }
 
 // Runs is the workflow_runs store (entrydb.Store).

@@ -24,6 +24,7 @@ type handlers struct {
 	cfg   *config.Entry
 	sub   *intake.Submitter
 	tasks *intake.Tasks
+	wf    *entrywf.Client
 	now   func() time.Time
 }
 
@@ -31,7 +32,8 @@ type handlers struct {
 // the operator routes need an admin key; the Telegram webhook authenticates by its secret token.
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
-	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)), tasks: intake.NewTasks(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)), now: time.Now}
+	wf := entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)
+	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p, wf), tasks: intake.NewTasks(p, wf), wf: wf, now: time.Now}
 	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
 	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
 	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)
@@ -39,6 +41,10 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	ops := e.Group("/internal/tasks", d.Authn, admin)
 	ops.GET("/stats", h.stats)
 	ops.GET("/suspended", h.suspended)
+	ops.POST("/resume", h.bulkResume)
+	ops.POST("/drop", h.bulkDrop)
+	ops.GET("/resume/:bulk_id", h.bulkResumeProgress)
+	ops.GET("/drop/:bulk_id", h.bulkDropProgress)
 	ops.GET("/:id", h.opsTask)
 	ops.POST("/:id/resume", h.resume)
 	ops.POST("/:id/drop", h.drop)

@@ -198,6 +198,10 @@ func (h *handlers) bulkStarted(c echo.Context, bulkID string, total int64, start
 
 // bulkProgress answers a bulk redrive's progress and, once it finished, every task's outcome.
 func (h *handlers) bulkProgress(c echo.Context) error {
+	// Bulk ids have the shape of task ids (NewTaskID, BulkIDForKey); anything else is unknown.
+	if !pipeline.ValidTaskID(c.Param("bulk_id")) {
+		return httpx.NotFound("bulk redrive " + c.Param("bulk_id"))
+	}
 	p, err := h.workflows.BulkProgress(c.Request().Context(), c.Param("bulk_id"))
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return httpx.NotFound("bulk redrive " + c.Param("bulk_id"))

@@ -52,7 +52,7 @@ Configuration comes from environment variables (see README.md, .env.example).`,
 		webhookWorkerCmd(), webhookCreatorCmd(), webhookGroupsCmd(),
 		crawlCmd(),
 		pipelineCmd(),
-		applyCmd(),
+		applyCmd(), entryCmd(),
 		migrateCmd(), taskechoCmd(),
 	)
 	return root

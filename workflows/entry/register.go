@@ -8,9 +8,10 @@ import (
 	"github.com/taskloom/taskloom/internal/entry"
 )
 
-// Register registers EntryTaskWorkflow under its contract name (Client.Start starts it by name)
-// and the activities of a under their method names (EntryAccept …).
+// Register registers EntryTaskWorkflow under its contract name (Client.Start starts it by name),
+// EntryBulkWorkflow, and the activities of a under their method names (EntryAccept …).
 func Register(w worker.Registry, a *entryact.Activities) {
 	w.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: entry.WorkflowType})
+	w.RegisterWorkflow(EntryBulkWorkflow)
 	w.RegisterActivity(a)
 }

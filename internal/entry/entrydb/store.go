@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -194,4 +195,66 @@ func (s *Store) RecordReplyFailure(ctx context.Context, f entry.ReplyFailure) er
 		return fmt.Errorf("record failed reply of task %s: %w", f.TaskID, err)
 	}
 	return nil
+}
+
+// bulkQuery is the suspended tasks of f with a task id after after ("" for all).
+func bulkQuery(f entry.BulkFilter, after string) bson.D {
+	q := bson.D{{Key: "status", Value: entry.StatusSuspended}}
+	if after != "" {
+		q = append(q, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
+	}
+	if f.WorkflowID != "" {
+		q = append(q, bson.E{Key: "workflow_id", Value: f.WorkflowID})
+	}
+	if f.Channel != "" {
+		q = append(q, bson.E{Key: "channel", Value: f.Channel})
+	}
+	if f.ChatID != "" {
+		q = append(q, bson.E{Key: "chat_id", Value: f.ChatID})
+	}
+	at := bson.D{}
+	if f.SuspendedSince != nil {
+		at = append(at, bson.E{Key: "$gte", Value: *f.SuspendedSince})
+	}
+	if f.SuspendedUntil != nil {
+		at = append(at, bson.E{Key: "$lte", Value: *f.SuspendedUntil})
+	}
+	if len(at) > 0 {
+		q = append(q, bson.E{Key: "suspended_at", Value: at})
+	}
+	if f.Reason != "" {
+		q = append(q, bson.E{Key: "suspended_reason", Value: bson.Regex{Pattern: regexp.QuoteMeta(f.Reason), Options: "i"}})
+	}
+	return q
+}
+
+// CountSuspended counts the suspended tasks of f and returns up to sample of their ids.
+func (s *Store) CountSuspended(ctx context.Context, f entry.BulkFilter, sample int) (int64, []string, error) {
+	q := bulkQuery(f, "")
+	n, err := s.coll.CountDocuments(ctx, q)
+	if err != nil {
+		return 0, nil, fmt.Errorf("count suspended tasks: %w", err)
+	}
+	ids, err := s.SuspendedPage(ctx, f, "", sample)
+	return n, ids, err
+}
+
+// SuspendedPage lists up to limit ids of suspended tasks of f after after, in id order.
+func (s *Store) SuspendedPage(ctx context.Context, f entry.BulkFilter, after string, limit int) ([]string, error) {
+	cur, err := s.coll.Find(ctx, bulkQuery(f, after), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
+		SetLimit(int64(limit)).SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("list suspended tasks: %w", err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read suspended tasks: %w", err)
+	}
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		ids = append(ids, d.ID)
+	}
+	return ids, nil
 }

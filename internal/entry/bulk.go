@@ -1,0 +1,90 @@
+package entry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Bulk operator operations on suspended tasks (README, "Redrive"): resume or drop every
+// suspended task a BulkFilter selects, each through the single-task path (Tasks.Resume/Drop).
+const (
+	BulkResume = "resume"
+	BulkDrop   = "drop"
+)
+
+// KindBulk is the TaskloomKind search attribute value of bulk resume/drop workflows.
+const KindBulk = "entry-bulk"
+
+// Bulk outcomes of one task.
+const (
+	OutcomeResumed = "resumed"
+	OutcomeDropped = "dropped"
+	// OutcomeSkipped: the task was no longer suspended when its turn came (resumed or dropped
+	// already, e.g. by an earlier attempt of the same batch).
+	OutcomeSkipped = "skipped"
+	OutcomeError   = "error"
+)
+
+// BulkFilter selects suspended tasks by their workflow_runs document. Empty fields match all.
+type BulkFilter struct {
+	// WorkflowID is the pipeline (the apply request's workflowId) the task runs.
+	WorkflowID     string     `json:"workflowId,omitempty"`
+	Channel        string     `json:"channel,omitempty"`
+	ChatID         string     `json:"chatId,omitempty"`
+	SuspendedSince *time.Time `json:"suspendedSince,omitempty"`
+	SuspendedUntil *time.Time `json:"suspendedUntil,omitempty"`
+	// Reason matches a substring of the suspended reason, case-insensitively.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Until bounds f's SuspendedUntil by now: an operation does not pick up tasks that suspend
+// after it started.
+func (f BulkFilter) Until(now time.Time) BulkFilter {
+	if f.SuspendedUntil == nil || f.SuspendedUntil.After(now) {
+		f.SuspendedUntil = &now
+	}
+	return f
+}
+
+// BulkOutcome is what a bulk operation did to one task.
+type BulkOutcome struct {
+	TaskID  string `json:"taskId"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+// BulkBatchRequest asks EntryBulkBatch for the next page: up to Limit suspended tasks of Filter
+// with a task id after After, each resumed or dropped (Op) with Payload.
+type BulkBatchRequest struct {
+	Op      string
+	Filter  BulkFilter
+	After   string
+	Limit   int
+	Payload SignalPayload
+}
+
+// BulkBatchResult is one page's outcomes; Last is the page's last task id, Done when it was the
+// last page.
+type BulkBatchResult struct {
+	Outcomes []BulkOutcome
+	Last     string
+	Done     bool
+}
+
+// BulkIDForKey is the id of the bulk operation op that an Idempotency-Key names for the API key
+// scope: a repeated request finds the same operation.
+func BulkIDForKey(op, scope, key string) string {
+	sum := sha256.Sum256([]byte("entry-bulk\x00" + op + "\x00" + scope + "\x00" + key))
+	return hex.EncodeToString(sum[:12])
+}
+
+// ValidBulkID reports whether id has the shape of a bulk operation id (24 lowercase hex digits).
+func ValidBulkID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
