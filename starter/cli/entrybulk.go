@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/taskloom/taskloom/internal/progress"
 	"io"
 	"time"
 
@@ -124,21 +125,23 @@ func entryBulk(ctx context.Context, out io.Writer, runs *entrydb.Store, workflow
 
 // followEntryBulk prints a bulk resume/drop's progress as "done/total" lines until it finishes.
 func followEntryBulk(ctx context.Context, out io.Writer, workflows *entrywf.Client, op, bulkID string) (*entrywf.BulkProgress, error) {
-	last := -1
+	line := progress.New(out, 0, "bulk "+op+" "+bulkID)
 	for {
 		p, err := workflows.BulkProgress(ctx, op, bulkID)
 		if err != nil {
+			line.Done()
 			return nil, err
 		}
-		if p.Done != last || p.Finished {
-			fmt.Fprintf(out, "%d/%d applied=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Applied, p.Skipped, p.Errors)
-			last = p.Done
-		}
+		line.SetTotal(int(p.Total))
+		line.Set(int(p.Done))
 		if p.Finished {
+			line.Done()
+			fmt.Fprintf(out, "%d/%d applied=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Applied, p.Skipped, p.Errors)
 			return p, nil
 		}
 		select {
 		case <-ctx.Done():
+			line.Done()
 			return nil, ctx.Err()
 		case <-time.After(time.Second):
 		}
