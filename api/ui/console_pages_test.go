@@ -48,8 +48,8 @@ func TestConsolePages(t *testing.T) {
 	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .attempts`); got != "2" {
 		t.Fatalf("attempts shown = %q", got)
 	}
-	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .reason`); !strings.Contains(got, "operator") ||
-		!strings.Contains(got, "suspended after 2 attempts") {
+	if got := b.text(`#suspended tr[data-task="` + resumeID + `"] .reason`); !strings.Contains(got, "auto_drop") ||
+		!strings.Contains(got, "suspended after 2 attempts") || !strings.Contains(got, "dropped automatically unless resumed") {
 		t.Fatalf("suspension reason and waiting_for shown: %q", got)
 	}
 	b.shot("console-entry")

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
 // Bulk operator operations on suspended tasks (README, "Redrive"): resume or drop every
@@ -15,7 +17,7 @@ const (
 )
 
 // KindBulk is the TaskloomKind search attribute value of bulk resume/drop workflows.
-const KindBulk = "entry-bulk"
+const KindBulk = searchattr.KindEntryBulk
 
 // Bulk outcomes of one task.
 const (

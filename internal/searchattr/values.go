@@ -29,6 +29,7 @@ const (
 	KindPipelineHealth  = "pipeline-health"
 	KindPipelineRedrive = "pipeline-redrive-bulk"
 	KindEntry           = "entry"
+	KindEntryBulk       = "entry-bulk"
 	KindEcho            = "echo"
 	KindWebhookDelivery = "webhook-delivery"
 	KindWebhookSweep    = "webhook-sweep"
@@ -39,13 +40,15 @@ const (
 // Docs is the one documented value set of every custom attribute. Statuses are lower case
 // everywhere; the Legacy values are what crawl runs finished before that rule carry.
 var Docs = []Doc{
-	{Name: "TaskloomKind", Type: "Keyword", Values: []string{KindPipeline, KindPipelineHealth, KindPipelineRedrive, KindEntry, KindEcho,
+	{Name: "TaskloomKind", Type: "Keyword", Values: []string{KindPipeline, KindPipelineHealth, KindPipelineRedrive, KindEntry, KindEntryBulk, KindEcho,
 		KindWebhookDelivery, KindWebhookSweep, KindWebhookCreator, KindCrawl},
 		Meaning: "the subsystem and kind of execution (a webhook row's delivery is `webhook-delivery`, not `webhook`); manual webhook scans and group runs carry none"},
 	{Name: "TaskloomStatus", Type: "Keyword", Kinds: []string{KindPipeline}, Values: []string{"pending", "processing", "success", "failed"},
 		Meaning: "the pipeline task's status (`pipeline_tasks.status`)"},
 	{Name: "TaskloomStatus", Type: "Keyword", Kinds: []string{KindPipelineRedrive}, Values: []string{"processing", "success"},
 		Meaning: "a bulk redrive operation: `processing` while it runs, `success` once every matched task was handled (per-task outcomes in its result)"},
+	{Name: "TaskloomStatus", Type: "Keyword", Kinds: []string{KindEntryBulk}, Values: []string{"processing", "completed"},
+		Meaning: "a bulk resume or drop of suspended entry tasks: `processing` while it runs, `completed` once every matched task was handled"},
 	{Name: "TaskloomStatus", Type: "Keyword", Kinds: []string{KindEntry}, Values: []string{"pending", "processing", "retrying", "completed", "suspended", "dropped", "failed"},
 		Meaning: "the entry task's status; `suspended` waits for an operator"},
 	{Name: "TaskloomStatus", Type: "Keyword", Kinds: []string{KindWebhookDelivery}, Values: []string{"pending", "success", "failed", "error"},
