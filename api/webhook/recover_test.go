@@ -12,7 +12,8 @@ import (
 
 // TestRecoverRedeliversErrorRowsSince drives POST /api/v1/webhook/recover: of two error rows
 // that ended on the same day, only the one that ended after since is counted by the dry run,
-// reset and delivered by the run; the other is left untouched; the same Idempotency-Key again
+// reset and delivered by the run (with a failed row that ended after since); the other is left
+// untouched; the same Idempotency-Key again
 // answers 200 with the same run and pushes nothing more; a bad since is a 400 naming it.
 func TestRecoverRedeliversErrorRowsSince(t *testing.T) {
 	e := newEnv(t)
@@ -22,6 +23,9 @@ func TestRecoverRedeliversErrorRowsSince(t *testing.T) {
 	e.addTask("7002", "视频录屏采集", "success", map[string]any{"ItemID": "it-7002"})
 	recent := e.addRow("video_screen_capture", "", []string{"7001"}, map[string]any{"Status": "error", "RetryCount": 3,
 		"LastError": "HTTP 500 (gave up after 3 failed pushes)", "EndAt": since.Add(time.Hour).UnixMilli()})
+	e.addTask("7003", "视频录屏采集", "success", map[string]any{"ItemID": "it-7003"})
+	failed := e.addRow("video_screen_capture", "", []string{"7003"}, map[string]any{"Status": "failed", "RetryCount": 1,
+		"LastError": "HTTP 502", "EndAt": since.Add(2 * time.Hour).UnixMilli()})
 	old := e.addRow("video_screen_capture", "", []string{"7002"}, map[string]any{"Status": "error", "RetryCount": 3,
 		"LastError": "HTTP 500 (gave up after 3 failed pushes)", "EndAt": since.Add(-time.Hour).UnixMilli()})
 
@@ -35,7 +39,7 @@ func TestRecoverRedeliversErrorRowsSince(t *testing.T) {
 	}
 	body := `{"since":"2026-01-10T12:00:00Z","until":"2026-01-11T00:00:00Z"}`
 	dry := `{"since":"2026-01-10T12:00:00Z","until":"2026-01-11T00:00:00Z","dry_run":true}`
-	if code, m := post(dry, nil); code != 200 || m["count"] != float64(1) || len(m["sample"].([]any)) != 1 || m["sample"].([]any)[0] != recent {
+	if code, m := post(dry, nil); code != 200 || m["count"] != float64(2) || len(m["sample"].([]any)) != 2 {
 		t.Fatalf("dry run: %d %v", code, m)
 	}
 	if len(e.recv.got()) != 0 || e.row(recent)["Status"] != "error" {
@@ -52,16 +56,18 @@ func TestRecoverRedeliversErrorRowsSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Matched != 1 || res.Reset != 1 || len(res.Rows) != 1 || res.Rows[0].RecordID != recent || res.Rows[0].Status != "error" {
+	if res.Matched != 2 || res.Reset != 2 || len(res.Rows) != 2 {
 		t.Fatalf("recover result %+v", res)
 	}
-	if out := e.outcome(recent); out.Status != "success" {
-		t.Fatalf("recovered row's delivery: %+v", out)
+	for _, rec := range []string{recent, failed} {
+		if out := e.outcome(rec); out.Status != "success" {
+			t.Fatalf("recovered row %s's delivery: %+v", rec, out)
+		}
+		if f := e.row(rec); f["Status"] != "success" || num(f["RetryCount"]) != 0 {
+			t.Fatalf("recovered row %s: %v", rec, f)
+		}
 	}
-	if f := e.row(recent); f["Status"] != "success" || num(f["RetryCount"]) != 0 {
-		t.Fatalf("recovered row %v", f)
-	}
-	e.assertPushedOnce(1)
+	e.assertPushedOnce(2)
 	if f := e.row(old); f["Status"] != "error" || num(f["RetryCount"]) != 3 {
 		t.Fatalf("the row that ended before since was touched: %v", f)
 	}
@@ -71,5 +77,5 @@ func TestRecoverRedeliversErrorRowsSince(t *testing.T) {
 		t.Fatalf("same key again: %d %v", code, m)
 	}
 	time.Sleep(time.Second)
-	e.assertPushedOnce(1)
+	e.assertPushedOnce(2)
 }
