@@ -35,6 +35,10 @@ type Tables interface {
 	WriteBacks(ctx context.Context, trs map[string]webhook.Transition) error
 	EscalateFailedTasks(ctx context.Context) (int, error)
 
+	// The recover run.
+	RecoverRows(ctx context.Context, since, until time.Time) ([]webhook.Row, error)
+	ResetRow(ctx context.Context, recordID string) error
+
 	// The creators.
 	CreateVideoRows(ctx context.Context, app string, now time.Time) (webhook.CreateResult, error)
 	CreateSingleURLRows(ctx context.Context, scanDate string, now time.Time) (webhook.CreateResult, error)

@@ -46,6 +46,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	g.POST("/groups", h.createGroups)
 	g.POST("/sweeps", h.sweep)
 	g.POST("/tasks/:task_id/status", h.setTaskStatus)
+	g.POST("/recover", h.recover)
 	return nil
 }
 

@@ -126,3 +126,44 @@ type GroupsInput struct {
 
 // DeliveryID is the workflow ID of a row: webhook-{table}-{record_id}.
 func DeliveryID(tableID, recordID string) string { return "webhook-" + tableID + "-" + recordID }
+
+// RecoverInput is a WebhookRecoverWorkflow: re-deliver the result rows that ended failed or
+// error with EndAt in [Since, Until) (README "Redrive").
+type RecoverInput struct {
+	Target Target    `json:"target"`
+	Policy Policy    `json:"policy"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+}
+
+// MaxRecoverOutcomes caps the per-row outcomes a recover result lists.
+const MaxRecoverOutcomes = 1000
+
+// Outcomes of one row in a recover run.
+const (
+	RecoverReset   = "reset"   // written back to pending and its delivery workflow ensured
+	RecoverSkipped = "skipped" // it moved on since the search (delivered, deleted or out of range)
+)
+
+// RecoverOutcome is what a recover run did with one row.
+type RecoverOutcome struct {
+	RecordID string `json:"record_id"`
+	Outcome  string `json:"outcome"`
+	Status   string `json:"status"` // the row's status when the run read it
+}
+
+// RecoverResult counts what a recover run did; Rows lists the first MaxRecoverOutcomes rows.
+type RecoverResult struct {
+	Matched int              `json:"matched"`
+	Reset   int              `json:"reset"`
+	Skipped int              `json:"skipped"`
+	Rows    []RecoverOutcome `json:"rows,omitempty"`
+}
+
+// Recoverable reports whether r ended failed or error with EndAt in [since, until).
+func Recoverable(r Row, since, until time.Time) bool {
+	if r.Status != StatusFailed && r.Status != StatusError {
+		return false
+	}
+	return r.EndAt >= since.UnixMilli() && r.EndAt < until.UnixMilli()
+}

@@ -14,6 +14,8 @@ type Row struct {
 	HasStartAt   bool     `json:"has_start_at"`
 	RetryCount   int      `json:"retry_count"`
 	LastError    string   `json:"last_error,omitempty"`
+	// EndAt is when the row's last transition was written (Unix ms; 0 when never).
+	EndAt int64 `json:"end_at,omitempty"`
 	// BadTaskIDs holds the parse error of the TaskIDs cell; such a row cannot become ready.
 	BadTaskIDs string `json:"bad_task_ids,omitempty"`
 }

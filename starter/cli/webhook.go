@@ -11,8 +11,10 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/feishu"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/schedule"
 	"github.com/taskloom/taskloom/internal/webhook"
+	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
 
@@ -172,4 +174,94 @@ func printResult(c *cobra.Command, run client.WorkflowRun, startErr error, out a
 		return fmt.Errorf("%s failed: %w", run.GetID(), rootCause(err))
 	}
 	return render(c, map[string]any{"workflow_id": run.GetID(), "result": out})
+}
+
+// webhookCmd groups the operator commands on the webhook result table.
+func webhookCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "webhook", Short: "Webhook result table operations", Args: cobra.NoArgs}
+	cmd.AddCommand(webhookRecoverCmd())
+	return cmd
+}
+
+// webhookRecoverCmd: `starter webhook recover --since T [--until T] [--dry-run] [--idempotency-key K]`
+// re-delivers the result rows that ended failed or error with EndAt in [since, until), like
+// POST /api/v1/webhook/recover.
+func webhookRecoverCmd() *cobra.Command {
+	var f webhookFlags
+	var sinceS, untilS, key string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "recover",
+		Short: "Re-deliver the result rows that ended failed or error since --since",
+		Long: "Every result row whose Status is failed or error and whose EndAt is in [--since, --until) is written back to\n" +
+			"pending and handed to its delivery workflow by one WebhookRecoverWorkflow (README, \"Redrive\"); --dry-run prints\n" +
+			"the count and a sample. The same --idempotency-key (or the same range) again finds the same run.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			since, err := time.Parse(time.RFC3339, sinceS)
+			if err != nil {
+				return fmt.Errorf("--since: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
+			}
+			until := time.Now().UTC().Truncate(time.Second)
+			if untilS != "" {
+				if until, err = time.Parse(time.RFC3339, untilS); err != nil {
+					return fmt.Errorf("--until: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
+				}
+			}
+			if !until.After(since) {
+				return fmt.Errorf("--until must be after --since")
+			}
+			if key != "" {
+				if err := pipeline.CheckIdempotencyKey(key); err != nil {
+					return fmt.Errorf("--idempotency-key: %w", err)
+				}
+			}
+			return withWebhookPlatform(cmd.Context(), &f, func(ctx context.Context, c client.Client, cfg *config.Config) error {
+				if dryRun {
+					return recoverDryRun(cmd, cfg.Webhook, since, until)
+				}
+				id := webhookwf.RecoverID("cli", key, since, until)
+				created, err := webhookwf.StartRecover(ctx, c, cfg.Temporal.TaskQueue, id, webhookwf.RecoverInputFor(cfg.Webhook, since, until))
+				if err != nil {
+					return err
+				}
+				res, err := webhookwf.RecoverResultOf(ctx, c, id)
+				if err != nil {
+					return fmt.Errorf("%s failed: %w", id, rootCause(err))
+				}
+				return render(cmd, map[string]any{"workflow_id": id, "created": created, "result": res})
+			})
+		},
+	}
+	f.bind(cmd, false)
+	cmd.Flags().StringVar(&sinceS, "since", "", "rows that ended at or after this RFC 3339 time")
+	cmd.Flags().StringVar(&untilS, "until", "", "rows that ended before this RFC 3339 time (default now)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the count and a sample of record ids; change nothing")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "names the run: the same key again finds it instead of starting another")
+	_ = cmd.MarkFlagRequired("since")
+	return cmd
+}
+
+// recoverDryRun reads the rows a recover would reset and prints their count and a sample.
+func recoverDryRun(cmd *cobra.Command, cfg config.Webhook, since, until time.Time) error {
+	fs, err := bitable.NewFeishuClient(cfg)
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		return fmt.Errorf("feishu is not configured: set FEISHU_APP_ID and FEISHU_APP_SECRET (or run the dev stack)")
+	}
+	t, err := bitable.Open(cmd.Context(), fs, webhookwf.TargetFrom(cfg).URLs, webhook.FieldNamesFrom(cfg))
+	if err != nil {
+		return err
+	}
+	rows, err := t.RecoverRows(cmd.Context(), since.UTC(), until.UTC())
+	if err != nil {
+		return err
+	}
+	sample := []string{}
+	for _, r := range rows[:min(len(rows), 20)] {
+		sample = append(sample, r.RecordID)
+	}
+	return render(cmd, map[string]any{"dry_run": true, "count": len(rows), "sample": sample, "since": since.UTC(), "until": until.UTC()})
 }

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -77,6 +79,53 @@ func StartGroups(ctx context.Context, c client.Client, taskQueue string, in webh
 		explain.Summary("webhook rows for the groups of parent task "+in.ParentTaskID),
 		explain.Details("Creates one webhook result row per group of parent task `"+in.ParentTaskID+"`; each row is then "+
 			"delivered by its own WebhookDeliveryWorkflow.", explain.Link{Name: "Console", Path: "/ui/console/webhook"}))
+}
+
+// RecoverID is the workflow ID of a recover run: from the caller's Idempotency-Key (keyID is
+// the API key that sent it) when there is one, else from the time range, so the same request
+// again finds the same run.
+func RecoverID(keyID, idempotencyKey string, since, until time.Time) string {
+	src := "range\x00" + since.UTC().Format(time.RFC3339Nano) + "\x00" + until.UTC().Format(time.RFC3339Nano)
+	if idempotencyKey != "" {
+		src = "key\x00" + keyID + "\x00" + idempotencyKey
+	}
+	sum := sha256.Sum256([]byte(src))
+	return "webhook-recover:" + hex.EncodeToString(sum[:12])
+}
+
+// RecoverInputFor re-delivers the rows of the configured tables that ended failed or error in
+// [since, until), with the configured policy.
+func RecoverInputFor(cfg config.Webhook, since, until time.Time) webhook.RecoverInput {
+	return webhook.RecoverInput{Target: TargetFrom(cfg), Policy: PolicyFrom(cfg), Since: since.UTC(), Until: until.UTC()}
+}
+
+// StartRecover starts WebhookRecoverWorkflow over in under id; created is false when a run of
+// that ID exists already, running or closed (it is kept and nothing is started).
+func StartRecover(ctx context.Context, c client.Client, taskQueue, id string, in webhook.RecoverInput) (created bool, err error) {
+	rng := in.Since.Format(time.RFC3339) + " – " + in.Until.Format(time.RFC3339)
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue,
+		StaticSummary: explain.Summary("webhook recover", rng),
+		StaticDetails: explain.Details("Re-delivers the webhook result rows that ended failed or error with EndAt in "+rng+
+			": each is written back to pending and handed to its WebhookDeliveryWorkflow.",
+			explain.Link{Name: "Console", Path: "/ui/console/webhook"}),
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}, WebhookRecoverWorkflow, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("start %s: %w", id, err)
+	}
+	return true, nil
+}
+
+// RecoverResultOf waits for the recover run id to close and returns its result.
+func RecoverResultOf(ctx context.Context, c client.Client, id string) (webhook.RecoverResult, error) {
+	var res webhook.RecoverResult
+	err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
+	return res, err
 }
 
 // StartCreator starts WebhookResultCreator over in under id.

@@ -14,5 +14,6 @@ func Register(w worker.Registry, a *webhookact.Activities) {
 	w.RegisterWorkflow(WebhookResultWorker)
 	w.RegisterWorkflow(WebhookResultCreator)
 	w.RegisterWorkflow(CreateWebhookResultsForGroups)
+	w.RegisterWorkflow(WebhookRecoverWorkflow)
 	w.RegisterActivity(a)
 }

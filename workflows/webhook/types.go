@@ -20,6 +20,7 @@ const (
 	SweepWorkflowName    = "WebhookResultWorker"
 	CreatorWorkflowName  = "WebhookResultCreator"
 	GroupsWorkflowName   = "CreateWebhookResultsForGroups"
+	RecoverWorkflowName  = "WebhookRecoverWorkflow"
 )
 
 // SignalSweepOutcome is the signal a sweep sends to the delivery workflow that holds a row it

@@ -34,6 +34,9 @@ func DecodeRow(rec feishu.Record, f webhook.WebhookFieldNames, loc *time.Locatio
 	if n, ok := feishu.Number(rec.Fields[f.RetryCount]); ok && n > 0 {
 		r.RetryCount = int(n)
 	}
+	if ms, ok := feishu.Millis(rec.Fields[f.EndAt]); ok && ms > 0 {
+		r.EndAt = ms
+	}
 	if r.Status == "" {
 		r.Status = webhook.StatusPending
 	}

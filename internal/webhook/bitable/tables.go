@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/taskloom/taskloom/internal/feishu"
@@ -93,6 +94,41 @@ func (t *Tables) CandidateRows(ctx context.Context, rf webhook.RowFilter) ([]web
 		rows = append(rows, DecodeRow(r, f, t.loc()))
 	}
 	return rows, nil
+}
+
+// RecoverRows returns the result rows with Status failed or error whose EndAt is in
+// [since, until). Feishu compares date cells by whole days, so the search asks for the rows that
+// ended on since's day or later and the exact bounds are kept here.
+func (t *Tables) RecoverRows(ctx context.Context, since, until time.Time) ([]webhook.Row, error) {
+	f := t.F.Webhook
+	dayBefore := feishu.TruncateDay(since.AddDate(0, 0, -1).UnixMilli(), t.loc())
+	after := feishu.Condition{FieldName: f.EndAt, Operator: feishu.OpIsGreater,
+		Value: []string{"ExactDate", strconv.FormatInt(dayBefore, 10)}}
+	recs, err := t.Client.Search(ctx, t.Webhook, feishu.SearchOptions{
+		Filter: feishu.And([]feishu.Condition{after}, feishu.AnyOf(f.Status, webhook.StatusFailed, webhook.StatusError)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search failed and error rows of the result table: %w", err)
+	}
+	var rows []webhook.Row
+	for _, r := range recs {
+		if row := DecodeRow(r, f, t.loc()); webhook.Recoverable(row, since, until) {
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// ResetRow writes a result row back to pending with RetryCount 0 and no LastError, so that
+// its delivery pushes it again (seed 002's reset of an error row).
+func (t *Tables) ResetRow(ctx context.Context, recordID string) error {
+	f := t.F.Webhook
+	if err := t.Client.Update(ctx, t.Webhook, recordID, map[string]any{
+		f.Status: webhook.StatusPending, f.RetryCount: 0, f.LastError: "",
+	}); err != nil {
+		return fmt.Errorf("reset result row %s to pending: %w", recordID, err)
+	}
+	return nil
 }
 
 // GetRow reads one result row.

@@ -1,0 +1,33 @@
+package webhook
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	webhookact "github.com/taskloom/taskloom/activities/webhook"
+	"github.com/taskloom/taskloom/internal/webhook"
+)
+
+var recoverOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Minute,
+	HeartbeatTimeout:    time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
+		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+}
+
+// WebhookRecoverWorkflow re-delivers the result rows that ended failed or error with EndAt in
+// [in.Since, in.Until) (README "Redrive"): its one activity writes each such row back to pending
+// and ensures the row's delivery workflow, which pushes it again. Its ID comes from the
+// operator's Idempotency-Key (or the time range), so a repeated request finds this run.
+func WebhookRecoverWorkflow(ctx workflow.Context, in webhook.RecoverInput) (webhook.RecoverResult, error) {
+	if in.Since.IsZero() || !in.Until.After(in.Since) {
+		return webhook.RecoverResult{}, temporal.NewNonRetryableApplicationError("recover needs since before until", "BadInput", nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, recoverOptions)
+	var a *webhookact.Activities
+	var res webhook.RecoverResult
+	err := workflow.ExecuteActivity(ctx, a.WebhookRecoverRows, in).Get(ctx, &res)
+	return res, err
+}
