@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/taskloom/taskloom/internal/progress"
 	"io"
 	"time"
 
@@ -123,29 +122,19 @@ func entryBulk(ctx context.Context, out io.Writer, runs *entrydb.Store, workflow
 	return enc.Encode(p.Outcomes)
 }
 
-// followEntryBulk prints a bulk resume/drop's progress as "done/total" lines until it finishes.
+// followEntryBulk shows a bulk resume/drop's progress until it finishes and returns its last progress.
 func followEntryBulk(ctx context.Context, out io.Writer, workflows *entrywf.Client, op, bulkID string) (*entrywf.BulkProgress, error) {
-	line := progress.New(out, 0, "bulk "+op+" "+bulkID)
-	for {
+	var last *entrywf.BulkProgress
+	err := followBulkOp(ctx, out, "bulk "+op+" "+bulkID, func(ctx context.Context) (bulkView, error) {
 		p, err := workflows.BulkProgress(ctx, op, bulkID)
 		if err != nil {
-			line.Done()
-			return nil, err
+			return bulkView{}, err
 		}
-		line.SetTotal(int(p.Total))
-		line.Set(int(p.Done))
-		if p.Finished {
-			line.Done()
-			fmt.Fprintf(out, "%d/%d applied=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Applied, p.Skipped, p.Errors)
-			return p, nil
-		}
-		select {
-		case <-ctx.Done():
-			line.Done()
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+		last = p
+		return bulkView{done: p.Done, total: int(p.Total), finished: p.Finished, outcome: fmt.Sprintf(
+			"%d/%d applied=%d skipped=%d errors=%d", p.Done, p.Total, p.Applied, p.Skipped, p.Errors)}, nil
+	})
+	return last, err
 }
 
 // pastTense is "resumed" or "dropped".

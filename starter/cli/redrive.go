@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/taskloom/taskloom/internal/progress"
 	"io"
 	"time"
 
@@ -146,29 +145,19 @@ func redriveBulk(ctx context.Context, out io.Writer, store *pipelinedb.Store, wo
 	return enc.Encode(p.Outcomes)
 }
 
-// followBulk prints a bulk redrive's progress as "done/total" lines until it finishes.
+// followBulk shows a bulk redrive's progress until it finishes and returns its last progress.
 func followBulk(ctx context.Context, out io.Writer, workflows *pipelinewf.Client, bulkID string) (*pipelinewf.BulkProgress, error) {
-	line := progress.New(out, 0, "redrive "+bulkID)
-	for {
+	var last *pipelinewf.BulkProgress
+	err := followBulkOp(ctx, out, "redrive "+bulkID, func(ctx context.Context) (bulkView, error) {
 		p, err := workflows.BulkProgress(ctx, bulkID)
 		if err != nil {
-			line.Done()
-			return nil, err
+			return bulkView{}, err
 		}
-		line.SetTotal(int(p.Total))
-		line.Set(int(p.Done))
-		if p.Finished {
-			line.Done()
-			fmt.Fprintf(out, "%d/%d redriven=%d skipped=%d errors=%d\n", p.Done, p.Total, p.Redriven, p.Skipped, p.Errors)
-			return p, nil
-		}
-		select {
-		case <-ctx.Done():
-			line.Done()
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+		last = p
+		return bulkView{done: p.Done, total: int(p.Total), finished: p.Finished, outcome: fmt.Sprintf(
+			"%d/%d redriven=%d skipped=%d errors=%d", p.Done, p.Total, p.Redriven, p.Skipped, p.Errors)}, nil
+	})
+	return last, err
 }
 
 func cliTime(flag, v string) (*time.Time, error) {
