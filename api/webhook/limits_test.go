@@ -107,7 +107,7 @@ func TestVideoCreatorOverTwoHundredRecordings(t *testing.T) {
 func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 	var mu sync.Mutex
 	startAt := map[string]int{}
-	slow := func(ep string) time.Duration {
+	slow := func(ep, _ string) time.Duration {
 		if ep != feishuemu.EPSearch {
 			return 0
 		}
@@ -235,11 +235,13 @@ func TestHyperlinkAndPersonValuesArriveAsDocumented(t *testing.T) {
 // delivery workflows have ended. A then claims every row again (the workflow IDs are free) and
 // must push none: the re-read shows them delivered.
 func TestStaleSweepNeverPushesTwice(t *testing.T) {
-	var searches atomic.Int32
+	var scans atomic.Int32
 	scanning := make(chan struct{})
 	release := make(chan struct{})
-	e := newEnv(t, emulator(feishuemu.Options{AnswerDelay: func(ep string) time.Duration {
-		if ep == feishuemu.EPSearch && searches.Add(1) == 2 { // A's escalate search is #1, its scan #2
+	// The first search of the result table is A's scan, whatever the task
+	// table's searches (escalation, retried or not) did before it.
+	e := newEnv(t, emulator(feishuemu.Options{AnswerDelay: func(ep, table string) time.Duration {
+		if ep == feishuemu.EPSearch && table == "tblWebhook" && scans.Add(1) == 1 {
 			close(scanning)
 			<-release
 		}

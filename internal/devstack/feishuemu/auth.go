@@ -80,7 +80,7 @@ func (s *Server) serveDelayed(ep string, w http.ResponseWriter, r *http.Request,
 	}
 	rec := httptest.NewRecorder()
 	h(rec, r)
-	time.Sleep(s.opts.AnswerDelay(ep))
+	time.Sleep(s.opts.AnswerDelay(ep, r.PathValue("table")))
 	maps.Copy(w.Header(), rec.Header())
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())

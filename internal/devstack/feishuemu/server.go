@@ -43,7 +43,8 @@ type Options struct {
 	// AnswerDelay, when set, holds each answer of an endpoint back for the duration it returns:
 	// the answer is computed when the request arrives and delivered late, as over a slow
 	// network, so a read describes the table as it was when it was read (tests of stale reads).
-	AnswerDelay func(endpoint string) time.Duration
+	// tableID is the table the call names, empty for calls that name none.
+	AnswerDelay func(endpoint, tableID string) time.Duration
 }
 
 // Server is the emulator. Handler() serves it; Start runs it on a listener.
