@@ -25,7 +25,7 @@ var budgets = map[string]map[string]Budget{
 		"http_suspended_dropped":                  {Actions: 21, Why: "start 1, signal 1, side effect 2, child 4, upsert 5, timer 1, EntryRecordStatus 5, EntryPrepareRun 2", Varies: "retries the pipeline on a timer before it suspends"},
 		"http_suspended_resumed":                  {Actions: 27, Why: "start 1, signal 1, side effect 3, child 6, upsert 6, timer 1, EntryRecordStatus 6, EntryPrepareRun 3", Varies: "retries the pipeline on a timer before it suspends"},
 		"http_suspended_resumed_before_auto_drop": {Actions: 29, Why: "start 1, signal 1, side effect 3, child 6, upsert 6, timer 2, EntryAccept 1, EntryRecordStatus 6, EntryPrepareRun 3", Varies: "retries the pipeline on a timer before it suspends"},
-		"telegram_completed_reply":                {Actions: 10, Why: "start 1, side effect 1, child 2, upsert 2, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1"},
+		"telegram_completed_reply":                {Actions: 11, Why: "start 1, side effect 1, child 2, upsert 3, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1"},
 		"telegram_reply_failed":                   {Actions: 13, Why: "start 1, side effect 1, child 2, upsert 3, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1, EntryRecordReplyFailure 1"},
 		"telegram_reply_parts":                    {Actions: 11, Why: "start 1, side effect 1, child 2, upsert 2, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1"},
 	},
