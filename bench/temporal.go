@@ -17,8 +17,9 @@ import (
 // the run, so early and late (loaded) ones are both in the sample.
 const temporalSample = 50
 
-// closeWait bounds the wait for a sampled execution to close before its history is counted: a
-// history read while the execution runs would miss its last commands.
+// closeWait bounds the wait for a row's sampled executions to close before their histories are
+// counted (a history read while its execution runs misses its last commands); one still running
+// after it is counted as far as it got.
 const closeWait = 2 * time.Minute
 
 // execution names one workflow run; runID "" is the latest run.
@@ -36,7 +37,11 @@ type temporalCost struct {
 // execution with every child workflow it started, recursively) by the rules of internal/actions.
 func measureTemporal(ctx context.Context, c client.Client, units []execution) temporalCost {
 	out := temporalCost{of: len(units)}
+	wctx, cancel := context.WithTimeout(ctx, closeWait)
+	defer cancel()
 	for _, u := range sample(units, temporalSample) {
+		// A failed execution is counted like any other: its error is the scenario's to report.
+		_ = c.GetWorkflow(wctx, u.workflowID, u.runID).Get(wctx, nil)
 		cost, err := unitCost(ctx, c, u)
 		if err != nil {
 			out.err = err
@@ -63,10 +68,6 @@ func sample(units []execution, n int) []execution {
 // unitCost is the cost of one execution and of the child workflows it started: a child's start
 // is billed in its parent's history, its own commands in its own.
 func unitCost(ctx context.Context, c client.Client, e execution) (actions.Cost, error) {
-	wctx, cancel := context.WithTimeout(ctx, closeWait)
-	// A failed execution is counted like any other: its error is the scenario's to report.
-	_ = c.GetWorkflow(wctx, e.workflowID, e.runID).Get(wctx, nil)
-	cancel()
 	events, err := history(ctx, c, e)
 	if err != nil {
 		return actions.Cost{}, err
