@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -102,6 +103,9 @@ func (f floor) check(res Result) floorCheck {
 func (c floorCheck) measured() string {
 	if c.Status == "not measured" {
 		return "-"
+	}
+	if strings.HasSuffix(c.Floor, "x") { // a throughput ratio
+		return fmt.Sprintf("%.2fx", c.Measured)
 	}
 	return fmt.Sprintf("%.2f", c.Measured)
 }
