@@ -92,3 +92,14 @@ func (m *meter) charge(ctx context.Context, res *Result) {
 	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
 	res.Costed = true
 }
+
+// chargeCalls adds the commands per API call to a costed row whose unit is not the call: the
+// same commands over calls instead of res.N units.
+func chargeCalls(res *Result, calls int) {
+	if !res.Costed || calls == 0 {
+		return
+	}
+	res.Calls = calls
+	res.MongoPerCall = res.MongoPerUnit * float64(res.N) / float64(calls)
+	res.RedisPerCall = res.RedisPerUnit * float64(res.N) / float64(calls)
+}

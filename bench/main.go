@@ -60,6 +60,7 @@ var scenarios = []scenario{
 	{"append", benchAppend},
 	{"crawl", benchCrawl},
 	{"webhook", benchWebhook},
+	{"queueop", benchQueueOp},
 	// Last: every accepted apply keeps an entry workflow running after its 202.
 	{"apply", benchApply},
 }
@@ -122,9 +123,11 @@ func mainErr(ctx context.Context) error {
 		}
 	}
 	rep.Results = append(rep.Results, benchMemory(a))
+	rep.Floors = checkFloors(rep.Results)
 	rep.Duration = time.Since(started).Round(time.Second).String()
 	fmt.Println()
 	rep.print(os.Stdout)
+	printFloors(os.Stdout, rep.Floors)
 	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisSrc, rep.Duration)
 	if md := os.Getenv("BENCH_MARKDOWN"); md != "" {
 		f, err := os.Create(md)
@@ -160,6 +163,7 @@ func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (
 	r := &run{root: root, stack: s, app: a, p: p, echo: svc, adminKey: key, scale: scale, noopQueue: "bench-noop-" + suffix()}
 	w := sdkworker.New(p.Temporal, r.noopQueue, sdkworker.Options{})
 	w.RegisterWorkflow(BenchNoopWorkflow)
+	w.RegisterWorkflow(BenchNoop3Workflow)
 	w.RegisterActivity(NoopActivity)
 	if err := w.Start(); err != nil {
 		p.Close()

@@ -38,9 +38,31 @@ type Result struct {
 	// Costed says the two above were measured (0 is then a figure: the webhook scenario sends
 	// none, its cost is Feishu calls).
 	Costed bool `json:"costed,omitempty"`
+	// Calls, MongoPerCall and RedisPerCall are the commands per API call, for a row whose unit is
+	// not the call (pull counts tasks; one call hands out up to its limit).
+	Calls        int     `json:"calls,omitempty"`
+	MongoPerCall float64 `json:"mongo_commands_per_call,omitempty"`
+	RedisPerCall float64 `json:"redis_commands_per_call,omitempty"`
+
+	// Temporal and BaselineTemporal are what the row's and its baseline's workflow executions
+	// cost on Temporal per unit (temporal.go); nil for a row that starts none.
+	Temporal         *TemporalCost `json:"temporal,omitempty"`
+	BaselineTemporal *TemporalCost `json:"baseline_temporal,omitempty"`
 
 	Notes   string `json:"notes,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
+}
+
+// TemporalCost is history events and billable actions per unit, counted by the rules of
+// internal/actions from the histories of a sample of the units' executions.
+type TemporalCost struct {
+	EventsPerUnit  float64 `json:"events_per_unit"`
+	ActionsPerUnit float64 `json:"actions_per_unit"`
+	// RetriesPerUnit is the part of ActionsPerUnit that activity retries cost.
+	RetriesPerUnit float64 `json:"retries_per_unit,omitempty"`
+	// Sampled of Of units were counted (temporalSample at most).
+	Sampled int `json:"sampled"`
+	Of      int `json:"of"`
 }
 
 // latencies collects per-operation durations.
@@ -68,38 +90,47 @@ type report struct {
 	Duration string    `json:"duration"`
 	Host     string    `json:"host"`
 	Results  []Result  `json:"results"`
+	// Floors is each floor of the rows that ran, with the measured value (floors.go).
+	Floors []floorCheck `json:"floors,omitempty"`
+}
+
+// columns are the table's headings; cells gives a row's.
+var columns = []string{"scenario", "throughput", "p50", "p99", "commands/unit (mongo / redis)",
+	"temporal events / actions per unit", "baseline", "baseline throughput", "baseline p50 / p99", "ratio", "notes"}
+
+func cells(res Result) []string {
+	if res.Skipped != "" {
+		c := make([]string, len(columns))
+		c[0], c[1], c[len(c)-1] = res.Scenario, "skipped", short(res.Skipped)
+		return c
+	}
+	return []string{res.Scenario, rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), perUnit(res),
+		temporalCell(res), res.Baseline, rate(res.BaselineThroughput, res.Unit),
+		ms(res.BaselineP50Ms) + " / " + ms(res.BaselineP99Ms), ratio(res.Ratio, res.RatioOf), res.Notes}
 }
 
 func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\tthroughput\tp50\tp99\tcommands/unit (mongo / redis)\tbaseline\tbaseline throughput\tbaseline p50/p99\tratio\tnotes")
+	fmt.Fprintln(tw, strings.Join(columns, "\t"))
 	for _, res := range r.Results {
-		if res.Skipped != "" {
-			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\t\t\t\t%s\n", res.Scenario, short(res.Skipped))
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Scenario,
-			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), perUnit(res), res.Baseline,
-			rate(res.BaselineThroughput, res.Unit), ms(res.BaselineP50Ms)+" / "+ms(res.BaselineP99Ms),
-			ratio(res.Ratio, res.RatioOf), res.Notes)
+		fmt.Fprintln(tw, strings.Join(cells(res), "\t"))
 	}
 	_ = tw.Flush()
 }
 
-// markdown renders the table for README "Benchmarks" (BENCH_MARKDOWN=path).
+// markdown renders the table for README "Benchmarks" (BENCH_MARKDOWN=path), then the floors.
 func (r *report) markdown(w io.Writer) {
-	fmt.Fprintln(w, "| scenario | throughput | p50 | p99 | commands/unit (mongo / redis) | baseline | baseline throughput | baseline p50 / p99 | ratio | notes |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| "+strings.Join(columns, " | ")+" |")
+	fmt.Fprintln(w, strings.Repeat("|---", len(columns))+"|")
 	for _, res := range r.Results {
-		if res.Skipped != "" {
-			fmt.Fprintf(w, "| %s | skipped | | | | | | | | %s |\n", res.Scenario, strings.ReplaceAll(short(res.Skipped), "|", "/"))
-			continue
+		c := cells(res)
+		for i := range c {
+			c[i] = strings.ReplaceAll(c[i], "|", "/")
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Scenario,
-			rate(res.Throughput, res.Unit), ms(res.P50Ms), ms(res.P99Ms), perUnit(res), res.Baseline,
-			rate(res.BaselineThroughput, res.Unit), ms(res.BaselineP50Ms)+" / "+ms(res.BaselineP99Ms),
-			ratio(res.Ratio, res.RatioOf), strings.ReplaceAll(res.Notes, "|", "/"))
+		fmt.Fprintln(w, "| "+strings.Join(c, " | ")+" |")
 	}
+	fmt.Fprintln(w)
+	printFloorsMarkdown(w, r.Floors)
 }
 
 func (r *report) writeJSON(path string) error {
@@ -122,7 +153,32 @@ func perUnit(res Result) string {
 	if !res.Costed {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f / %.2f", res.MongoPerUnit, res.RedisPerUnit)
+	s := fmt.Sprintf("%.2f / %.2f", res.MongoPerUnit, res.RedisPerUnit)
+	if res.Calls > 0 {
+		s += fmt.Sprintf(" (per call: %.2f / %.2f)", res.MongoPerCall, res.RedisPerCall)
+	}
+	return s
+}
+
+// temporalCell is the Temporal cost cell: the row's events / actions per unit with its sample,
+// retries when any, and its baseline's; "-" for rows that start no workflow.
+func temporalCell(res Result) string {
+	if res.Temporal == nil {
+		return "-"
+	}
+	s := temporalFigures(res.Temporal) + fmt.Sprintf(" (%d of %d sampled)", res.Temporal.Sampled, res.Temporal.Of)
+	if b := res.BaselineTemporal; b != nil {
+		s += "; baseline " + temporalFigures(b)
+	}
+	return s
+}
+
+func temporalFigures(t *TemporalCost) string {
+	s := fmt.Sprintf("%.1f / %.2f", t.EventsPerUnit, t.ActionsPerUnit)
+	if t.RetriesPerUnit > 0 {
+		s += fmt.Sprintf(" (%.2f retries)", t.RetriesPerUnit)
+	}
+	return s
 }
 
 func ms(v float64) string {

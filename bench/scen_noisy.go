@@ -79,6 +79,7 @@ func benchNoisy(ctx context.Context, r *run) []Result {
 	res.Notes = fmt.Sprintf("B's p95 time to start %.1f ms with A's backlog, %.1f ms alone; A fired %d tasks at once, "+
 		"all started and %d not yet admitted when B's %d were sent; latency = POST sent to first step started; throughput = A+B drained",
 		p95, p95Alone, nA, pendingA, noisyB)
+	chargeTemporal(ctx, r, &res, pipelineRuns(burst.ids))
 	return []Result{res}
 }
 
@@ -165,6 +166,15 @@ func submitPipeline(ctx context.Context, r *run, user string) (string, error) {
 		"input_data": map[string]any{"input_image": "https://cos.example/bench/1.jpg"}}
 	_, err := callWith(ctx, burstClient, "POST", r.app.apiURL+"/api/v1/pipeline-tasks", r.adminKey, body, &created)
 	return created.TaskID, err
+}
+
+// pipelineRuns is the workflow of each pipeline task.
+func pipelineRuns(taskIDs []string) []execution {
+	out := make([]execution, len(taskIDs))
+	for i, id := range taskIDs {
+		out[i] = execution{workflowID: pipeline.WorkflowID(id)}
+	}
+	return out
 }
 
 // burstClient has no overall timeout: the last of A's requests is answered only once the

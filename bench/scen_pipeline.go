@@ -21,7 +21,8 @@ const (
 )
 
 // benchPipeline: 1-step and 3-step sync_api pipelines started over POST /api/v1/pipeline-tasks
-// and awaited to completion, against bare workflows with one no-op activity.
+// and awaited to completion, each against a bare workflow with as many no-op activities as the
+// pipeline has steps.
 func benchPipeline(ctx context.Context, r *run) []Result {
 	if !r.hasRoute(ctx, "POST", "/api/v1/pipeline-tasks") {
 		return []Result{{Scenario: "pipeline", Skipped: "POST /api/v1/pipeline-tasks is not mounted"}}
@@ -30,15 +31,19 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 		return []Result{{Scenario: "pipeline", Skipped: "seeding failed: " + err.Error()}}
 	}
 	n := r.size(100, 10)
-	base := noopBaseline(ctx, r, n, pipelineConc)
 	var out []Result
 	for _, pc := range []struct {
 		name, pipeline string
-	}{{"pipeline 1-step", onePipeline}, {"pipeline 3-step", threePipeline}} {
+		bare           noopWorkflow
+	}{{"pipeline 1-step", onePipeline, noop1}, {"pipeline 3-step", threePipeline, noop3}} {
+		base := noopBaseline(ctx, r, n, pipelineConc, pc.bare)
 		res := Result{Scenario: pc.name, Unit: "pipelines", N: n}
 		m := r.meter(ctx)
-		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, _ int) error {
-			return runPipeline(ctx, r, pc.pipeline)
+		ids := make([]execution, n)
+		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, i int) error {
+			var err error
+			ids[i].workflowID, err = runPipeline(ctx, r, pc.pipeline)
+			return err
 		})
 		if failed > 0 {
 			res.Skipped = fmt.Sprintf("%d of %d runs failed: %v", failed, n, err)
@@ -49,13 +54,15 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 		m.charge(ctx, &res)
 		base.apply(&res)
 		res.Notes = fmt.Sprintf("%d concurrent clients; latency = POST to workflow completed", pipelineConc)
+		chargeTemporal(ctx, r, &res, ids)
 		out = append(out, res)
 	}
 	return out
 }
 
-// runPipeline starts one task over HTTP and waits for its workflow; a failed run is an error.
-func runPipeline(ctx context.Context, r *run, name string) error {
+// runPipeline starts one task over HTTP, waits for its workflow and returns the workflow's id; a
+// failed run is an error.
+func runPipeline(ctx context.Context, r *run, name string) (string, error) {
 	var created struct {
 		TaskID     string `json:"task_id"`
 		WorkflowID string `json:"workflow_id"`
@@ -63,19 +70,19 @@ func runPipeline(ctx context.Context, r *run, name string) error {
 	body := map[string]any{"pipeline": name, "user_id": benchQuotaUser, "feature_id": benchQuotaFeature,
 		"input_data": map[string]any{"input_image": "https://cos.example/bench/1.jpg"}}
 	if _, err := call(ctx, "POST", r.app.apiURL+"/api/v1/pipeline-tasks", r.adminKey, body, &created); err != nil {
-		return err
+		return "", err
 	}
 	if err := r.p.Temporal.GetWorkflow(ctx, created.WorkflowID, "").Get(ctx, nil); err != nil {
-		return fmt.Errorf("pipeline task %s: %w", created.TaskID, err)
+		return created.WorkflowID, fmt.Errorf("pipeline task %s: %w", created.TaskID, err)
 	}
 	task, err := pipelinedb.New(r.p.Mongo).GetTask(ctx, created.TaskID)
 	if err != nil {
-		return err
+		return created.WorkflowID, err
 	}
 	if task.Status != pipeline.StatusSuccess {
-		return fmt.Errorf("pipeline task %s ended %s: %s", task.ID, task.Status, task.ErrorReason)
+		return created.WorkflowID, fmt.Errorf("pipeline task %s ended %s: %s", task.ID, task.Status, task.ErrorReason)
 	}
-	return nil
+	return created.WorkflowID, nil
 }
 
 // seedPipelines registers the fake vendors, publishes the example pipelines and the 3-step
@@ -123,42 +130,4 @@ func seedPipelines(ctx context.Context, r *run) error {
 		}
 	}
 	return nil
-}
-
-// baseline is a measured reference the scenario's rows are compared with.
-type baseline struct {
-	name          string
-	tput, p50, p9 float64
-	err           error
-}
-
-// apply copies the baseline into res and computes the throughput ratio.
-func (b baseline) apply(res *Result) {
-	if b.err != nil {
-		res.Baseline = b.name + " failed: " + b.err.Error()
-		return
-	}
-	res.Baseline, res.BaselineThroughput, res.BaselineP50Ms, res.BaselineP99Ms = b.name, b.tput, b.p50, b.p9
-	if b.tput > 0 {
-		res.Ratio, res.RatioOf = res.Throughput/b.tput, "throughput"
-	}
-}
-
-// noopBaseline runs n bare workflows with one no-op activity at conc, start to completion.
-func noopBaseline(ctx context.Context, r *run, n, conc int) baseline {
-	id := "bench-noop-" + suffix() + "-"
-	lat, elapsed, failed, err := runLoad(ctx, n, conc, func(ctx context.Context, i int) error {
-		run, err := r.p.Temporal.ExecuteWorkflow(ctx, r.noopOptions(fmt.Sprint(id, i)), BenchNoopWorkflow)
-		if err != nil {
-			return err
-		}
-		return run.Get(ctx, nil)
-	})
-	b := baseline{name: "workflow + 1 no-op activity"}
-	if failed > 0 {
-		b.err = fmt.Errorf("%d failed: %w", failed, err)
-		return b
-	}
-	b.tput, b.p50, b.p9 = lat.fill(n, elapsed)
-	return b
 }

@@ -72,6 +72,7 @@ func benchPull(ctx context.Context, r *run) []Result {
 	}
 	res.Throughput, res.P50Ms, res.P99Ms = api.lat.fill(api.delivered, api.claiming)
 	m.charge(ctx, &res)
+	chargeCalls(&res, api.calls)
 
 	naive, err := drain(ctx, naiveBudget, unpulled(tasks, naiveProject), func(ctx context.Context, client int) ([]string, error) {
 		return naivePull(ctx, tasks, naiveProject, fmt.Sprintf("naive-%d", client))

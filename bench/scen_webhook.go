@@ -87,6 +87,7 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 	}
 	res.Throughput, res.P50Ms, res.P99Ms = lat.fill(rows, elapsed)
 	m.charge(ctx, &res)
+	sweep := execution{run.GetID(), run.GetRunID()}
 	calls := float64(emu.TotalCalls()) / float64(rows)
 	counted, mix := emu.TotalCalls(), callMix(emu.Calls())
 
@@ -94,6 +95,11 @@ func benchWebhook(ctx context.Context, r *run) []Result {
 	b.apply(&res)
 	res.Notes = fmt.Sprintf("%.2f Feishu calls per delivered row (%d calls: %s) vs %.2f (each call +%s); latency = scan start to row pushed; elapsed until every row is written back; 0 rows pushed twice",
 		calls, counted, mix, baseCalls, r.stack.feishuLatency)
+	chargeTemporal(ctx, r, &res, deliveryRuns(tables.WebhookTableID(), got))
+	if c, err := unitCost(ctx, r.p.Temporal, sweep); err == nil {
+		res.Notes += fmt.Sprintf("; Temporal per row = its WebhookDeliveryWorkflow; the sweep that started them all cost %d actions (%.3f per row) on top",
+			c.Actions, float64(c.Actions)/float64(rows))
+	}
 	return []Result{res}
 }
 
@@ -147,6 +153,20 @@ func duplicatePushes(got []receiver.Delivery) (int, error) {
 		seen[body.RecordID] = true
 	}
 	return dups, nil
+}
+
+// deliveryRuns is the delivery workflow of each pushed row (its latest run).
+func deliveryRuns(tableID string, got []receiver.Delivery) []execution {
+	var out []execution
+	for _, d := range got {
+		var body struct {
+			RecordID string `json:"record_id"`
+		}
+		if json.Unmarshal(d.Body, &body) == nil {
+			out = append(out, execution{workflowID: webhook.DeliveryID(tableID, body.RecordID)})
+		}
+	}
+	return out
 }
 
 // perTaskIDBaseline is the original poller's loop: scan the pending rows, then per row look each TaskID up

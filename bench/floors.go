@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// floor is one figure the project aims at for one row of the table (README "Benchmarks",
+// "Floors"): a cost at most limit, or a throughput ratio at least limit.
+type floor struct {
+	row    string // Result.Scenario
+	what   string
+	atMost bool
+	limit  float64
+	// of is the row's measured figure; false when the row has none.
+	of func(Result) (float64, bool)
+}
+
+// floors is the table of floors. A row that did not run (BENCH_ONLY) is left out of the check.
+var floors = []floor{
+	atMost("pipeline 1-step", "mongo commands per pipeline", 6, mongoPerUnit),
+	atMost("pipeline 1-step", "temporal actions per pipeline", 5, actionsPerUnit),
+	atLeast("pipeline 1-step", "throughput vs workflow + 1 no-op activity", 0.9, throughputRatio),
+	atMost("pipeline 3-step", "mongo commands per pipeline", 8, mongoPerUnit),
+	atMost("pipeline 3-step", "temporal actions per pipeline", 7, actionsPerUnit),
+	atLeast("pipeline 3-step", "throughput vs workflow + 3 no-op activities", 0.8, throughputRatio),
+	atMost("apply (no wait)", "mongo commands per apply (entry + its pipeline)", 9, mongoPerUnit),
+	atMost("apply (no wait)", "temporal actions per apply (entry + its pipeline)", 9, actionsPerUnit),
+	atMost("append burst", "mongo commands per append", 2, mongoPerUnit),
+	atMost("pull", "mongo commands per pull call (limit 50)", 3, mongoPerCall),
+	atMost("pull", "redis commands per pull call (limit 50)", 2, redisPerCall),
+	atMost("crawl", "redis commands per tweet", 0.05, redisPerUnit),
+	atLeast("crawl", "throughput vs franz-go consume+commit", 0.25, throughputRatio),
+	atMost("webhook", "temporal actions per delivered row", 2, actionsPerUnit),
+	atMost(queueOpScenario, "temporal actions per queue operation", 2, actionsPerUnit),
+}
+
+func atMost(row, what string, limit float64, of func(Result) (float64, bool)) floor {
+	return floor{row: row, what: what, atMost: true, limit: limit, of: of}
+}
+
+func atLeast(row, what string, limit float64, of func(Result) (float64, bool)) floor {
+	return floor{row: row, what: what, limit: limit, of: of}
+}
+
+func mongoPerUnit(r Result) (float64, bool) { return r.MongoPerUnit, r.Costed }
+func redisPerUnit(r Result) (float64, bool) { return r.RedisPerUnit, r.Costed }
+func mongoPerCall(r Result) (float64, bool) { return r.MongoPerCall, r.Costed && r.Calls > 0 }
+func redisPerCall(r Result) (float64, bool) { return r.RedisPerCall, r.Costed && r.Calls > 0 }
+
+func actionsPerUnit(r Result) (float64, bool) {
+	if r.Temporal == nil {
+		return 0, false
+	}
+	return r.Temporal.ActionsPerUnit, true
+}
+
+func throughputRatio(r Result) (float64, bool) {
+	return r.Ratio, r.RatioOf == "throughput" && r.Ratio > 0
+}
+
+// floorCheck is one floor against the run.
+type floorCheck struct {
+	Row      string  `json:"row"`
+	What     string  `json:"what"`
+	Floor    string  `json:"floor"`
+	Measured float64 `json:"measured,omitempty"`
+	// Status is "held", "MISSED" or "not measured" (the row was skipped or lacks the figure).
+	Status string `json:"status"`
+}
+
+// checkFloors holds the rows that ran to their floors.
+func checkFloors(results []Result) []floorCheck {
+	var out []floorCheck
+	for _, f := range floors {
+		for _, res := range results {
+			if res.Scenario == f.row {
+				out = append(out, f.check(res))
+			}
+		}
+	}
+	return out
+}
+
+func (f floor) check(res Result) floorCheck {
+	c := floorCheck{Row: f.row, What: f.what, Floor: fmt.Sprintf(">= %gx", f.limit), Status: "not measured"}
+	if f.atMost {
+		c.Floor = fmt.Sprintf("<= %g", f.limit)
+	}
+	v, ok := f.of(res)
+	if res.Skipped != "" || !ok {
+		return c
+	}
+	c.Measured, c.Status = v, "MISSED"
+	if (f.atMost && v <= f.limit) || (!f.atMost && v >= f.limit) {
+		c.Status = "held"
+	}
+	return c
+}
+
+func (c floorCheck) measured() string {
+	if c.Status == "not measured" {
+		return "-"
+	}
+	if strings.HasSuffix(c.Floor, "x") { // a throughput ratio
+		return fmt.Sprintf("%.2fx", c.Measured)
+	}
+	return fmt.Sprintf("%.2f", c.Measured)
+}
+
+func printFloors(w io.Writer, checks []floorCheck) {
+	if len(checks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nfloors (what the project aims at, README \"Benchmarks\"):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range checks {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Row, c.What, c.Floor, c.measured(), c.Status)
+	}
+	_ = tw.Flush()
+}
+
+func printFloorsMarkdown(w io.Writer, checks []floorCheck) {
+	if len(checks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "| row | floor of | floor | measured | |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, c := range checks {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.Row, c.What, c.Floor, c.measured(), c.Status)
+	}
+}
