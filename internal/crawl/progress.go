@@ -16,8 +16,10 @@ import (
 //   - exactly one record per task completes it (Outcome.Completer), again on
 //     its redelivery until MarkSignaled confirms the workflow was told.
 //
-// A failed batch may be applied again whole: what was applied already comes
-// back as duplicates. The progress package implements it over Redis.
+// ApplyBatch may apply all of a task's records of the batch in one atomic
+// step; the outcomes are those of one step per record, in order. A failed
+// batch may be applied again whole: what was applied already comes back as
+// duplicates. The progress package implements it over Redis.
 type ProgressCounter interface {
 	ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error)
 	// MarkSignaled records that the task's workflow received its completion.
