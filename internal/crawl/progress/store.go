@@ -165,8 +165,12 @@ func (s *Store) runCalls(ctx context.Context, us []crawl.Update, calls []call, o
 func (s *Store) args(us []crawl.Update, c call) []any {
 	args := make([]any, 0, 3+argsPerUpdate*len(c.index))
 	args = append(args, "apply", int64(s.completedTTL/time.Second), int64(s.idleTTL/time.Second))
-	for _, at := range c.index {
+	var field string // the offset field of the previous record, reused while its partition lasts
+	for i, at := range c.index {
 		u := us[at]
+		if i == 0 || u.Coord.Topic != us[c.index[i-1]].Coord.Topic || u.Coord.Partition != us[c.index[i-1]].Coord.Partition {
+			field = offsetField(u.Coord)
+		}
 		kind := "tweet"
 		switch {
 		case u.Init:
@@ -174,7 +178,7 @@ func (s *Store) args(us []crawl.Update, c call) []any {
 		case u.DeadLetter:
 			kind = "dead"
 		}
-		args = append(args, kind, offsetField(u.Coord), u.Coord.Offset, u.TotalTweets, u.Coord.String(), u.TweetID)
+		args = append(args, kind, field, u.Coord.Offset, u.TotalTweets, u.Coord.String(), u.TweetID)
 	}
 	return args
 }
