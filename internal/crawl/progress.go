@@ -2,7 +2,7 @@ package crawl
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 )
 
 // ProgressCounter applies records to their tasks' progress. Each record is
@@ -16,8 +16,10 @@ import (
 //   - exactly one record per task completes it (Outcome.Completer), again on
 //     its redelivery until MarkSignaled confirms the workflow was told.
 //
-// A failed batch may be applied again whole: what was applied already comes
-// back as duplicates. The progress package implements it over Redis.
+// ApplyBatch may apply all of a task's records of the batch in one atomic
+// step; the outcomes are those of one step per record, in order. A failed
+// batch may be applied again whole: what was applied already comes back as
+// duplicates. The progress package implements it over Redis.
 type ProgressCounter interface {
 	ApplyBatch(ctx context.Context, us []Update) ([]Outcome, error)
 	// MarkSignaled records that the task's workflow received its completion.
@@ -120,8 +122,10 @@ type Coordinates struct {
 	Offset    int64
 }
 
+// String is "<topic>:<partition>:<offset>" (built without fmt: it is made
+// for every record the consumer counts).
 func (c Coordinates) String() string {
-	return fmt.Sprintf("%s:%d:%d", c.Topic, c.Partition, c.Offset)
+	return c.Topic + ":" + strconv.FormatInt(int64(c.Partition), 10) + ":" + strconv.FormatInt(c.Offset, 10)
 }
 
 // Completion is reported once per task, by the record that completed it.

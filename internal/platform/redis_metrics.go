@@ -49,3 +49,9 @@ func (h redisCounter) count(cmd redis.Cmder) {
 }
 
 var _ redis.Hook = redisCounter{}
+
+// CountRedisCommands adds to rc the RedisCommandsMetric counter the platform's own client has,
+// registered on reg, so that a test can hold a Redis budget with the counter the bench reads.
+func CountRedisCommands(rc redis.UniversalClient, reg prometheus.Registerer) {
+	rc.AddHook(newRedisCounter(reg))
+}

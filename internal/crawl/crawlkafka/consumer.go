@@ -21,8 +21,8 @@ import (
 const (
 	ConsumerGroupDefault = "taskloom-crawl"
 	// BatchSizeDefault bounds how many records of one partition share a
-	// scheduler produce and a pass through Redis (itself pipelined in
-	// round trips of pipelineMax).
+	// scheduler produce and a pass through Redis: one counting script call
+	// per task of the batch, carrying all of that task's records.
 	BatchSizeDefault = 500
 	retryMinDefault  = 100 * time.Millisecond
 	retryMaxDefault  = 5 * time.Second
@@ -139,8 +139,9 @@ func byPartition(fetches kgo.Fetches) [][]*kgo.Record {
 // here is a dependency being down or slow (malformed records never fail),
 // so waiting is right; skipping would lose counts. A failed batch is retried
 // at half its size: a dependency that timed out on a large batch (a slow
-// Redis running a 500-script pipeline past its read timeout) gets smaller
-// ones instead of the same work again on top of what it is still doing.
+// Redis running a 500-record script call past its read timeout) gets
+// smaller ones instead of the same work again on top of what it is still
+// doing.
 // Successes grow the size back.
 func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 	size := c.batchSize

@@ -1,25 +1,35 @@
 -- Crawl progress: dedupe + count + completion check in one atomic step.
 --
 -- KEYS[1]  the progress hash, task_progress:{original_task_id} (after the key prefix)
--- ARGV[1]  op: "init" (a TASK_INIT record), "tweet" (a tweet record),
---          "dead" (a dead-lettered record naming this task),
---          "signaled" (the completion signal was delivered) or "fail" (the
---          task failed at its completion deadline)
--- ARGV[2]  offset field of the record's topic-partition: "offset:<topic>:<partition>"
---          ("fail": the TTL in seconds of a finished hash)
--- ARGV[3]  the record's offset
--- ARGV[4]  total_tweets (init only)
--- ARGV[5]  TTL in seconds once COMPLETED
--- ARGV[6]  TTL in seconds while not completed (refreshed on every record)
--- ARGV[7]  the record's coordinates "<topic>:<partition>:<offset>"
--- ARGV[8]  tweet_data.id (tweet only)
+-- ARGV[1]  op: "apply" (records of this task, in order), "signaled" (the
+--          completion signal was delivered) or "fail" (the task failed at
+--          its completion deadline)
 --
--- Returns {result, processed_tweets, total_tweets or -1, status, completer,
--- duplicate_tweets, dead_lettered_records}. result is "initialized",
--- "counted", "duplicate", "dead_lettered", "signaled" or "failed"; completer
--- is 1 for the one record whose processing made the task COMPLETED, as long
--- as the completion signal for it has not been confirmed (so a redelivery of
--- that record after a crash between counting and signalling signals again).
+-- "apply": ARGV[2] the TTL in seconds once COMPLETED, ARGV[3] the TTL in
+-- seconds while not completed (refreshed by every record that changes the
+-- hash), then six arguments per record from ARGV[4]:
+--   kind         "init" (a TASK_INIT record), "tweet" (a tweet record) or
+--                "dead" (a dead-lettered record naming this task)
+--   offset field of the record's topic-partition: "offset:<topic>:<partition>"
+--   offset       the record's offset
+--   total        total_tweets (init only)
+--   coordinates  the record's "<topic>:<partition>:<offset>"
+--   tweet id     tweet_data.id (tweet only)
+-- The records are applied one after the other exactly as if each had a call
+-- of its own, but the hash is read once (one HMGET of every field they
+-- touch) and written once (one HSET, at most one EXPIRE): one call per task
+-- per partition batch instead of one per record, still atomic.
+-- "fail": ARGV[2] the TTL in seconds of a finished hash.
+--
+-- "apply" returns, for each record in order, {result, processed_tweets,
+-- total_tweets or -1, status, completer, duplicate_tweets,
+-- dead_lettered_records} flattened into one array (seven values per
+-- record); "signaled" and "fail" return one such group. result is
+-- "initialized", "counted", "duplicate", "dead_lettered", "signaled" or
+-- "failed"; completer is 1 for the one record whose processing made the
+-- task COMPLETED, as long as the completion signal for it has not been
+-- confirmed (so a redelivery of that record after a crash between counting
+-- and signalling signals again).
 --
 -- The unit of work is a distinct tweet (the crawler announces total_tweets
 -- as its number of distinct tweets). Every counted tweet id is a field "tweet:<id>" of
@@ -63,102 +73,177 @@ if op == 'fail' then
     tonumber(h[5]) or 0}
 end
 
-if op == 'dead' then
-  -- A record the consumer could not use but that names this task: counted
-  -- once (the watermark dedupes redelivery), nothing else changes. The
-  -- task's status and completion are the tweets' business only.
-  local h = redis.call('HMGET', key, ARGV[2], 'total_tweets', 'processed_tweets', 'status',
-    'duplicate_tweets', 'dead_lettered_records')
-  local status = h[4] or ''
-  local dead = tonumber(h[6]) or 0
-  local result = 'duplicate'
-  if tonumber(ARGV[3]) > tonumber(h[1] or '-1') then
-    result = 'dead_lettered'
-    dead = dead + 1
-    redis.call('HSET', key, ARGV[2], ARGV[3], 'dead_lettered_records', dead)
-    if status ~= 'COMPLETED' and status ~= 'FAILED' then
-      redis.call('EXPIRE', key, tonumber(ARGV[6]))
+
+-- "apply": the hot path of every record. Redis runs scripts one at a time,
+-- so the whole call reads once, works in Lua tables and writes once: each
+-- field gets the value the last record left in it, as if every record had
+-- written it.
+local completedTTL = tonumber(ARGV[2])
+local idleTTL = tonumber(ARGV[3])
+local records = (#ARGV - 3) / 6
+
+-- The fields every record may read, then each record's watermark and tweet
+-- id field, each named once.
+local names = {'total_tweets', 'processed_tweets', 'status', 'completed_by', 'completion_signaled',
+  'duplicate_tweets', 'dead_lettered_records'}
+local at = {}
+local idFields = {}
+local function want(f)
+  if not at[f] then
+    names[#names + 1] = f
+    at[f] = #names
+  end
+end
+for i = 0, records - 1 do
+  local a = 4 + 6 * i
+  want(ARGV[a + 1])
+  if ARGV[a] == 'tweet' then
+    local f = 'tweet:' .. ARGV[a + 5]
+    idFields[i] = f
+    want(f)
+  end
+end
+local h = redis.call('HMGET', key, unpack(names))
+
+local total = tonumber(h[1])
+local processed = tonumber(h[2]) or 0
+local status = h[3] or ''
+local completedBy = h[4]
+local signaled = h[5]
+local dups = tonumber(h[6]) or 0
+local dead = tonumber(h[7]) or 0
+-- field: the current value of each watermark and tweet id field (false
+-- when absent); moved: the fields set by this call, in first-set order;
+-- changed: which of the fixed fields to write.
+local field, moved, isMoved = {}, {}, {}
+for f, i in pairs(at) do
+  field[f] = h[i]
+end
+local function set(f, v)
+  if not isMoved[f] then
+    isMoved[f] = true
+    moved[#moved + 1] = f
+  end
+  field[f] = v
+end
+local changed = {}
+-- ttl: the last EXPIRE a record asked for (all would run at the same
+-- instant, so the last one is the one that holds).
+local ttl = nil
+local out = {}
+
+local function finishedNow()
+  return status == 'COMPLETED' or status == 'FAILED'
+end
+
+-- A record the consumer could not use but that names this task: counted
+-- once (the watermark dedupes redelivery), nothing else changes. The
+-- task's status and completion are the tweets' business only.
+local function applyDead(offsetField, offset)
+  if offset <= tonumber(field[offsetField] or '-1') then
+    return 'duplicate', 0
+  end
+  dead = dead + 1
+  set(offsetField, offset)
+  changed.dead = true
+  if not finishedNow() then
+    ttl = idleTTL
+  end
+  return 'dead_lettered', 0
+end
+
+-- A TASK_INIT or a tweet; returns the result and the completer flag.
+local function applyCounted(kind, offsetField, offset, announced, coord, idField)
+  local finished = finishedNow()
+  if offset <= tonumber(field[offsetField] or '-1') then
+    -- A redelivered record: nothing changes. Only the completing record's
+    -- redelivery, before its signal was confirmed, asks for the signal again.
+    if status == 'COMPLETED' and completedBy == coord and not signaled then
+      return 'duplicate', 1
+    end
+    return 'duplicate', 0
+  end
+  set(offsetField, offset)
+  local result
+  if kind == 'init' then
+    if finished then
+      -- The task is over; a late TASK_INIT changes nothing but the watermark.
+      return 'duplicate', 0
+    end
+    result = 'initialized'
+    total = announced
+    changed.total = true
+    if status == '' then
+      status = 'INITIALIZED'
+    end
+    if processed > total then
+      dups = dups + processed - total
+      processed = total
+      changed.dups = true
+    end
+  elseif status == 'COMPLETED' or field[idField] or (total ~= nil and processed >= total) then
+    result = 'duplicate'
+    dups = dups + 1
+    changed.dups = true
+  else
+    result = 'counted'
+    processed = processed + 1
+    set(idField, 1)
+    if not finished then
+      status = 'PROCESSING'
     end
   end
-  return {result, tonumber(h[3]) or 0, tonumber(h[2]) or -1, status, 0, tonumber(h[5]) or 0, dead}
-end
-
--- One read and one write per record: the script is the hot path of every
--- tweet and Redis runs scripts one at a time.
-local offset = tonumber(ARGV[3])
-local idField = 'tweet:' .. (ARGV[8] or '')
-local h = redis.call('HMGET', key, ARGV[2], 'total_tweets', 'processed_tweets', 'status',
-  'completed_by', 'completion_signaled', 'duplicate_tweets', idField, 'dead_lettered_records')
-local seen = tonumber(h[1] or '-1')
-local total = tonumber(h[2])
-local processed = tonumber(h[3]) or 0
-local status = h[4] or ''
-local dups = tonumber(h[7]) or 0
-local dead = tonumber(h[9]) or 0
-local finished = status == 'COMPLETED' or status == 'FAILED'
-local completer = 0
-
-if offset <= seen then
-  -- A redelivered record: nothing changes. Only the completing record's
-  -- redelivery, before its signal was confirmed, asks for the signal again.
-  if status == 'COMPLETED' and h[5] == ARGV[7] and not h[6] then
-    completer = 1
-  end
-  return {'duplicate', processed, total or -1, status, completer, dups, dead}
-end
-
-local result
-local fields = {ARGV[2], offset}
-if op == 'init' then
-  if finished then
-    -- The task is over; a late TASK_INIT changes nothing but the watermark.
-    redis.call('HSET', key, unpack(fields))
-    return {'duplicate', processed, total or -1, status, 0, dups, dead}
-  end
-  result = 'initialized'
-  total = tonumber(ARGV[4])
-  table.insert(fields, 'total_tweets')
-  table.insert(fields, total)
-  if status == '' then
-    status = 'INITIALIZED'
-  end
-  if processed > total then
-    dups = dups + processed - total
-    processed = total
-    table.insert(fields, 'duplicate_tweets')
-    table.insert(fields, dups)
-  end
-elseif status == 'COMPLETED' or h[8] or (total ~= nil and processed >= total) then
-  result = 'duplicate'
-  dups = dups + 1
-  table.insert(fields, 'duplicate_tweets')
-  table.insert(fields, dups)
-else
-  result = 'counted'
-  processed = processed + 1
-  table.insert(fields, idField)
-  table.insert(fields, 1)
+  local completer = 0
   if not finished then
-    status = 'PROCESSING'
+    -- A finished hash is already expiring; a late record must not extend it.
+    ttl = idleTTL
+    if total ~= nil and processed >= total then
+      status = 'COMPLETED'
+      completer = 1
+      ttl = completedTTL
+      completedBy = coord
+      changed.completedBy = true
+    end
   end
+  changed.progress = true
+  return result, completer
 end
 
-local ttl = tonumber(ARGV[6])
-if finished then
-  ttl = nil -- already expiring since it finished; a late record must not extend it
-elseif total ~= nil and processed >= total then
-  status = 'COMPLETED'
-  completer = 1
-  ttl = tonumber(ARGV[5])
-  table.insert(fields, 'completed_by')
-  table.insert(fields, ARGV[7])
+for i = 0, records - 1 do
+  local a = 4 + 6 * i
+  local kind, offset = ARGV[a], tonumber(ARGV[a + 2])
+  local result, completer
+  if kind == 'dead' then
+    result, completer = applyDead(ARGV[a + 1], offset)
+  else
+    result, completer = applyCounted(kind, ARGV[a + 1], offset, tonumber(ARGV[a + 3]), ARGV[a + 4], idFields[i])
+  end
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = result, processed, total or -1, status
+  out[n + 5], out[n + 6], out[n + 7] = completer, dups, dead
 end
-table.insert(fields, 'processed_tweets')
-table.insert(fields, processed)
-table.insert(fields, 'status')
-table.insert(fields, status)
-redis.call('HSET', key, unpack(fields))
+
+local args = {}
+for _, f in ipairs(moved) do
+  args[#args + 1] = f
+  args[#args + 1] = field[f]
+end
+local function write(flag, f, v)
+  if flag then
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+end
+write(changed.total, 'total_tweets', total)
+write(changed.dups, 'duplicate_tweets', dups)
+write(changed.dead, 'dead_lettered_records', dead)
+write(changed.completedBy, 'completed_by', completedBy)
+write(changed.progress, 'processed_tweets', processed)
+write(changed.progress, 'status', status)
+if #args > 0 then
+  redis.call('HSET', key, unpack(args))
+end
 if ttl then
   redis.call('EXPIRE', key, ttl)
 end
-return {result, processed, total or -1, status, completer, dups, dead}
+return out

@@ -1,6 +1,8 @@
 // Package progress keeps each crawl task's progress in Redis: the task_progress:{original_task_id}
 // hash, changed only by one Lua script (progress.lua) that checks, counts and completes a task in
-// one atomic step, so consumers on any number of workers count every tweet once.
+// one atomic step, so consumers on any number of workers count every tweet once. One step
+// carries all of a task's records of a consumer's batch: one call per task per partition batch,
+// not per tweet (README, "Benchmarks").
 package progress
 
 import (
@@ -66,68 +68,119 @@ func (s *Store) Apply(ctx context.Context, u crawl.Update) (crawl.Outcome, error
 	return out[0], nil
 }
 
-// pipelineMax bounds the scripts sent in one round trip, so that one reply
-// never waits behind so many scripts that a busy Redis hits the client's
-// read timeout.
-const pipelineMax = 100
+// updatesPerCallMax bounds the records one script call carries, so that one
+// call stays short (Redis runs nothing else meanwhile) and its HMGET and HSET
+// stay far below Lua's limit on unpacked arguments (two fields per record at
+// most). A consumer's partition batch (BatchSizeDefault) fits in one call.
+const updatesPerCallMax = 1000
 
-// ApplyBatch runs the script for several records, in order, pipelined in
-// round trips of at most pipelineMax. A failed batch may be retried whole:
-// records already applied come back as duplicates and change nothing.
+// callsPerRoundTripMax bounds the script calls sent in one round trip, so
+// that one reply never waits behind so many scripts that a busy Redis hits
+// the client's read timeout.
+const callsPerRoundTripMax = 100
+
+// call is one script call: records of one task, in their order in the batch.
+type call struct {
+	taskID int64
+	index  []int // positions in the batch
+}
+
+// ApplyBatch applies records with one script call per task (records of one
+// task in batch order; more than updatesPerCallMax take more calls, run in
+// order), the calls pipelined in one round trip of at most
+// callsPerRoundTripMax. Each call is atomic and applies its records exactly
+// as one call per record would, so the outcomes are the same. A failed batch
+// may be retried whole: records already applied come back as duplicates and
+// change nothing.
 func (s *Store) ApplyBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
-	outs := make([]crawl.Outcome, 0, len(us))
-	for len(us) > 0 {
-		chunk := us[:min(pipelineMax, len(us))]
-		out, err := s.runBatch(ctx, chunk)
+	calls := splitCalls(us)
+	outs := make([]crawl.Outcome, len(us))
+	for len(calls) > 0 {
+		chunk := calls[:min(callsPerRoundTripMax, len(calls))]
+		err := s.runCalls(ctx, us, chunk, outs)
 		if err != nil && isNoScript(err) {
 			// A restarted or flushed Redis lost the cached script; load it
 			// and replay (safe: the script dedupes).
 			if lerr := progressScript.Load(ctx, s.rdb).Err(); lerr != nil {
 				return nil, fmt.Errorf("load crawl progress script: %w", lerr)
 			}
-			out, err = s.runBatch(ctx, chunk)
+			err = s.runCalls(ctx, us, chunk, outs)
 		}
 		if err != nil {
 			return nil, err
 		}
-		outs = append(outs, out...)
-		us = us[len(chunk):]
+		calls = calls[len(chunk):]
 	}
 	return outs, nil
 }
 
-func (s *Store) runBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
-	cmds := make([]*redis.Cmd, len(us))
+// splitCalls groups the batch per task, in order of first appearance.
+func splitCalls(us []crawl.Update) []call {
+	var calls []call
+	open := map[int64]int{} // task → its last call, while that call has room
+	for i, u := range us {
+		c, ok := open[u.TaskID]
+		if !ok || len(calls[c].index) == updatesPerCallMax {
+			c = len(calls)
+			calls = append(calls, call{taskID: u.TaskID, index: make([]int, 0, min(len(us)-i, updatesPerCallMax))})
+			open[u.TaskID] = c
+		}
+		calls[c].index = append(calls[c].index, i)
+	}
+	return calls
+}
+
+// argsPerUpdate is how many script arguments one record takes after the
+// call's own (see progress.lua, "apply").
+const argsPerUpdate = 6
+
+func (s *Store) runCalls(ctx context.Context, us []crawl.Update, calls []call, outs []crawl.Outcome) error {
+	cmds := make([]*redis.Cmd, len(calls))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, u := range us {
-			cmds[i] = progressScript.EvalSha(ctx, p, []string{s.Key(u.TaskID)}, s.args(u)...)
+		for i, c := range calls {
+			cmds[i] = progressScript.EvalSha(ctx, p, []string{s.Key(c.taskID)}, s.args(us, c)...)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("run crawl progress script for %d records: %w", len(us), err)
+		return fmt.Errorf("run crawl progress script for %d records of %d tasks: %w", len(us), len(calls), err)
 	}
-	outs := make([]crawl.Outcome, len(us))
 	for i, c := range cmds {
-		o, err := parseOutcome(c.Val())
-		if err != nil {
-			return nil, fmt.Errorf("crawl progress of task %d at %s: %w", us[i].TaskID, us[i].Coord, err)
+		call := calls[i]
+		vals, ok := c.Val().([]any)
+		if !ok || len(vals) != outcomeLen*len(call.index) {
+			return fmt.Errorf("crawl progress of task %d: unexpected script reply %#v", call.taskID, c.Val())
 		}
-		outs[i] = o
+		for j, at := range call.index {
+			o, err := parseOutcome(vals[j*outcomeLen : (j+1)*outcomeLen])
+			if err != nil {
+				return fmt.Errorf("crawl progress of task %d at %s: %w", call.taskID, us[at].Coord, err)
+			}
+			outs[at] = o
+		}
 	}
-	return outs, nil
+	return nil
 }
 
-func (s *Store) args(u crawl.Update) []any {
-	op := "tweet"
-	switch {
-	case u.Init:
-		op = "init"
-	case u.DeadLetter:
-		op = "dead"
+func (s *Store) args(us []crawl.Update, c call) []any {
+	args := make([]any, 0, 3+argsPerUpdate*len(c.index))
+	args = append(args, "apply", int64(s.completedTTL/time.Second), int64(s.idleTTL/time.Second))
+	var field string // the offset field of the previous record, reused while its partition lasts
+	for i, at := range c.index {
+		u := us[at]
+		if i == 0 || u.Coord.Topic != us[c.index[i-1]].Coord.Topic || u.Coord.Partition != us[c.index[i-1]].Coord.Partition {
+			field = offsetField(u.Coord)
+		}
+		kind := "tweet"
+		switch {
+		case u.Init:
+			kind = "init"
+		case u.DeadLetter:
+			kind = "dead"
+		}
+		args = append(args, kind, field, u.Coord.Offset, u.TotalTweets, u.Coord.String(), u.TweetID)
 	}
-	return []any{op, offsetField(u.Coord), u.Coord.Offset, u.TotalTweets,
-		int64(s.completedTTL / time.Second), int64(s.idleTTL / time.Second), u.Coord.String(), u.TweetID}
+	return args
 }
 
 // Fail marks the hash FAILED unless the task is COMPLETED already, in the
@@ -184,9 +237,12 @@ func (s *Store) Get(ctx context.Context, taskID int64) (crawl.Progress, error) {
 	return p, nil
 }
 
+// outcomeLen is how many values of the script's reply describe one record.
+const outcomeLen = 7
+
 func parseOutcome(v any) (crawl.Outcome, error) {
 	arr, ok := v.([]any)
-	if !ok || len(arr) != 7 {
+	if !ok || len(arr) != outcomeLen {
 		return crawl.Outcome{}, fmt.Errorf("unexpected script reply %#v", v)
 	}
 	result, _ := arr[0].(string)

@@ -471,12 +471,12 @@ func TestProgressScriptReloadsAfterFlush(t *testing.T) {
 	}
 }
 
-// A batch larger than one pipeline round trip keeps its order across them.
-func TestProgressBatchSpansPipelines(t *testing.T) {
+// A batch larger than one script call keeps its order across the calls.
+func TestProgressBatchSpansCalls(t *testing.T) {
 	for _, b := range redisBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			s := New(b.rdb, b.prefix, time.Hour, 24*time.Hour)
-			const n = 2*pipelineMax + 50
+			const n = 2*updatesPerCallMax + 50
 			batch := []crawl.Update{initAt(51, n, 0)}
 			for off := range int64(n) {
 				batch = append(batch, tweetAt(51, 0, off))
@@ -492,5 +492,97 @@ func TestProgressBatchSpansPipelines(t *testing.T) {
 				t.Fatalf("completers = %v", got)
 			}
 		})
+	}
+}
+
+// One call per task carries many records: every outcome and the hash it
+// leaves (counts, ids, watermarks, completion, TTL) are exactly those of one
+// call per record, for batches mixing tasks, redeliveries, copies, dead
+// letters, late and smaller totals, and tasks finished before the batch.
+func TestProgressBatchEqualsOneCallPerRecord(t *testing.T) {
+	mixed := func(task int64) []crawl.Update {
+		return []crawl.Update{
+			deadAt(task, testTopic, 0, 0), tweetAt(task, 0, 1), copyAt("t0-1", task, 0, 2), tweetAt(task, 0, 3),
+			tweetAt(task, 0, 3), deadAt(task, testTopic, 0, 3), initAt(task, 3, 0), tweetAt(task, 1, 0),
+			tweetAt(task, 0, 4), deadAt(task, testTopic, 0, 5), initAt(task, 3, 0), tweetAt(task, 0, 4),
+		}
+	}
+	cases := []struct {
+		name    string
+		before  []crawl.Update // applied one by one first
+		batch   []crawl.Update
+		signals bool // MarkSignaled between before and batch
+	}{
+		{name: "mixed", batch: mixed(61)},
+		{name: "two tasks interleaved", batch: interleave(mixed(61), mixed(62))},
+		{name: "smaller total after more tweets", batch: []crawl.Update{tweetAt(61, 0, 0), tweetAt(61, 0, 1),
+			tweetAt(61, 0, 2), initAt(61, 2, 0), tweetAt(61, 0, 3)}},
+		{name: "redelivery of the completer", before: mixed(61), batch: mixed(61)},
+		{name: "redelivery after the signal", before: mixed(61), batch: mixed(61), signals: true},
+		{name: "late records after completion", before: mixed(61), batch: []crawl.Update{tweetAt(61, 0, 9),
+			initAt(61, 5, 4), deadAt(61, testTopic, 0, 10)}},
+		{name: "zero tweets", batch: []crawl.Update{initAt(61, 0, 0), tweetAt(61, 0, 0)}},
+	}
+	for _, b := range redisBackends(t) {
+		for _, tc := range cases {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				one := New(b.rdb, b.prefix+tc.name+":one:", time.Hour, 24*time.Hour)
+				batched := New(b.rdb, b.prefix+tc.name+":batch:", time.Hour, 24*time.Hour)
+				for _, s := range []*Store{one, batched} {
+					applyAll(t, s, tc.before)
+					if tc.signals {
+						if err := s.MarkSignaled(ctx, 61); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				want := applyAll(t, one, tc.batch)
+				got, err := batched.ApplyBatch(ctx, tc.batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Errorf("record %d (%+v): batched %+v, one call each %+v", i, tc.batch[i], got[i], want[i])
+					}
+				}
+				for _, task := range []int64{61, 62} {
+					w, g := b.rdb.HGetAll(ctx, one.Key(task)).Val(), b.rdb.HGetAll(ctx, batched.Key(task)).Val()
+					if fmt.Sprint(w) != fmt.Sprint(g) {
+						t.Errorf("task %d hash: batched %v, one call each %v", task, g, w)
+					}
+					if w, g := ttlClass(b.rdb.TTL(ctx, one.Key(task)).Val()), ttlClass(b.rdb.TTL(ctx, batched.Key(task)).Val()); w != g {
+						t.Errorf("task %d TTL: batched %s, one call each %s", task, g, w)
+					}
+				}
+			})
+		}
+	}
+}
+
+func interleave(a, b []crawl.Update) []crawl.Update {
+	var out []crawl.Update
+	for i := range max(len(a), len(b)) {
+		if i < len(a) {
+			out = append(out, a[i])
+		}
+		if i < len(b) {
+			out = append(out, b[i])
+		}
+	}
+	return out
+}
+
+// ttlClass tells the TTLs the tests use apart: the completed TTL (an hour),
+// the idle TTL (a day) or none.
+func ttlClass(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "none"
+	case d <= time.Hour:
+		return "completed"
+	default:
+		return "idle"
 	}
 }
