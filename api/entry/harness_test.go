@@ -1,6 +1,7 @@
 package entry_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -195,8 +196,14 @@ func (f *fixture) runsWithKey(key string) int64 {
 	return n
 }
 
-// saveHistory records a workflow's history when RECORD_HISTORIES is set.
+// saveHistory waits for a workflow to close, checks its cost and records its history when
+// RECORD_HISTORIES is set. A Telegram task replies before it closes, so a history taken at the
+// reply would miss the workflow's last commands.
 func (f *fixture) saveHistory(workflowID, name string) {
 	f.t.Helper()
+	ctx, cancel := context.WithTimeout(f.env.Context(), 30*time.Second)
+	defer cancel()
+	// The outcome is the test's business; here only the closing matters.
+	_ = f.env.Platform.Temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil)
 	histories.Record(f.t, f.env.Platform.Temporal, "entry", workflowID, "", name)
 }

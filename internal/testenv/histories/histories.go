@@ -26,6 +26,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/taskloom/taskloom/internal/actions"
 )
 
 // RecordEnv is the one switch that makes Record write files.
@@ -38,13 +40,11 @@ func Dir(subsystem string) string {
 	return filepath.Join(root, "testdata", "histories", subsystem)
 }
 
-// Record writes a finished workflow's history to Dir(subsystem)/<name>.json when RecordEnv is
-// set; otherwise it does nothing. runID "" is the latest run.
+// Record checks a finished workflow's cost against the budget of the path it ran (budgets.go)
+// and, when RecordEnv is set, writes its history to Dir(subsystem)/<name>.json. runID "" is the
+// latest run.
 func Record(t testing.TB, c client.Client, subsystem, workflowID, runID, name string) {
 	t.Helper()
-	if os.Getenv(RecordEnv) == "" {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -55,6 +55,12 @@ func Record(t testing.TB, c client.Client, subsystem, workflowID, runID, name st
 			t.Fatalf("record history of %s: %v", workflowID, err)
 		}
 		h.Events = append(h.Events, ev)
+	}
+	if msg := checkBudget(subsystem, name, actions.Count(h.Events)); msg != "" {
+		t.Error(msg)
+	}
+	if os.Getenv(RecordEnv) == "" {
+		return
 	}
 	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
 	if err != nil {

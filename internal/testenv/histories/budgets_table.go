@@ -1,0 +1,72 @@
+package histories
+
+// Budgets of the recorded paths, in Temporal Cloud actions (actions.Cost.Designed: retries
+// aside), each with what it is made of. A change that adds an activity, a timer, an upsert or a
+// local-activity batch to a path fails TestActionBudgets (tests/budgets) and the integration test
+// that runs the path until its row here is changed, with the reason in Why.
+var budgets = map[string]map[string]Budget{
+	"crawl": {
+		"crawler_exit_nonzero":            {Actions: 6, Why: "start 1, upsert 2, MarkRunning 1, RunCrawler 1, Finish 1"},
+		"deadline_missing":                {Actions: 8, Why: "start 1, upsert 2, timer 1, MarkRunning 1, RunCrawler 1, ReadProgress 1, Finish 1", Varies: "the deadline timer fires or not, by how fast the crawler runs"},
+		"deadline_total_counts_copies":    {Actions: 6, Why: "start 1, upsert 1, timer 1, MarkRunning 1, FailProgress 1, Finish 1", Varies: "the deadline timer fires or not, by how fast the crawler runs"},
+		"normal_order":                    {Actions: 7, Why: "start 1, signal 1, upsert 2, MarkRunning 1, RunCrawler 1, Finish 1"},
+		"normal_order_lowercase_status":   {Actions: 8, Why: "start 1, signal 1, upsert 2, timer 1, CrawlMarkRunning 1, CrawlRunCrawler 1, CrawlFinish 1", Varies: "the deadline timer fires or not, by how fast the crawler runs"},
+		"started_by_consumer_redelivered": {Actions: 6, Why: "start 1, upsert 2, timer 1, MarkRunning 1, Finish 1", Varies: "the deadline timer fires or not, by how fast the crawler runs"},
+		"started_by_task_init_deadline":   {Actions: 7, Why: "start 1, upsert 2, timer 1, MarkRunning 1, ReadProgress 1, Finish 1", Varies: "the deadline timer fires or not, by how fast the crawler runs"},
+		"task_init_last":                  {Actions: 7, Why: "start 1, signal 1, upsert 2, MarkRunning 1, RunCrawler 1, Finish 1"},
+		"zero_tweets":                     {Actions: 7, Why: "start 1, signal 1, upsert 2, MarkRunning 1, RunCrawler 1, Finish 1"},
+	},
+	"entry": {
+		"bulk_drop_one_task":                      {Actions: 3, Why: "start 1, upsert 1, EntryBulkBatch 1"},
+		"bulk_resume_two_tasks":                   {Actions: 3, Why: "start 1, upsert 1, EntryBulkBatch 1"},
+		"http_completed":                          {Actions: 9, Why: "start 1, side effect 1, child 2, upsert 2, EntryRecordStatus 2, EntryPrepareRun 1"},
+		"http_completed_accepted":                 {Actions: 10, Why: "start 1, side effect 1, child 2, upsert 2, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1"},
+		"http_suspended_auto_dropped":             {Actions: 22, Why: "start 1, side effect 2, child 4, upsert 5, timer 2, EntryAccept 1, EntryRecordStatus 5, EntryPrepareRun 2", Varies: "retries the pipeline on a timer before it suspends"},
+		"http_suspended_dropped":                  {Actions: 21, Why: "start 1, signal 1, side effect 2, child 4, upsert 5, timer 1, EntryRecordStatus 5, EntryPrepareRun 2", Varies: "retries the pipeline on a timer before it suspends"},
+		"http_suspended_resumed":                  {Actions: 27, Why: "start 1, signal 1, side effect 3, child 6, upsert 6, timer 1, EntryRecordStatus 6, EntryPrepareRun 3", Varies: "retries the pipeline on a timer before it suspends"},
+		"http_suspended_resumed_before_auto_drop": {Actions: 29, Why: "start 1, signal 1, side effect 3, child 6, upsert 6, timer 2, EntryAccept 1, EntryRecordStatus 6, EntryPrepareRun 3", Varies: "retries the pipeline on a timer before it suspends"},
+		"telegram_completed_reply":                {Actions: 11, Why: "start 1, side effect 1, child 2, upsert 3, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1"},
+		"telegram_reply_failed":                   {Actions: 13, Why: "start 1, side effect 1, child 2, upsert 3, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1, EntryRecordReplyFailure 1"},
+		"telegram_reply_parts":                    {Actions: 11, Why: "start 1, side effect 1, child 2, upsert 2, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1, EntrySendReply 1"},
+	},
+	"pipeline": {
+		"async_poll_keeps_job":                      {Actions: 13, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 3, PipelineSubmitAsync 1, PipelinePollAsync 3", Varies: "polls until the vendor answers"},
+		"basic_clean_all_down":                      {Actions: 6, Why: "start 1, update 1, local-activity batch 1, upsert 2, timer 1"},
+		"basic_clean_success":                       {Actions: 8, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 1, PipelineCallSync 1"},
+		"breaker_single_candidate_waits":            {Actions: 28, Why: "start 1, update 1, local-activity batch 11, upsert 2, timer 9, PipelineCallSync 4", Varies: "waits out the breaker cooldown in timer steps"},
+		"collection_video_redriven":                 {Actions: 12, Why: "start 1, update 2, local-activity batch 3, upsert 2, timer 2, PipelineInvokeSCF 1, PipelineCallSync 1"},
+		"collection_video_scf_failed":               {Actions: 11, Why: "start 1, update 2, local-activity batch 2, upsert 2, timer 2, PipelineCallSync 1, PipelineInvokeSCF 1"},
+		"collection_video_success":                  {Actions: 13, Why: "start 1, update 2, local-activity batch 3, upsert 2, timer 2, PipelineCallSync 2, PipelineInvokeSCF 1"},
+		"legacy_dotted_basic_clean_all_down":        {Actions: 6, Why: "start 1, update 1, local-activity batch 1, upsert 2, timer 1"},
+		"legacy_dotted_basic_clean_success":         {Actions: 8, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 1, pipeline.CallSync 1"},
+		"legacy_dotted_collection_video_scf_failed": {Actions: 11, Why: "start 1, update 2, local-activity batch 2, upsert 2, timer 2, pipeline.CallSync 1, pipeline.InvokeSCF 1"},
+		"legacy_dotted_collection_video_success":    {Actions: 13, Why: "start 1, update 2, local-activity batch 3, upsert 2, timer 2, pipeline.CallSync 2, pipeline.InvokeSCF 1"},
+		"legacy_dotted_model_pose12_success":        {Actions: 10, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 2, pipeline.SubmitAsync 1, pipeline.PollAsync 1"},
+		"legacy_dotted_model_pose12_worker_restart": {Actions: 16, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 5, pipeline.SubmitAsync 1, pipeline.PollAsync 4"},
+		"legacy_dotted_scf_callback_success":        {Actions: 10, Why: "start 1, update 2, local-activity batch 2, upsert 2, timer 2, pipeline.InvokeSCF 1"},
+		"model_pose12_success":                      {Actions: 10, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 2, PipelineSubmitAsync 1, PipelinePollAsync 1", Varies: "polls until the vendor job is done"},
+		"model_pose12_worker_restart":               {Actions: 16, Why: "start 1, update 1, local-activity batch 2, upsert 2, timer 5, PipelineSubmitAsync 1, PipelinePollAsync 4", Varies: "polls until the vendor job is done"},
+		"provider_health_marks_down":                {Actions: 2, Why: "start 1, PipelineCheckProviderHealth 1"},
+		"redrive_bulk_three_tasks":                  {Actions: 5, Why: "start 1, upsert 1, timer 1, PipelineRedriveBatch 2", Varies: "follows the bulk operation in batches on a timer"},
+		"scf_callback_explained":                    {Actions: 10, Why: "start 1, update 2, local-activity batch 2, upsert 2, timer 2, PipelineInvokeSCF 1"},
+		"scf_callback_success":                      {Actions: 10, Why: "start 1, update 2, local-activity batch 2, upsert 2, timer 2, PipelineInvokeSCF 1"},
+	},
+	"taskecho": {
+		"queue_reset":                           {Actions: 4, Why: "start 1, TaskEchoApplyQueueOpBatch 2, TaskEchoFinishQueueOp 1"},
+		"queue_reset_bare_names":                {Actions: 4, Why: "start 1, ApplyQueueOpBatch 2, FinishQueueOp 1"},
+		"sweeper_release_and_expire":            {Actions: 4, Why: "start 1, TaskEchoReleaseExpiredLeases 1, TaskEchoExpireTasks 1, TaskEchoCheckAlerts 1"},
+		"sweeper_release_and_expire_bare_names": {Actions: 4, Why: "start 1, ReleaseExpiredLeases 1, ExpireTasks 1, CheckAlertsAndPrune 1"},
+	},
+	"webhook": {
+		"creator_invalid_filter":            {Actions: 3, Why: "start 1, WebhookCreateVideoRows 1, WebhookCreateSingleURLRows 1"},
+		"creator_video_and_single_url":      {Actions: 3, Why: "start 1, WebhookCreateVideoRows 1, WebhookCreateSingleURLRows 1"},
+		"creator_video_rows":                {Actions: 2, Why: "start 1, WebhookCreateVideoRows 1"},
+		"delivery_claimed_failing_receiver": {Actions: 12, Why: "start 1, signal 1, upsert 3, timer 3, WebhookAttempt 2, WebhookWriteBack 2", Varies: "attempts until the receiver answers or the readiness window ends"},
+		"delivery_failing_receiver":         {Actions: 12, Why: "start 1, upsert 3, timer 2, WebhookAttempt 3, WebhookWriteBack 3", Varies: "attempts until the receiver answers or the readiness window ends"},
+		"delivery_readiness_deadline":       {Actions: 8, Why: "start 1, upsert 1, timer 2, WebhookAttempt 3, WebhookWriteBack 1", Varies: "attempts until the row is ready or the readiness window ends"},
+		"delivery_waits_then_succeeds":      {Actions: 6, Why: "start 1, upsert 1, timer 1, WebhookAttempt 2, WebhookWriteBack 1", Varies: "attempts until the row is ready"},
+		"groups_creates_rows":               {Actions: 2, Why: "start 1, WebhookCreateGroupRows 1"},
+		"recover_reset_one":                 {Actions: 2, Why: "start 1, WebhookRecoverRows 1"},
+		"sweep_ensures_waiting_rows":        {Actions: 3, Why: "start 1, WebhookEscalateFailedTasks 1, WebhookSweepRows 1"},
+	},
+}
