@@ -39,8 +39,8 @@ type QueueOpInput struct {
 const versionOneActivity = "taskecho-queueop-one-activity"
 
 // runQueueOpHeartbeat is how long a TaskEchoRunQueueOp call may go without a heartbeat (one per
-// batch) before it is retried from its last one.
-const runQueueOpHeartbeat = time.Minute
+// batch) before it is retried from its last one: the time one batch had as an activity of its own.
+const runQueueOpHeartbeat = 2 * time.Minute
 
 // QueueOperationWorkflow applies one queue operation in batches of tasks (idempotent, with a
 // forward-only cursor), then stamps the queue's last_reset_at/last_operation and writes the audit
@@ -69,7 +69,7 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 // state is the progress the query handler reports.
 func runInCalls(ctx workflow.Context, in QueueOpInput, a activityFuncs, state *QueueOpResult) (QueueOpResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 15 * time.Minute,
+		StartToCloseTimeout: taskechoact.QueueOpBatchesPerCall * runQueueOpHeartbeat,
 		HeartbeatTimeout:    runQueueOpHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 		Summary:             in.Op.Operation + " of queue " + in.Op.QueueID,
