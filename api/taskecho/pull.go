@@ -88,7 +88,6 @@ func (a *api) doPull(c echo.Context, f taskecho.PullFilter, queueLabel string, e
 	if left := quotaLeft(c); left >= 0 {
 		f.Limit = min(f.Limit, left)
 	}
-	a.svc.Metrics().PullRequested(f.ProjectID, queueLabel)
 	r, err := a.svc.Leases.Pull(c.Request().Context(), actor(c), f)
 	if err != nil {
 		return nil, fail(err)
@@ -98,6 +97,9 @@ func (a *api) doPull(c echo.Context, f taskecho.PullFilter, queueLabel string, e
 			return nil, fail(err)
 		}
 	}
+	// Counted once the project and queue are known to exist: a pull of made-up ids must not
+	// create metric series.
+	a.svc.Metrics().PullRequested(f.ProjectID, queueLabel)
 	a.consume(c, len(r.Tasks))
 	return r, nil
 }
