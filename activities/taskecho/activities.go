@@ -136,6 +136,63 @@ func (a *Activities) TaskEchoApplyQueueOpBatch(ctx context.Context, in QueueOpBa
 	return QueueOpBatchResult{Changed: n, NextID: next}, nil
 }
 
+// QueueOpRun is the input of TaskEchoRunQueueOp: the operation and where an earlier call of the
+// same run stopped (AfterID, the tasks changed and batches done so far).
+type QueueOpRun struct {
+	Op      queueop.Op `json:"op"`
+	AfterID string     `json:"after_id"`
+	Changed int        `json:"changed"`
+	Batches int        `json:"batches"`
+}
+
+// QueueOpRunResult is the progress after a TaskEchoRunQueueOp call: Finished when the queue was
+// exhausted and the operation stamped and audited, else NextID is where the next call starts.
+type QueueOpRunResult struct {
+	Changed  int    `json:"changed"`
+	Batches  int    `json:"batches"`
+	NextID   string `json:"next_id"`
+	Finished bool   `json:"finished"`
+}
+
+// QueueOpBatchesPerCall bounds one TaskEchoRunQueueOp call (10,000 tasks at queueop.BatchSize);
+// a longer queue takes one call per this many batches.
+const QueueOpBatchesPerCall = 20
+
+// TaskEchoRunQueueOp applies a queue operation batch after batch and, when the queue is exhausted
+// within the call, finishes it (FinishQueueOp), so that an operation on up to
+// QueueOpBatchesPerCall batches is one activity. It heartbeats its progress after each batch; a
+// retry resumes from the last heartbeat. Idempotent: every batch is (a task already reset is
+// rewritten to the same state or matches nothing, and the changed count is read back over the
+// cursor range), the cursor only moves forward, and the finish sets fixed values (a retry after
+// it writes one more audit row at worst).
+func (a *Activities) TaskEchoRunQueueOp(ctx context.Context, in QueueOpRun) (QueueOpRunResult, error) {
+	r := QueueOpRunResult{Changed: in.Changed, Batches: in.Batches, NextID: in.AfterID}
+	if activity.HasHeartbeatDetails(ctx) {
+		var saved QueueOpRunResult
+		if err := activity.GetHeartbeatDetails(ctx, &saved); err == nil {
+			r = saved
+		}
+	}
+	for range QueueOpBatchesPerCall {
+		n, next, err := a.QueueOps.ApplyQueueOpBatch(ctx, in.Op, r.NextID, queueop.BatchSize)
+		if err != nil {
+			return r, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
+		}
+		r.Changed += n
+		r.Batches++
+		if next == "" {
+			if err := a.QueueOps.FinishQueueOp(ctx, in.Op, r.Changed); err != nil {
+				return r, err
+			}
+			r.Finished = true
+			return r, nil
+		}
+		r.NextID = next
+		activity.RecordHeartbeat(ctx, r)
+	}
+	return r, nil
+}
+
 // TaskEchoFinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
 // a retry writes one more audit row at worst.
 func (a *Activities) TaskEchoFinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {

@@ -3,6 +3,7 @@ package taskecho_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -212,5 +213,88 @@ func TestCheckAlertsReportsTimeoutsBeyondTheThreshold(t *testing.T) {
 	}
 	if r.Alerts == nil || len(r.AlertBreaches) == 0 {
 		t.Fatalf("alerts %+v breaches %v, want a timeout breach (2 > 1)", r.Alerts, r.AlertBreaches)
+	}
+}
+
+// crashingQueueOps fails the calls a test names once each, after the real store did nothing for
+// them, as a worker dying between two writes would: failApply fails the batch call of that
+// number (1-based), failFinish the first finish.
+type crashingQueueOps struct {
+	taskechoact.QueueOps
+	calls, failApply int
+	failFinish       bool
+}
+
+func (c *crashingQueueOps) ApplyQueueOpBatch(ctx context.Context, op queueop.Op, after string, batch int) (int, string, error) {
+	c.calls++
+	if c.calls == c.failApply {
+		return 0, "", errors.New("worker crashed")
+	}
+	return c.QueueOps.ApplyQueueOpBatch(ctx, op, after, batch)
+}
+
+func (c *crashingQueueOps) FinishQueueOp(ctx context.Context, op queueop.Op, count int) error {
+	if c.failFinish {
+		c.failFinish = false
+		return errors.New("worker crashed")
+	}
+	return c.QueueOps.FinishQueueOp(ctx, op, count)
+}
+
+// TaskEchoRunQueueOp does a whole operation of one batch in one call: the batch, the empty read
+// that ends the queue and the finish. A crash between any two of its writes (after the batch's
+// writes, before the finish) leaves the reset tasks reset and the queue unstamped; the retry,
+// from the start as Temporal runs it without heartbeat details, counts every task once and
+// stamps the queue with that count.
+func TestRunQueueOpIsOneCallAndSurvivesACrashBetweenWrites(t *testing.T) {
+	for _, crash := range []struct {
+		name       string
+		failApply  int
+		failFinish bool
+	}{{"after the batch's writes", 2, false}, {"before the finish", 0, true}} {
+		t.Run(crash.name, func(t *testing.T) {
+			f := newFixture(t)
+			tasks := []map[string]any{
+				{"id": "a", "name": "A", "prompt": "x", "status": "done"},
+				{"id": "b", "name": "B", "prompt": "x", "status": "error"},
+			}
+			body, _ := json.Marshal(map[string]any{"project_id": "p", "project_name": "P", "queue_id": "q", "queue_name": "Q", "tasks": tasks})
+			in, err := taskecho.ParseSubmit(body, f.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.srv.Intake.Submit(f.ctx, admin, in, ""); err != nil {
+				t.Fatal(err)
+			}
+			f.now = f.now.Add(time.Minute)
+			ops := &crashingQueueOps{QueueOps: f.srv.QueueOps, failApply: crash.failApply, failFinish: crash.failFinish}
+			f.act.QueueOps = ops
+			op := queueop.Op{OpID: "op1", ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "admin", At: f.now}
+			if _, err := f.env.ExecuteActivity(f.act.TaskEchoRunQueueOp, taskechoact.QueueOpRun{Op: op}); err == nil {
+				t.Fatal("the crashed call succeeded")
+			}
+			q := "q"
+			for _, id := range []string{"a", "b"} {
+				tk, err := f.srv.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: "p", QueueID: &q, TaskID: id}, false)
+				if err != nil || tk.Status != taskecho.StatusPending {
+					t.Fatalf("task %s after the crash: %+v (%v), want reset", id, tk, err)
+				}
+			}
+			if qu, _ := f.srv.Lookup.Queue(f.ctx, "p", "q", nil); qu.LastOperation != nil {
+				t.Fatalf("queue stamped %v before the finish ran", *qu.LastOperation)
+			}
+			v, err := f.env.ExecuteActivity(f.act.TaskEchoRunQueueOp, taskechoact.QueueOpRun{Op: op})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r taskechoact.QueueOpRunResult
+			if err := v.Get(&r); err != nil || !r.Finished || r.Changed != 2 {
+				t.Fatalf("retry: %+v (%v), want finished with 2 changed", r, err)
+			}
+			qu, err := f.srv.Lookup.Queue(f.ctx, "p", "q", nil)
+			if err != nil || qu.LastOperation == nil || *qu.LastOperation != queueop.Reset || !qu.LastResetAt.Equal(op.At) {
+				t.Fatalf("queue after the retry: %+v (%v)", qu, err)
+			}
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
 
 // TestAppendBurstWithSubmitInTheMiddle is the append burst's acceptance: 50 message and 20 log appends
@@ -96,6 +98,24 @@ func TestAppendBurstWithSubmitInTheMiddle(t *testing.T) {
 	}
 }
 
+// redisCommands is the application's taskloom_redis_commands_total, all commands summed.
+func redisCommands(t *testing.T, e *e2e.Env) int {
+	t.Helper()
+	mfs, err := e.Platform.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == platform.RedisCommandsMetric {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return int(n)
+}
+
 // clientTimeout is the TaskEcho client's (taskecho-client.js) request timeout.
 const clientTimeout = 10 * time.Second
 
@@ -119,11 +139,21 @@ func contents(v any) []string {
 }
 
 // TestCommandBudgets asserts the task server's command budgets (README, "Echo / TaskEcho"),
-// counted with the driver's command monitor around one API request: submit of a queue of 20 ≤ 6, pull of a full batch ≤ 4, and batch
-// confirm and release of a full batch 3 each (one read of the listed tasks, one bulk write, one
-// audit insert), however many of the listed tasks the lease does not hold; a list longer than a
-// full batch is refused with no command at all. Only commands on the echo collections count; the
-// key lookup and the rate limiter belong to the platform.
+// counted with the driver's command monitor around one API request and, for Redis, with
+// taskloom_redis_commands_total around it. Each row is the floor of what the request must do:
+//   - submit of a queue of 20 ≤ 6 echo commands.
+//   - pull of a full batch ≤ 3 MongoDB commands in all but the cached key lookup: one find of the
+//     candidates (its batch size is the read window, so no getMore), one guarded bulk write that
+//     leases them (the atomic lock: a task goes to the statement whose revision guard matched),
+//     one audit insert. The project is looked up only when nothing was handed out.
+//   - and ≤ 2 Redis commands: one script call deciding the interval, both rate windows and the
+//     quota atomically, one charging the tasks handed out to the daily quota.
+//   - append of a message ≤ 2 per append over a burst (the same count): the one atomic update that pushes the
+//     message and hands out its message_id, plus the touch of project and queue (last_task_at)
+//     by each task's first append of a second only; no append costs more than those 3.
+//   - batch confirm and release of a full batch 3 each (one read of the listed tasks, one bulk
+//     write, one audit insert), however many of the listed tasks the lease does not hold; a list
+//     longer than a full batch is refused with no command at all.
 func TestCommandBudgets(t *testing.T) {
 	const batch = 50 // pull_batch_size: a full batch
 	e := env(t, func(c *config.Echo) { c.PullBatchSize = batch })
@@ -133,8 +163,26 @@ func TestCommandBudgets(t *testing.T) {
 		tasks = append(tasks, ctask(fmt.Sprintf("c%02d", i), "pending"))
 	}
 	call(t, e, http.MethodPost, "/api/v1/submit", key, submitBody("p", "q", tasks...), http.StatusOK)
-	for i := range 2 * batch {
+	for i := range 2*batch + 1 {
 		createServerTask(t, e, "p", "", fmt.Sprintf("s%03d", i), nil)
+	}
+	// One pull first, so that the limiter's scripts are loaded (a first call sends the script
+	// once more after the server answered NOSCRIPT).
+	call(t, e, http.MethodGet, "/api/v1/projects/p/tasks/pull?limit=1", key, nil, http.StatusOK)
+	counted := func(what string, status int, method, path string, body any) (map[string]any, int, int) {
+		t.Helper()
+		before := redisCommands(t, e)
+		r, tally := e.DoCounted(method, path, key, body)
+		if r.Status != status {
+			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+		}
+		n := 0
+		for _, c := range tally.Commands() {
+			if c.Collection != "api_keys" { // the key lookup: cached, and refreshed when the cache entry expires
+				n++
+			}
+		}
+		return r.Map(t), n, redisCommands(t, e) - before
 	}
 	budget := func(what string, max, status int, method, path string, body any) map[string]any {
 		t.Helper()
@@ -159,7 +207,26 @@ func TestCommandBudgets(t *testing.T) {
 	budget("submit of a queue of 20", 6, http.StatusOK, http.MethodPost, "/api/v1/submit", submitBody("p", "q", tasks...))
 	pulls := [2]map[string]any{}
 	for i := range pulls {
-		pulls[i] = budget("pull of a full batch", 4, http.StatusOK, http.MethodGet, fmt.Sprintf("/api/v1/projects/p/tasks/pull?limit=%d", batch), nil)
+		var mongoN, redisN int
+		pulls[i], mongoN, redisN = counted("pull of a full batch", http.StatusOK, http.MethodGet, fmt.Sprintf("/api/v1/projects/p/tasks/pull?limit=%d", batch), nil)
+		t.Logf("pull of a full batch: %d MongoDB, %d Redis commands", mongoN, redisN)
+		if mongoN > 3 || redisN > 2 {
+			t.Errorf("pull of a full batch: %d MongoDB commands (budget 3), %d Redis (budget 2)", mongoN, redisN)
+		}
+	}
+	const appends = 20
+	total := 0
+	for i := range appends {
+		_, n, _ := counted("append of a message", http.StatusOK, http.MethodPost, "/api/v1/tasks/message",
+			map[string]any{"project_id": "p", "queue_id": "q", "task_id": "c00", "role": "assistant", "content": fmt.Sprint(i)})
+		if n > 3 {
+			t.Errorf("append %d: %d MongoDB commands, at most 3", i, n)
+		}
+		total += n
+	}
+	t.Logf("%d appends: %d MongoDB commands", appends, total)
+	if total > 2*appends {
+		t.Errorf("%d appends: %d MongoDB commands, budget %d", appends, total, 2*appends)
 	}
 	lease := func(m map[string]any) string { return data(m)["lease_id"].(string) }
 	pulled := func(m map[string]any) []string {

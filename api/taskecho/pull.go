@@ -77,21 +77,39 @@ func parseSince(v string) (time.Time, bool) {
 }
 
 // doPull claims tasks within the caller's remaining daily quota and renders TaskEcho's pull
-// answer plus the lease.
-func (a *api) doPull(c echo.Context, f taskecho.PullFilter, queueLabel string) (*taskecho.PullResult, error) {
+// answer plus the lease. exists checks the pulled project (and queue), answering the 404: it runs
+// only when the pull handed out nothing, since a task handed out proves its project and queue
+// exist (a task is stored under them and deleted with them), and a pull that found tasks pays
+// no lookup.
+func (a *api) doPull(c echo.Context, f taskecho.PullFilter, queueLabel string, exists func(context.Context) error) (*taskecho.PullResult, error) {
 	if f.Limit == 0 || f.Limit > a.svc.Settings().PullBatchSize {
 		f.Limit = a.svc.Settings().PullBatchSize
 	}
 	if left := quotaLeft(c); left >= 0 {
 		f.Limit = min(f.Limit, left)
 	}
-	a.svc.Metrics().PullRequested(f.ProjectID, queueLabel)
 	r, err := a.svc.Leases.Pull(c.Request().Context(), actor(c), f)
 	if err != nil {
 		return nil, fail(err)
 	}
+	if len(r.Tasks) == 0 {
+		if err := exists(c.Request().Context()); err != nil {
+			return nil, fail(err)
+		}
+	}
+	// Counted once the project and queue are known to exist: a pull of made-up ids must not
+	// create metric series.
+	a.svc.Metrics().PullRequested(f.ProjectID, queueLabel)
 	a.consume(c, len(r.Tasks))
 	return r, nil
+}
+
+// projectExists is doPull's check of a project pull: the project exists.
+func (a *api) projectExists(pid string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := a.svc.Lookup.Project(ctx, pid)
+		return err
+	}
 }
 
 func pullAnswer(r *taskecho.PullResult) map[string]any {
@@ -112,14 +130,11 @@ func (a *api) pullProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
-		return fail(err)
-	}
 	label := ""
 	if f.QueueID != nil {
 		label = *f.QueueID
 	}
-	r, err := a.doPull(c, f, label)
+	r, err := a.doPull(c, f, label, a.projectExists(pid))
 	if err != nil {
 		return err
 	}
@@ -137,10 +152,10 @@ func (a *api) pullQueue(c echo.Context) error {
 		return err
 	}
 	f.QueueID = &qid
-	if _, _, err := a.svc.Lookup.ProjectQueue(c.Request().Context(), pid, qid, map[string]any{"queue_id": qid}); err != nil {
-		return fail(err)
-	}
-	r, err := a.doPull(c, f, qid)
+	r, err := a.doPull(c, f, qid, func(ctx context.Context) error {
+		_, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -182,10 +197,7 @@ func (a *api) pullBatch(c echo.Context) error {
 	if req.Limit < 0 {
 		return httpx.Validation("limit", "limit 必须是非负整数")
 	}
-	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
-		return fail(err)
-	}
-	r, err := a.doPull(c, f, "")
+	r, err := a.doPull(c, f, "", a.projectExists(pid))
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,9 @@ func TestQueueOperationRunsAsWorkflow(t *testing.T) {
 	if q["last_operation"] != "reset" || q["task_stats"].(map[string]any)["pending"] != 2.0 {
 		t.Fatalf("queue after reset %+v", q)
 	}
-	recordHistory(t, e, wid, rid, "queue_reset")
+	// queue_reset.json (one activity per batch, then the finish) was recorded before
+	// taskecho-queueop-one-activity and is kept for replay; this is the one-activity shape.
+	recordHistory(t, e, wid, rid, "queue_reset_one_activity")
 }
 
 // `starter schedules apply` creates the sweeper schedule, or points an existing one at the

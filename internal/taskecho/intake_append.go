@@ -41,24 +41,31 @@ func (c *core) incrementalTarget(ctx context.Context, in *IncrementalInput) (*Pr
 
 // AppendMessage appends one conversation message (POST /tasks/message). It is one atomic update
 // (see appendEntry): concurrent appends to one task never conflict and are stored in arrival order.
+// The task's first message of each second also touches the project and queue (last_task_at); the
+// others of that second cost the one update alone (README, "Echo / TaskEcho").
 func (s *Intake) AppendMessage(ctx context.Context, in *IncrementalInput) (*IncrementalResult, error) {
 	now := s.now()
 	msg := Message{Role: in.Role, Content: in.Content, SessionID: in.SessionID, CreatedAt: now}
-	idx, err := s.appendEntry(ctx, in, "messages", "message_seq", msg)
+	idx, first, err := s.appendEntry(ctx, in, "messages", "message_seq", msg, now)
 	if err != nil {
 		return nil, err
 	}
-	s.touch(ctx, in.ProjectID, &in.QueueID, now)
+	if first {
+		s.touch(ctx, in.ProjectID, &in.QueueID, now)
+	}
 	return &IncrementalResult{At: now, Index: idx}, nil
 }
 
 // AppendLog appends one log line (POST /tasks/log). Like TaskEcho it does not move last_task_at,
-// only the queue's updated_at.
+// only the queue's updated_at, which the task's first log line of each second moves.
 func (s *Intake) AppendLog(ctx context.Context, in *IncrementalInput) (*IncrementalResult, error) {
 	now := s.now()
-	idx, err := s.appendEntry(ctx, in, "logs", "log_seq", LogEntry{Content: in.Content, CreatedAt: now})
+	idx, first, err := s.appendEntry(ctx, in, "logs", "log_seq", LogEntry{Content: in.Content, CreatedAt: now}, now)
 	if err != nil {
 		return nil, err
+	}
+	if !first {
+		return &IncrementalResult{At: now, Index: idx}, nil
 	}
 	if err := s.store.UpdateQueue(ctx, in.ProjectID, in.QueueID, Fields{"updated_at": now}); err != nil {
 		s.log.WarnContext(ctx, "echo touch queue failed", "queue_id", in.QueueID, "err", err)
@@ -71,22 +78,24 @@ func (s *Intake) AppendLog(ctx context.Context, in *IncrementalInput) (*Incremen
 // server-assigned id, whatever the number of concurrent appends. Nothing is read first, so an
 // append never conflicts with another write. Soft-deleted tasks are found, as in TaskEcho: a client
 // may still be streaming into them. When no task matches, the caller gets the 404 that says which
-// of project, queue or task is missing.
-func (s *Intake) appendEntry(ctx context.Context, in *IncrementalInput, field, seqField string, entry any) (int, error) {
+// of project, queue or task is missing. first says this is the task's first append of field in
+// at's second: the one that touches the project and queue, so that a burst of appends pays for the
+// touches once a second (they are a UI ordering hint, at most a second behind).
+func (s *Intake) appendEntry(ctx context.Context, in *IncrementalInput, field, seqField string, entry any, at time.Time) (idx int, first bool, err error) {
 	key := TaskKey(in.ProjectID, &in.QueueID, in.TaskID)
 	for range maxWriteAttempts {
-		n, found, err := s.store.Append(ctx, key, field, seqField, entry)
+		n, first, found, err := s.store.Append(ctx, key, field, seqField, entry, at)
 		if err != nil {
-			return 0, wrap("append to "+field+" of task "+in.TaskID, err)
+			return 0, false, wrap("append to "+field+" of task "+in.TaskID, err)
 		}
 		if found {
-			return int(n) - 1, nil
+			return int(n) - 1, first, nil
 		}
 		if err := s.startCounter(ctx, in, field, seqField); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
-	return 0, conflict("任务正在被并发修改，请重试", map[string]any{"task_id": in.TaskID})
+	return 0, false, conflict("任务正在被并发修改，请重试", map[string]any{"task_id": in.TaskID})
 }
 
 // startCounter gives a task written before the append counters existed its counter (the length of

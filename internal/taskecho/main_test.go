@@ -52,6 +52,51 @@ func (s *testServer) findTasks(ctx context.Context, what string, filter any) ([]
 type faultStore struct {
 	Store
 	push func(ctx context.Context, next Store, ws []PushWrite) (bool, error)
+	// down, when set, answers the store methods it names (by their method name) instead of the
+	// store, as a database that stopped answering would.
+	down func(method string) error
+}
+
+func (s *faultStore) fail(method string) error {
+	if s.down == nil {
+		return nil
+	}
+	return s.down(method)
+}
+
+func (s *faultStore) UpdateProject(ctx context.Context, projectID string, set Fields) (bool, error) {
+	if err := s.fail("UpdateProject"); err != nil {
+		return false, err
+	}
+	return s.Store.UpdateProject(ctx, projectID, set)
+}
+
+func (s *faultStore) UpdateQueue(ctx context.Context, projectID, queueID string, set Fields) error {
+	if err := s.fail("UpdateQueue"); err != nil {
+		return err
+	}
+	return s.Store.UpdateQueue(ctx, projectID, queueID, set)
+}
+
+func (s *faultStore) PullCandidates(ctx context.Context, f PullFilter, now time.Time, window int) ([]*Task, error) {
+	if err := s.fail("PullCandidates"); err != nil {
+		return nil, err
+	}
+	return s.Store.PullCandidates(ctx, f, now, window)
+}
+
+func (s *faultStore) WriteTasks(ctx context.Context, op string, ws []TaskWrite) ([]*Task, error) {
+	if err := s.fail("WriteTasks"); err != nil {
+		return nil, err
+	}
+	return s.Store.WriteTasks(ctx, op, ws)
+}
+
+func (s *faultStore) InsertAudit(ctx context.Context, e AuditEntry) error {
+	if err := s.fail("InsertAudit"); err != nil {
+		return err
+	}
+	return s.Store.InsertAudit(ctx, e)
 }
 
 func (s *faultStore) WritePush(ctx context.Context, ws []PushWrite) (bool, error) {

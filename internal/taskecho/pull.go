@@ -92,8 +92,10 @@ func (s *Leases) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResu
 		res.Tasks = append(res.Tasks, got...)
 	}
 	sortPullOrder(res.Tasks)
-	s.metrics.TasksPulled(f.ProjectID, len(res.Tasks))
 	if len(res.Tasks) > 0 {
+		// Only a pull that handed something out names its project in the metrics: the project of
+		// an empty pull may not exist (the API checks it afterwards).
+		s.metrics.TasksPulled(f.ProjectID, len(res.Tasks))
 		s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "pull", ProjectID: f.ProjectID, QueueID: f.QueueID,
 			TaskIDs: taskIDs(res.Tasks), Count: len(res.Tasks), Details: map[string]any{"lease_id": res.LeaseID}})
 	}

@@ -80,8 +80,10 @@ type TaskStore interface {
 	WritePush(ctx context.Context, ws []PushWrite) (complete bool, err error)
 	// Append pushes entry onto the task's array field and increments its counter seqField in one
 	// update, and returns the counter's new value; found is false when no task of key has the
-	// counter.
-	Append(ctx context.Context, key, field, seqField string, entry any) (seq int64, found bool, err error)
+	// counter. The same update stamps the task with at's Unix second (a field of its own per
+	// seqField); first is true when the stamp changed, i.e. this is the task's first append of
+	// that kind in that second.
+	Append(ctx context.Context, key, field, seqField string, entry any, at time.Time) (seq int64, first, found bool, err error)
 	// StartCounter gives task id the counter seqField = n while it has none and field holds n
 	// entries.
 	StartCounter(ctx context.Context, id ID, field, seqField string, n int) error

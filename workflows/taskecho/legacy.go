@@ -23,6 +23,7 @@ type activityFuncs struct {
 	checkAlerts          func(context.Context) (taskechoact.SweepResult, error)
 	applyQueueOpBatch    func(context.Context, taskechoact.QueueOpBatch) (taskechoact.QueueOpBatchResult, error)
 	finishQueueOp        func(context.Context, queueop.Op, int) error
+	runQueueOp           func(context.Context, taskechoact.QueueOpRun) (taskechoact.QueueOpRunResult, error)
 }
 
 // activitiesFor picks the names of a run's versionPrefixedNames version.
@@ -34,7 +35,8 @@ func activitiesFor(v workflow.Version) activityFuncs {
 	}
 	var a *taskechoact.Activities
 	return activityFuncs{releaseExpiredLeases: a.TaskEchoReleaseExpiredLeases, expireTasks: a.TaskEchoExpireTasks,
-		checkAlerts: a.TaskEchoCheckAlerts, applyQueueOpBatch: a.TaskEchoApplyQueueOpBatch, finishQueueOp: a.TaskEchoFinishQueueOp}
+		checkAlerts: a.TaskEchoCheckAlerts, applyQueueOpBatch: a.TaskEchoApplyQueueOpBatch, finishQueueOp: a.TaskEchoFinishQueueOp,
+		runQueueOp: a.TaskEchoRunQueueOp}
 }
 
 // legacyActivities registers the bare activity names that sweeps and queue operations started

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
@@ -17,11 +18,12 @@ func queueOp(op string) queueop.Op {
 	return queueop.Op{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
 }
 
-// The workflow walks the batches with the cursor each one returns, then stamps the queue once
-// with the total.
+// A run started before versionOneActivity walks the batches with the cursor each one returns,
+// then stamps the queue once with the total.
 func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.OnGetVersion(versionOneActivity, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	var a *taskechoact.Activities
 	op := queueOp(queueop.Reset)
 	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op}).Return(taskechoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
@@ -43,6 +45,7 @@ func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
 func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.OnGetVersion(versionOneActivity, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	var a *taskechoact.Activities
 	op := queueOp(queueop.ReRun)
 	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
@@ -51,6 +54,30 @@ func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
 	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+// An operation runs as TaskEchoRunQueueOp calls, each continuing from the progress the previous
+// one returned, until one reports the operation finished; a failed call is retried.
+func TestQueueOperationRunsInCalls(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *taskechoact.Activities
+	op := queueOp(queueop.Reset)
+	env.OnActivity(a.TaskEchoRunQueueOp, mock.Anything, taskechoact.QueueOpRun{Op: op}).
+		Return(taskechoact.QueueOpRunResult{Changed: 10000, Batches: 20, NextID: "id10000"}, nil).Once()
+	env.OnActivity(a.TaskEchoRunQueueOp, mock.Anything, taskechoact.QueueOpRun{Op: op, AfterID: "id10000", Changed: 10000, Batches: 20}).
+		Return(taskechoact.QueueOpRunResult{}, errors.New("mongo down")).Once()
+	env.OnActivity(a.TaskEchoRunQueueOp, mock.Anything, taskechoact.QueueOpRun{Op: op, AfterID: "id10000", Changed: 10000, Batches: 20}).
+		Return(taskechoact.QueueOpRunResult{Changed: 10020, Batches: 22, NextID: "id10020", Finished: true}, nil).Once()
+	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res QueueOpResult
+	if err := env.GetWorkflowResult(&res); err != nil || res.Changed != 10020 || res.Batches != 22 {
+		t.Fatalf("result %+v (%v)", res, err)
 	}
 	env.AssertExpectations(t)
 }

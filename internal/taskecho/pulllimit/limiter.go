@@ -5,10 +5,10 @@ package pulllimit
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -66,13 +66,14 @@ type Decision struct {
 	QuotaRemaining int
 }
 
-// Limiter enforces Limits in Redis with go-redis/redis_rate (GCRA) plus a daily counter and
-// a SET NX PX interval key, so every API replica shares the same budget. When Redis fails it
-// fails open: the pull goes through, an error is logged and taskloom_echo_ratelimit_errors_total
-// counts it — a limiter outage must never turn into refused pulls or 500s.
+// Limiter enforces Limits in Redis, so every API replica shares the same budget. A pull costs at
+// most two Redis commands: Check is one script call (checkScript) that applies the minimum
+// interval, both GCRA rate windows and the daily quota atomically, and Consume one more
+// (consumeScript) that charges the tasks handed out. When Redis fails it fails open: the pull goes
+// through, an error is logged and taskloom_echo_ratelimit_errors_total counts it — a limiter
+// outage must never turn into refused pulls or 500s.
 type Limiter struct {
 	rdb     redis.UniversalClient
-	rate    *redis_rate.Limiter
 	prefix  string
 	limits  Limits
 	metrics Metrics
@@ -85,55 +86,103 @@ func New(rdb redis.UniversalClient, prefix string, limits Limits, metrics Metric
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Limiter{rdb: rdb, rate: redis_rate.NewLimiter(rdb), prefix: prefix + "echo:pull:", limits: limits,
-		metrics: metrics, log: log, now: time.Now}
+	return &Limiter{rdb: rdb, prefix: prefix + "echo:pull:", limits: limits, metrics: metrics, log: log, now: time.Now}
 }
+
+// checkScript decides one pull for one key. KEYS: interval, per-minute window, per-hour window,
+// today's quota counter. ARGV: now (ms), min interval (ms), per minute, per hour, daily quota; 0
+// disables a limit. The limits apply in that order and the first refusal ends the script, so a
+// refused pull charges only the limits before it (as separate checks would).
+//
+// A rate window is GCRA with a burst of the whole window: the key holds the theoretical arrival
+// time (tat, ms) of the next request; a request is allowed while tat+step−period ≤ now, and moves
+// tat by step = period/limit. It answers {allowed, retry after, remaining, reset after}.
+//
+// The reply: {reason (0 allowed, 1 interval, 2 minute, 3 hour, 4 quota), retry after ms,
+// minute remaining, minute reset after ms, quota used}.
+var checkScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local function window(key, limit, period)
+  local step = period / limit
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  local next_tat = tat + step
+  local diff = now - (next_tat - period)
+  if diff < 0 then
+    return false, math.ceil(-diff), 0, math.ceil(tat - now)
+  end
+  redis.call('SET', key, string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+  return true, 0, math.floor(diff / step), math.ceil(next_tat - now)
+end
+local interval, per_min, per_hour, quota = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if interval > 0 and not redis.call('SET', KEYS[1], 1, 'NX', 'PX', interval) then
+  return {1, math.max(redis.call('PTTL', KEYS[1]), 1), 0, 0, 0}
+end
+local remaining, reset = 0, 0
+if per_min > 0 then
+  local ok, retry
+  ok, retry, remaining, reset = window(KEYS[2], per_min, 60000)
+  if not ok then return {2, retry, remaining, reset, 0} end
+end
+if per_hour > 0 then
+  local ok, retry = window(KEYS[3], per_hour, 3600000)
+  if not ok then return {3, retry, remaining, reset, 0} end
+end
+local used = 0
+if quota > 0 then
+  used = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if used >= quota then return {4, 0, remaining, reset, used} end
+end
+return {0, 0, remaining, reset, used}
+`)
+
+// consumeScript adds ARGV[1] tasks to the quota counter KEYS[1], which expires ARGV[2] ms later,
+// and returns the new count.
+var consumeScript = redis.NewScript(`
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n
+`)
+
+// reasons maps checkScript's reason codes onto the limit reasons.
+var reasons = [...]string{1: Interval, 2: Minute, 3: Hour, 4: Quota}
 
 // Check decides whether keyID may pull now. It consumes one request from the rate windows.
 func (l *Limiter) Check(ctx context.Context, keyID string) Decision {
 	d := Decision{Allowed: true, QuotaLimit: -1, QuotaRemaining: -1}
-	if l.limits.MinInterval > 0 {
-		ok, err := l.rdb.SetNX(ctx, l.prefix+"interval:"+keyID, 1, l.limits.MinInterval).Result()
-		if err != nil {
-			return l.failOpen(ctx, err)
-		}
-		if !ok {
-			ttl, _ := l.rdb.PTTL(ctx, l.prefix+"interval:"+keyID).Result()
-			return l.refuse(d, Interval, max(ttl, time.Millisecond))
-		}
+	lim := l.limits
+	if lim.MinInterval <= 0 && lim.PerMinute <= 0 && lim.PerHour <= 0 && lim.DailyQuota <= 0 {
+		return d
 	}
-	if l.limits.PerMinute > 0 {
-		r, err := l.rate.Allow(ctx, l.prefix+"min:"+keyID, redis_rate.PerMinute(l.limits.PerMinute))
-		if err != nil {
-			return l.failOpen(ctx, err)
-		}
-		d.Limit, d.Remaining, d.Reset = l.limits.PerMinute, r.Remaining, l.now().Add(r.ResetAfter)
-		l.alertRate(ctx, keyID, l.limits.PerMinute-r.Remaining)
-		if r.Allowed == 0 {
-			return l.refuse(d, Minute, r.RetryAfter)
-		}
+	now := l.now()
+	keys := []string{l.key(keyID, "interval"), l.key(keyID, "min"), l.key(keyID, "hour"), l.quotaKey(keyID)}
+	res, err := checkScript.Run(ctx, l.rdb, keys, now.UnixMilli(), lim.MinInterval.Milliseconds(),
+		lim.PerMinute, lim.PerHour, lim.DailyQuota).Int64Slice()
+	if err == nil && len(res) != 5 {
+		err = fmt.Errorf("pull limit script answered %v", res)
 	}
-	if l.limits.PerHour > 0 {
-		r, err := l.rate.Allow(ctx, l.prefix+"hour:"+keyID, redis_rate.PerHour(l.limits.PerHour))
-		if err != nil {
-			return l.failOpen(ctx, err)
-		}
-		if r.Allowed == 0 {
-			return l.refuse(d, Hour, r.RetryAfter)
-		}
+	if err != nil {
+		return l.failOpen(ctx, err)
 	}
-	if l.limits.DailyQuota > 0 {
-		used, err := l.rdb.Get(ctx, l.quotaKey(keyID)).Int()
-		if err != nil && err != redis.Nil {
-			return l.failOpen(ctx, err)
-		}
-		d.QuotaLimit, d.QuotaRemaining = l.limits.DailyQuota, max(l.limits.DailyQuota-used, 0)
-		if d.QuotaRemaining == 0 {
-			return l.refuse(d, Quota, l.untilMidnight())
-		}
+	reason, retry, remaining, reset, used := res[0], ms(res[1]), int(res[2]), ms(res[3]), int(res[4])
+	if lim.PerMinute > 0 && reason != 1 {
+		d.Limit, d.Remaining, d.Reset = lim.PerMinute, remaining, now.Add(reset)
+		l.alertRate(ctx, keyID, lim.PerMinute-remaining)
 	}
-	return d
+	if lim.DailyQuota > 0 && (reason == 0 || reason == 4) {
+		d.QuotaLimit, d.QuotaRemaining = lim.DailyQuota, max(lim.DailyQuota-used, 0)
+	}
+	switch reason {
+	case 0:
+		return d
+	case 4:
+		return l.refuse(d, Quota, l.untilMidnight())
+	default:
+		return l.refuse(d, reasons[reason], max(retry, time.Millisecond))
+	}
 }
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // Consume charges n pulled tasks to keyID's daily quota and returns the quota left (-1 when
 // unknown or unlimited).
@@ -141,19 +190,23 @@ func (l *Limiter) Consume(ctx context.Context, keyID string, n int) int {
 	if l.limits.DailyQuota <= 0 {
 		return -1
 	}
-	key := l.quotaKey(keyID)
-	pipe := l.rdb.TxPipeline()
-	incr := pipe.IncrBy(ctx, key, int64(n))
-	pipe.Expire(ctx, key, l.untilMidnight()+time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
+	used, err := consumeScript.Run(ctx, l.rdb, []string{l.quotaKey(keyID)}, n,
+		(l.untilMidnight() + time.Hour).Milliseconds()).Int()
+	if err != nil {
 		l.failOpen(ctx, err)
 		return -1
 	}
-	return max(l.limits.DailyQuota-int(incr.Val()), 0)
+	return max(l.limits.DailyQuota-used, 0)
+}
+
+// key names one of keyID's limiter keys. The key id is a Redis Cluster hash tag, so that every
+// key of one script call lives in one slot.
+func (l *Limiter) key(keyID, what string) string {
+	return l.prefix + "{" + keyID + "}:" + what
 }
 
 func (l *Limiter) quotaKey(keyID string) string {
-	return l.prefix + "quota:" + l.now().UTC().Format("2006-01-02") + ":" + keyID
+	return l.key(keyID, "quota:"+l.now().UTC().Format("2006-01-02"))
 }
 
 func (l *Limiter) untilMidnight() time.Duration {

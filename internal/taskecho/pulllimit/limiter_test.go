@@ -80,3 +80,45 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// commandCounter counts the commands a Redis client sends.
+type commandCounter struct{ n int }
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n++; return next(ctx, cmd) }
+}
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n += len(cmds); return next(ctx, cmds) }
+}
+
+// With every limit on, a pull costs one Redis command to decide (the check script) and one to
+// charge the quota, once the scripts are loaded; the per-hour window refuses on its own, and a
+// refusal by it still charged the per-minute window, as separate checks in that order would.
+func TestLimiterIsOneScriptCallPerCheck(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	counter := &commandCounter{}
+	rdb.AddHook(counter)
+	m := newMetrics()
+	l := New(rdb, prefix, Limits{PerMinute: 10, PerHour: 2, DailyQuota: 100, MinInterval: time.Millisecond}, m, nil)
+	ctx := context.Background()
+	l.Check(ctx, "warm")
+	l.Consume(ctx, "warm", 1) // loads both scripts
+	counter.n = 0
+	d := l.Check(ctx, "k")
+	if !d.Allowed || d.Limit != 10 || d.Remaining != 9 || d.QuotaRemaining != 100 || counter.n != 1 {
+		t.Fatalf("first check %+v in %d commands, want allowed in 1", d, counter.n)
+	}
+	if left := l.Consume(ctx, "k", 30); left != 70 || counter.n != 2 {
+		t.Fatalf("consume: %d left after %d commands, want 70 after 2", left, counter.n)
+	}
+	time.Sleep(2 * time.Millisecond) // past the minimum interval
+	if d := l.Check(ctx, "k"); !d.Allowed || d.Remaining != 8 || d.QuotaRemaining != 70 {
+		t.Fatalf("second check %+v", d)
+	}
+	time.Sleep(2 * time.Millisecond)
+	d = l.Check(ctx, "k")
+	if d.Allowed || d.Reason != Hour || d.RetryAfter <= 0 || d.RetryAfter > 30*time.Minute || d.Remaining != 7 {
+		t.Fatalf("third check %+v, want refused per hour after the minute window charged", d)
+	}
+}

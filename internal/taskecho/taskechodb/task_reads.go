@@ -128,7 +128,10 @@ var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Va
 
 // PullCandidates reads up to window tasks f may claim at now, in pull order.
 func (s *Store) PullCandidates(ctx context.Context, f taskecho.PullFilter, now time.Time, window int) ([]*taskecho.Task, error) {
-	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now), options.Find().SetSort(pullOrder).SetLimit(int64(window)))
+	// The batch size is the window, so the whole read is one find: past 101 documents the
+	// server's default first batch would cost a getMore as well.
+	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now),
+		options.Find().SetSort(pullOrder).SetLimit(int64(window)).SetBatchSize(int32(window)))
 }
 
 // ExpiredLeases reads up to limit tasks whose lease expired by now, oldest expiry first.

@@ -1,6 +1,8 @@
 package taskechodb
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -160,22 +162,26 @@ func (s *Store) pushBulk(ctx context.Context, models []mongo.WriteModel) (*mongo
 // single-document update, so the counter's new value is the entry's position: a gap-free,
 // server-assigned id, whatever the number of concurrent appends. Nothing is read first, so an
 // append never conflicts with another write. found is false when no task of key has the counter
-// (none at all, or one written before the counters existed).
-func (s *Store) Append(ctx context.Context, key, field, seqField string, entry any) (int64, bool, error) {
-	// The whole post-image comes back: a projection ({seqField: 1}) would carry less, but the
-	// embedded database does not implement findAndModify's "fields" yet.
-	opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
-	var out bson.M
+// (none at all, or one written before the counters existed). The update also sets
+// <seqField>_touched_sec to at's Unix second; the pre-image tells whether it changed (first).
+func (s *Store) Append(ctx context.Context, key, field, seqField string, entry any, at time.Time) (int64, bool, bool, error) {
+	// The whole pre-image comes back: a projection ({seqField: 1, touched: 1}) would carry less,
+	// but the embedded database does not implement findAndModify's "fields" yet. The counter's
+	// new value is the pre-image's plus one (the filter requires it to exist).
+	touched, sec := seqField+"_touched_sec", at.Unix()
+	opts := options.FindOneAndUpdate().SetReturnDocument(options.Before)
+	var before bson.M
 	err := s.tasks.FindOneAndUpdate(ctx, bson.M{"key": key, seqField: bson.M{"$exists": true}},
-		bson.M{"$push": bson.M{field: entry}, "$inc": bson.M{seqField: 1}}, opts).Decode(&out)
+		bson.M{"$push": bson.M{field: entry}, "$inc": bson.M{seqField: 1}, "$set": bson.M{touched: sec}}, opts).Decode(&before)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, false, nil
+		return 0, false, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
-	n, _ := asInt64(out[seqField])
-	return n, true, nil
+	n, _ := asInt64(before[seqField])
+	last, stamped := asInt64(before[touched])
+	return n + 1, !stamped || last != sec, true, nil
 }
 
 func asInt64(v any) (int64, bool) {

@@ -54,6 +54,7 @@ var budgets = map[string]map[string]Budget{
 	"taskecho": {
 		"queue_reset":                           {Actions: 4, Why: "start 1, TaskEchoApplyQueueOpBatch 2, TaskEchoFinishQueueOp 1"},
 		"queue_reset_bare_names":                {Actions: 4, Why: "start 1, ApplyQueueOpBatch 2, FinishQueueOp 1"},
+		"queue_reset_one_activity":              {Actions: 2, Why: "start 1, TaskEchoRunQueueOp 1 (the batches and the finish of up to 10,000 tasks)"},
 		"sweeper_release_and_expire":            {Actions: 4, Why: "start 1, TaskEchoReleaseExpiredLeases 1, TaskEchoExpireTasks 1, TaskEchoCheckAlerts 1"},
 		"sweeper_release_and_expire_bare_names": {Actions: 4, Why: "start 1, ReleaseExpiredLeases 1, ExpireTasks 1, CheckAlertsAndPrune 1"},
 	},
