@@ -167,14 +167,14 @@ type StartRequest struct {
 
 // PipelineTaskID is the pipeline task id of attempt n of an entry execution: the shape NewTaskID
 // gives (24 hex digits, the first eight the second the execution started, so ids sort by
-// creation), the rest a hash of the execution's workflow and run ids and n. It is a function of
+// creation), the rest a hash of the entry task id, the run id and n. It is a function of
 // what the execution's history holds, so a workflow computes it without recording a side effect,
 // and every attempt of every run of a task gets its own id (its child workflow pipeline-{id} is
 // new).
-func PipelineTaskID(workflowID, runID string, started time.Time, n int) string {
+func PipelineTaskID(taskID, runID string, started time.Time, n int) string {
 	var id [12]byte
 	binary.BigEndian.PutUint32(id[:4], uint32(started.Unix()))
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", workflowID, runID, n)))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", taskID, runID, n)))
 	copy(id[4:], sum[:8])
 	return hex.EncodeToString(id[:])
 }

@@ -152,10 +152,11 @@ func (r *run) startRun(ctx workflow.Context) (ran bool, err error) {
 	return false, nil
 }
 
-// pipelineTaskID is the pipeline task id of the current attempt (leanRunChange).
+// pipelineTaskID is the pipeline task id of the current attempt (leanRunChange), from the task id
+// (the workflow ID, WorkflowID) and this run's id and start.
 func (r *run) pipelineTaskID(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
-	return entry.PipelineTaskID(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.WorkflowStartTime, r.st.Attempts)
+	return entry.PipelineTaskID(r.st.TaskID, info.WorkflowExecution.RunID, info.WorkflowStartTime, r.st.Attempts)
 }
 
 // endIfRan takes over the status of a task that has already run (earlier, from the accepting

@@ -191,8 +191,7 @@ func TestStraightPathIsOneWriteBeforeAndOneAfter(t *testing.T) {
 	if len(f.accepted) != 1 || len(f.statusAttrs) != 0 {
 		t.Fatalf("accepted %d times, TaskloomStatus upserts %v", len(f.accepted), f.statusAttrs)
 	}
-	// The test environment's execution ids.
-	want := entry.PipelineTaskID("default-test-workflow-id", "default-test-run-id", started, 1)
+	want := entry.PipelineTaskID(in.Envelope.TaskID, "default-test-run-id", started, 1) // the test environment's run id
 	if child.TaskID != want || st.PipelineTaskID != want || f.records[0].PipelineTaskID != want || !pipeline.ValidTaskID(want) {
 		t.Fatalf("pipeline task id: child %q, status %q, record %q, want %q", child.TaskID, st.PipelineTaskID, f.records[0].PipelineTaskID, want)
 	}
