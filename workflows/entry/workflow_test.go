@@ -35,6 +35,8 @@ type fakeActs struct {
 	replyAttr string
 	// statusAttrs are the TaskloomStatus values the workflow upserted, in order.
 	statusAttrs []string
+	// startDown fails that many EntryStartRun attempts as an unreachable MongoDB does.
+	startDown int
 }
 
 func (f *fakeActs) prepare(_ context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {
@@ -52,6 +54,10 @@ func (f *fakeActs) accept(_ context.Context, env entry.TaskEnvelope) (*entry.Tas
 
 // startRun is EntryStartRun: the accept and the first attempt's processing in one write.
 func (f *fakeActs) startRun(_ context.Context, req entry.StartRequest) (*entry.TaskStatus, error) {
+	if f.startDown > 0 {
+		f.startDown--
+		return nil, errors.New("server selection error: connection refused")
+	}
 	f.accepted = append(f.accepted, req.Envelope)
 	if f.earlier != nil {
 		return f.earlier, nil
@@ -197,6 +203,27 @@ func TestStraightPathIsOneWriteBeforeAndOneAfter(t *testing.T) {
 	}
 	if child.Pipeline != in.Envelope.Payload.WorkflowID || child.Version != in.Envelope.Payload.WorkflowVersion {
 		t.Fatalf("child input: %+v", child)
+	}
+}
+
+// With MongoDB down when the task starts, EntryStartRun is retried until it answers; nothing
+// runs before the task is recorded, and then it runs once.
+func TestStartRunWaitsForMongo(t *testing.T) {
+	f := &fakeActs{startDown: 3}
+	env := newEnv(t, f)
+	children := 0
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(workflow.Context, pipelinewf.Input) (*pipelinewf.Result, error) {
+			children++
+			return &pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil
+		})
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 1))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != entry.StatusCompleted || children != 1 || len(f.accepted) != 1 || strings.Join(f.statuses(), ",") != "processing,completed" {
+		t.Fatalf("status %s, %d pipelines, accepted %d, records %v", st.Status, children, len(f.accepted), f.statuses())
 	}
 }
 
