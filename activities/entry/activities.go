@@ -63,7 +63,31 @@ func (a *Activities) EntryAccept(ctx context.Context, env entry.TaskEnvelope) (*
 	return entry.StatusOf(prev), nil // the workflow logs that it ends without running the task
 }
 
-// EntryPrepareRun resolves the pipeline version a run will use (read-only). The pipeline workflow
+// EntryStartRun records the task the workflow runs and its first run in one write: the
+// workflow_runs document inserted already processing attempt 1 (entry.StartedRun), where
+// EntryAccept and an EntryRecordStatus of processing took two. Idempotent: the insert leaves an
+// existing document as it is, and a document this activity's earlier attempt inserted (same
+// sequence number and pipeline task id) counts as its own. A document an older intake wrote
+// without starting the task gets the first status by the guarded status write.
+//
+// Like EntryAccept, it returns the recorded status when the document belongs to a task that has
+// already run; nil means the workflow runs the task.
+func (a *Activities) EntryStartRun(ctx context.Context, req entry.StartRequest) (*entry.TaskStatus, error) {
+	prev, err := a.Runs.Accept(ctx, entry.StartedRun(req.Envelope, req.First))
+	switch {
+	case err != nil:
+		return nil, err
+	case prev == nil || prev.Seq == req.First.Seq && prev.PipelineTaskID == req.First.PipelineTaskID:
+		return nil, nil
+	case prev.Unstarted():
+		return nil, a.Runs.Record(ctx, req.First)
+	}
+	return entry.StatusOf(prev), nil
+}
+
+// EntryPrepareRun resolves the pipeline version a run will use (read-only). Executions from
+// before the lean run (workflows/entry leanRunChange) call it; later ones leave the lookup to the
+// pipeline workflow's admission, which reads the schema anyway. The pipeline workflow
 // the entry workflow then starts admits the task itself: it records the task and its steps and
 // charges the quota in its own idempotent activity (workflows own their writes).
 func (a *Activities) EntryPrepareRun(ctx context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {

@@ -90,6 +90,58 @@ func TestAcceptRecordsTheTaskOnce(t *testing.T) {
 	}
 }
 
+// EntryStartRun records the task and its first attempt in one write, and is safe at every point
+// a worker can die: a retry after the write finds its own document and runs the task (no second
+// write), the next status write applies over it, a document an older intake wrote without
+// starting the task gets the first status, and a task that has run is not run again.
+func TestStartRunRecordsTaskAndFirstAttemptOnce(t *testing.T) {
+	f := newStoreFixture(t)
+	ctx := context.Background()
+	env := envelope(testenv.Unique("http:wf:c1:"), "wf")
+	first := entry.StatusUpdate{TaskID: env.TaskID, Seq: 1, Status: entry.StatusProcessing, Attempts: 1, Retry: env.Retry,
+		PipelineTaskID: entry.PipelineTaskID(env.TaskID, "run-1", time.Now(), 1), At: time.Now()}
+	req := entry.StartRequest{Envelope: env, First: first}
+	for attempt := range 2 { // the second attempt: the worker died after the write, before reporting it
+		var st *entry.TaskStatus
+		if err := f.run(t, &st, f.acts.EntryStartRun, req); err != nil || st != nil {
+			t.Fatalf("start attempt %d: %+v %v, want nil (run the task)", attempt+1, st, err)
+		}
+	}
+	run, err := f.runs.Get(ctx, env.TaskID)
+	if err != nil || run.Status != entry.StatusProcessing || run.Seq != 1 || run.Attempts != 1 || run.PipelineTaskID != first.PipelineTaskID ||
+		run.IdempotencyKey != env.Context.IdempotencyKey || run.WorkflowID != "wf" || run.ChatID != "c1" || run.Retry.Max != 2 {
+		t.Fatalf("recorded: %+v %v", run, err)
+	}
+	done := entry.StatusUpdate{TaskID: env.TaskID, Seq: 2, Status: entry.StatusCompleted, Attempts: 1, PipelineTaskID: first.PipelineTaskID,
+		Result: map[string]any{"text": "hello"}, At: time.Now()}
+	if err := f.run(t, nil, f.acts.EntryRecordStatus, done); err != nil {
+		t.Fatal(err)
+	}
+	if run, err := f.runs.Get(ctx, env.TaskID); err != nil || run.Status != entry.StatusCompleted || run.Seq != 2 {
+		t.Fatalf("after completion: %+v %v", run, err)
+	}
+	// A new execution of the same task id (Temporal forgot the first): its own first attempt
+	// differs, so the document is a task that ran.
+	again := req
+	again.First.PipelineTaskID = entry.PipelineTaskID(env.TaskID, "run-2", time.Now(), 1)
+	var st *entry.TaskStatus
+	if err := f.run(t, &st, f.acts.EntryStartRun, again); err != nil || st == nil || st.Status != entry.StatusCompleted || st.Result["text"] != "hello" {
+		t.Fatalf("start of a task that has run: %+v %v", st, err)
+	}
+
+	old := envelope(testenv.Unique("http:wf:c1:"), "wf")
+	if _, err := f.runs.Accept(ctx, entry.NewRun(old)); err != nil { // an older intake's record
+		t.Fatal(err)
+	}
+	first.TaskID, st = old.TaskID, nil
+	if err := f.run(t, &st, f.acts.EntryStartRun, entry.StartRequest{Envelope: old, First: first}); err != nil || st != nil {
+		t.Fatalf("start over an unstarted record: %+v %v", st, err)
+	}
+	if run, err := f.runs.Get(ctx, old.TaskID); err != nil || run.Status != entry.StatusProcessing || run.Seq != 1 {
+		t.Fatalf("unstarted record after the start: %+v %v", run, err)
+	}
+}
+
 // EntryRecordStatus applies a status change only over an older one: a retried or late write
 // changes nothing, and a suspension records its reason and time.
 func TestRecordStatusKeepsTheNewest(t *testing.T) {

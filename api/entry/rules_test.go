@@ -74,7 +74,7 @@ func TestSameKeyIsOneTask(t *testing.T) {
 		t.Fatalf("same key, different answers: %v / %v", first, second)
 	}
 	f.waitStatus(id, entry.StatusCompleted, 30*time.Second)
-	f.saveHistory(id, "http_completed_accepted")
+	f.saveHistory(id, "http_completed")
 
 	third := f.apply(body, http.StatusOK) // after completion: the stored result, no new run
 	if third["taskId"] != id || third["status"] != entry.StatusCompleted || third["from"] != entrydb.CollRuns {

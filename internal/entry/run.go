@@ -53,6 +53,15 @@ func NewRun(env TaskEnvelope) *Run {
 		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
 }
 
+// StartedRun is the workflow_runs document of an accepted envelope whose first run has begun:
+// NewRun with the first status write u (processing, attempt 1, sequence 1) applied, so the task's
+// record and its first status are one insert (EntryStartRun).
+func StartedRun(env TaskEnvelope, u StatusUpdate) *Run {
+	r := NewRun(env)
+	r.Status, r.Retry, r.Attempts, r.PipelineTaskID, r.Seq = u.Status, u.Retry, u.Attempts, u.PipelineTaskID, u.Seq
+	return r
+}
+
 // Unstarted reports a document no status change has touched: the one a workflow's own Accept
 // wrote (possibly in an earlier attempt of the same activity), or an older intake's record of a
 // task it may never have started. Any other document records a task that has run.

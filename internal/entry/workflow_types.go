@@ -1,6 +1,10 @@
 package entry
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -151,4 +155,26 @@ func InputData(env *TaskEnvelope) map[string]any {
 type SignalPayload struct {
 	Operator string `json:"operator,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+}
+
+// StartRequest records a task and its first run in one write (EntryStartRun): the workflow_runs
+// document of Envelope, inserted already processing its first attempt (First: attempt 1,
+// sequence 1, the pipeline task id of the attempt).
+type StartRequest struct {
+	Envelope TaskEnvelope
+	First    StatusUpdate
+}
+
+// PipelineTaskID is the pipeline task id of attempt n of an entry execution: the shape NewTaskID
+// gives (24 hex digits, the first eight the second the execution started, so ids sort by
+// creation), the rest a hash of the entry task id, the run id and n. It is a function of
+// what the execution's history holds, so a workflow computes it without recording a side effect,
+// and every attempt of every run of a task gets its own id (its child workflow pipeline-{id} is
+// new).
+func PipelineTaskID(taskID, runID string, started time.Time, n int) string {
+	var id [12]byte
+	binary.BigEndian.PutUint32(id[:4], uint32(started.Unix()))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", taskID, runID, n)))
+	copy(id[4:], sum[:8])
+	return hex.EncodeToString(id[:])
 }

@@ -71,6 +71,11 @@ type run struct {
 	log    log.Logger
 	resume workflow.ReceiveChannel
 	drop   workflow.ReceiveChannel
+	// lean is leanRunChange's version 1; firstRecorded says EntryStartRun recorded the first
+	// attempt's processing (attempt then only starts the child).
+	lean, firstRecorded bool
+	// shown is the TaskloomStatus the execution shows (pending from its start).
+	shown string
 }
 
 // EntryTaskWorkflow runs one envelope to completion, retry, suspension or drop, and returns the
@@ -80,6 +85,7 @@ func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.Tas
 	if err != nil {
 		return nil, err
 	}
+	r.lean = workflow.GetVersion(ctx, leanRunChange, workflow.DefaultVersion, 1) == 1
 	switch ran, err := r.accept(ctx); {
 	case err != nil:
 		return nil, err
@@ -88,6 +94,15 @@ func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.Tas
 	}
 	return r.execute(ctx)
 }
+
+// leanRunChange versions what a run costs (README, "Entry"). From version 1: the task's
+// workflow_runs record and its first attempt's processing are one write (EntryStartRun, instead
+// of EntryAccept then EntryRecordStatus); the pipeline task id of an attempt is computed from the
+// execution (entry.PipelineTaskID) instead of recorded as a side effect; the child pipeline
+// workflow resolves and checks the pipeline version in its own admission (no EntryPrepareRun,
+// which read the same schema); and TaskloomStatus is upserted only once a task leaves the
+// straight path (see transition). Executions without its marker keep the old commands.
+const leanRunChange = "entry-lean-run"
 
 // acceptChange versions the workflow's own workflow_runs record: executions started before it
 // (histories without its marker) were recorded by the intake and skip the activity.
@@ -98,22 +113,64 @@ const acceptChange = "entry-accept-in-workflow"
 // document says the task has already run (an earlier execution Temporal's retention has
 // forgotten): r.st is then that run's status, and this execution must not run the task again.
 func (r *run) accept(ctx workflow.Context) (ran bool, err error) {
-	if r.in.Carry != nil || workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if r.in.Carry != nil {
+		return false, nil
+	}
+	if r.lean {
+		return r.startRun(ctx)
+	}
+	if workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false, nil
 	}
 	var earlier *entry.TaskStatus
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, &earlier); err != nil {
 		return false, fmt.Errorf("record accepted task: %w", err)
 	}
+	return r.endIfRan(ctx, earlier), nil
+}
+
+// startRun is accept under leanRunChange: one write records the task and its first attempt as
+// processing (EntryStartRun). A worker that dies after it finds the activity's result in the
+// history and goes on with the child; one that dies before it runs the idempotent write again.
+func (r *run) startRun(ctx workflow.Context) (ran bool, err error) {
+	r.st.Attempts = 1
+	r.st.PipelineTaskID = r.pipelineTaskID(ctx)
+	u, now := r.update(ctx, entry.StatusProcessing, "")
+	var earlier *entry.TaskStatus
+	ropts := recordOptions
+	ropts.Summary = "record task, processing attempt 1"
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryStartRun,
+		entry.StartRequest{Envelope: r.in.Envelope, First: u}).Get(ctx, &earlier)
+	if err != nil {
+		return false, fmt.Errorf("record accepted task: %w", err)
+	}
+	if r.endIfRan(ctx, earlier) {
+		return true, nil
+	}
+	r.firstRecorded = true
+	r.shows(ctx, entry.StatusProcessing, "", now, nil)
+	return false, nil
+}
+
+// pipelineTaskID is the pipeline task id of the current attempt (leanRunChange), from the task id
+// (the workflow ID, WorkflowID) and this run's id and start.
+func (r *run) pipelineTaskID(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	return entry.PipelineTaskID(r.st.TaskID, info.WorkflowExecution.RunID, info.WorkflowStartTime, r.st.Attempts)
+}
+
+// endIfRan takes over the status of a task that has already run (earlier, from the accepting
+// write; nil when the task is new) and reports whether it did.
+func (r *run) endIfRan(ctx workflow.Context, earlier *entry.TaskStatus) bool {
 	if earlier == nil {
-		return false, nil
+		return false
 	}
 	r.st = earlier
 	r.log.Warn("entry task already ran under this id; ending without running it again", "status", earlier.Status)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(earlier.Status)); err != nil {
 		r.log.Warn("upsert TaskloomStatus failed", "status", earlier.Status, "err", err)
 	}
-	return true, nil
+	return true
 }
 
 func setup(ctx workflow.Context, in entry.WorkflowInput) (*run, error) {
@@ -126,9 +183,11 @@ func setup(ctx workflow.Context, in entry.WorkflowInput) (*run, error) {
 			WorkflowID: env.Payload.WorkflowID, Channel: env.Payload.Telemetry.Channel},
 		resume: workflow.GetSignalChannel(ctx, entry.SignalResume),
 		drop:   workflow.GetSignalChannel(ctx, entry.SignalDrop),
+		shown:  entry.StatusPending,
 	}
 	if c := in.Carry; c != nil {
-		r.st.Attempts, r.seq = c.Attempts, c.Seq
+		// A continued run starts with the attributes its predecessor showed, not pending.
+		r.st.Attempts, r.seq, r.shown = c.Attempts, c.Seq, ""
 	}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel,
 		"workflow_id", env.Payload.WorkflowID, "trace_id", env.Context.TraceID)
@@ -200,25 +259,22 @@ func (r *run) runBudget(ctx workflow.Context) (output map[string]any, reason str
 // attempt is one run of the pipeline as a child workflow. A failed run returns its reason and
 // whether retrying can help; err is only for the workflow's own failures.
 func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure string, retryable bool, err error) {
-	r.st.Attempts++
-	var taskID string
-	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pipeline.NewTaskID() }).Get(&taskID); err != nil {
-		return nil, "", false, fmt.Errorf("new pipeline task id: %w", err)
-	}
-	r.st.PipelineTaskID = taskID
-	if err := r.transition(ctx, entry.StatusProcessing, ""); err != nil {
+	taskID, err := r.beginAttempt(ctx)
+	if err != nil {
 		return nil, "", false, err
 	}
 	env := r.in.Envelope
-	var prep entry.PrepareResult
-	popts := prepareOptions
-	popts.Summary = fmt.Sprintf("attempt %d: prepare pipeline task %s", r.st.Attempts, taskID)
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, popts), r.acts.EntryPrepareRun, entry.PrepareRequest{
-		EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
-		UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: entry.InputData(&env)}).Get(ctx, &prep)
-	if err != nil {
-		var ae *temporal.ApplicationError
-		return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == entry.ErrTypeUnknownPipeline), nil
+	prep := entry.PrepareResult{Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion}
+	if !r.lean {
+		popts := prepareOptions
+		popts.Summary = fmt.Sprintf("attempt %d: prepare pipeline task %s", r.st.Attempts, taskID)
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, popts), r.acts.EntryPrepareRun, entry.PrepareRequest{
+			EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
+			UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: entry.InputData(&env)}).Get(ctx, &prep)
+		if err != nil {
+			var ae *temporal.ApplicationError
+			return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == entry.ErrTypeUnknownPipeline), nil
+		}
 	}
 	child := pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline,
 		Version: prep.Version, InputData: entry.InputData(&env)}
@@ -234,13 +290,46 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	var res pipelinewf.Result
 	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, child).Get(ctx, &res)
 	if err != nil {
-		return nil, fmt.Sprintf("pipeline %s@%s: %s", prep.Pipeline, prep.Version, message(err)), true, nil
+		// Under leanRunChange the child's admission is where an unknown pipeline shows: a refusal
+		// retrying cannot help, as EntryPrepareRun's was.
+		var ae *temporal.ApplicationError
+		unknown := r.lean && errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeUnknownPipeline
+		return nil, fmt.Sprintf("pipeline %s: %s", pipelineLabel(prep), message(err)), !unknown, nil
 	}
 	output = map[string]any{}
 	if n := len(res.Outputs); n > 0 && res.Outputs[n-1] != nil {
 		output = res.Outputs[n-1]
 	}
 	return output, "", false, nil
+}
+
+// beginAttempt counts the attempt, names its pipeline task and records it as processing — unless
+// EntryStartRun recorded the first attempt already — and returns the pipeline task id.
+func (r *run) beginAttempt(ctx workflow.Context) (string, error) {
+	if r.firstRecorded {
+		r.firstRecorded = false
+		return r.st.PipelineTaskID, nil
+	}
+	r.st.Attempts++
+	if r.lean {
+		r.st.PipelineTaskID = r.pipelineTaskID(ctx)
+	} else {
+		var taskID string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pipeline.NewTaskID() }).Get(&taskID); err != nil {
+			return "", fmt.Errorf("new pipeline task id: %w", err)
+		}
+		r.st.PipelineTaskID = taskID
+	}
+	return r.st.PipelineTaskID, r.transition(ctx, entry.StatusProcessing, "")
+}
+
+// pipelineLabel names the pipeline a run used: name@version, or the name alone when the envelope
+// pinned no version and the child resolved it (leanRunChange).
+func pipelineLabel(p entry.PrepareResult) string {
+	if p.Version == "" {
+		return p.Pipeline
+	}
+	return p.Pipeline + "@" + p.Version
 }
 
 // message is the innermost application error's message (what a human needs), else err's text.
@@ -316,7 +405,25 @@ func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name stri
 // transition records the status in workflow_runs, then shows it: the status query and the
 // TaskloomStatus search attribute (ops listings and stats query it) change only once the record
 // exists, so a caller who sees a status can also read it from workflow_runs.
+//
+// Under leanRunChange the straight path (pending, processing, completed: no retry, no
+// suspension) upserts nothing: visibility tells its states apart by ExecutionStatus (running or
+// completed with TaskloomStatus still pending, see intake.Stats), and each upsert is a billed
+// action. The first status off that path (retrying, suspended, dropped) is upserted, and every
+// status after it, so the ops listings and stats always find those tasks.
 func (r *run) transition(ctx workflow.Context, status, reason string) error {
+	u, now := r.update(ctx, status, reason)
+	ropts := recordOptions
+	ropts.Summary = "record status " + status
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
+		return fmt.Errorf("record status %s: %w", status, err)
+	}
+	r.shows(ctx, status, reason, now, u.AutoDropAt)
+	return nil
+}
+
+// update is the next status write (it takes the next sequence number) and its time.
+func (r *run) update(ctx workflow.Context, status, reason string) (entry.StatusUpdate, time.Time) {
 	now := workflow.Now(ctx).UTC()
 	r.seq++
 	var dropAt *time.Time
@@ -324,23 +431,27 @@ func (r *run) transition(ctx workflow.Context, status, reason string) error {
 		at := now.Add(*after) // the auto-drop timer starts at once (awaitOperator)
 		dropAt = &at
 	}
-	u := entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
+	return entry.StatusUpdate{TaskID: r.st.TaskID, Seq: r.seq, Status: status, Retry: r.st.Retry, Attempts: r.st.Attempts,
 		PipelineTaskID: r.st.PipelineTaskID, Result: r.st.Result, LastError: r.st.LastError, Reason: reason, At: now,
-		AutoDropped: r.st.AutoDropped, AutoDropAt: dropAt}
-	ropts := recordOptions
-	ropts.Summary = "record status " + status
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ropts), r.acts.EntryRecordStatus, u).Get(ctx, nil); err != nil {
-		return fmt.Errorf("record status %s: %w", status, err)
-	}
+		AutoDropped: r.st.AutoDropped, AutoDropAt: dropAt}, now
+}
+
+// shows makes a recorded status the execution's: the status query, the current details and,
+// off the straight path (see transition), TaskloomStatus.
+func (r *run) shows(ctx workflow.Context, status, reason string, now time.Time, dropAt *time.Time) {
 	r.st.Status = status
 	if status == entry.StatusSuspended {
 		r.st.SuspendedReason, r.st.SuspendedAt, r.st.AutoDropAt = reason, &now, dropAt
 	}
 	r.show(ctx, now)
+	if r.lean && r.shown == entry.StatusPending && (status == entry.StatusProcessing || status == entry.StatusCompleted) {
+		return
+	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
 		r.log.Warn("upsert TaskloomStatus failed", "status", status, "err", err)
+		return
 	}
-	return nil
+	r.shown = status
 }
 
 // replyChange versions the reply's outcome: executions started before it only log a reply that

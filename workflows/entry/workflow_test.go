@@ -33,6 +33,10 @@ type fakeActs struct {
 	failures []entry.ReplyFailure
 	// replyAttr is the TaskloomReply search attribute the workflow set ("" when none).
 	replyAttr string
+	// statusAttrs are the TaskloomStatus values the workflow upserted, in order.
+	statusAttrs []string
+	// startDown fails that many EntryStartRun attempts as an unreachable MongoDB does.
+	startDown int
 }
 
 func (f *fakeActs) prepare(_ context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {
@@ -46,6 +50,32 @@ func (f *fakeActs) prepare(_ context.Context, req entry.PrepareRequest) (*entry.
 func (f *fakeActs) accept(_ context.Context, env entry.TaskEnvelope) (*entry.TaskStatus, error) {
 	f.accepted = append(f.accepted, env)
 	return f.earlier, nil
+}
+
+// startRun is EntryStartRun: the accept and the first attempt's processing in one write.
+func (f *fakeActs) startRun(_ context.Context, req entry.StartRequest) (*entry.TaskStatus, error) {
+	if f.startDown > 0 {
+		f.startDown--
+		return nil, errors.New("server selection error: connection refused")
+	}
+	f.accepted = append(f.accepted, req.Envelope)
+	if f.earlier != nil {
+		return f.earlier, nil
+	}
+	f.records = append(f.records, req.First)
+	return nil, nil
+}
+
+// pipelineUnknownWhilePrepErr makes the child pipeline refuse the task as its admission does for
+// an unknown pipeline while f.prepErr is set, and succeed once it is cleared.
+func (f *fakeActs) pipelineUnknownWhilePrepErr(env *testsuite.TestWorkflowEnvironment) {
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(workflow.Context, pipelinewf.Input) (*pipelinewf.Result, error) {
+			if f.prepErr != nil {
+				return nil, temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)
+			}
+			return &pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil
+		})
 }
 
 // record refuses a status write before the task was accepted: in workflow_runs it would update
@@ -94,14 +124,18 @@ func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	var a *entryact.Activities // mocked below: never called
 	Register(env, a)
 	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
-	env.OnActivity(a.EntryAccept, mock.Anything, mock.Anything).Return(f.accept)
-	env.OnActivity(a.EntryPrepareRun, mock.Anything, mock.Anything).Return(f.prepare)
+	env.OnActivity(a.EntryAccept, mock.Anything, mock.Anything).Return(f.accept).Maybe()
+	env.OnActivity(a.EntryStartRun, mock.Anything, mock.Anything).Return(f.startRun)
+	env.OnActivity(a.EntryPrepareRun, mock.Anything, mock.Anything).Return(f.prepare).Maybe()
 	env.OnActivity(a.EntryRecordStatus, mock.Anything, mock.Anything).Return(f.record)
 	env.OnActivity(a.EntrySendReply, mock.Anything, mock.Anything).Return(f.reply)
 	env.OnActivity(a.EntryRecordReplyFailure, mock.Anything, mock.Anything).Return(f.replyFailed)
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(searchattr.Reply); ok {
 			f.replyAttr = v
+		}
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(searchattr.Status); ok {
+			f.statusAttrs = append(f.statusAttrs, v)
 		}
 	}).Return(nil).Maybe()
 	return env
@@ -134,6 +168,83 @@ func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
 	}
 	if len(f.replies) != 1 || f.replies[0].Text != "hi back" || f.replies[0].ChatID != "42" || f.replies[0].ReplyTo != 9 {
 		t.Fatalf("replies: %+v", f.replies)
+	}
+}
+
+// The straight path costs what README "Entry" lists: one write before the pipeline (the task
+// and its first attempt as processing), one after (completed), no side effect, no pipeline
+// lookup of its own and no TaskloomStatus upsert; the child's id is a function of the execution.
+func TestStraightPathIsOneWriteBeforeAndOneAfter(t *testing.T) {
+	f := &fakeActs{}
+	env := newEnv(t, f)
+	var child pipelinewf.Input
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, in pipelinewf.Input) (*pipelinewf.Result, error) {
+			child = in
+			return &pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil
+		})
+	in := input(entry.ChannelHTTP, 1)
+	started := env.Now()
+	env.ExecuteWorkflow(EntryTaskWorkflow, in)
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.statuses(); len(got) != 2 || got[0] != entry.StatusProcessing || got[1] != entry.StatusCompleted ||
+		f.records[0].Seq != 1 || f.records[0].Attempts != 1 || f.records[1].Seq != 2 {
+		t.Fatalf("records: %+v", f.records)
+	}
+	if len(f.accepted) != 1 || len(f.statusAttrs) != 0 {
+		t.Fatalf("accepted %d times, TaskloomStatus upserts %v", len(f.accepted), f.statusAttrs)
+	}
+	want := entry.PipelineTaskID(in.Envelope.TaskID, "default-test-run-id", started, 1) // the test environment's run id
+	if child.TaskID != want || st.PipelineTaskID != want || f.records[0].PipelineTaskID != want || !pipeline.ValidTaskID(want) {
+		t.Fatalf("pipeline task id: child %q, status %q, record %q, want %q", child.TaskID, st.PipelineTaskID, f.records[0].PipelineTaskID, want)
+	}
+	if child.Pipeline != in.Envelope.Payload.WorkflowID || child.Version != in.Envelope.Payload.WorkflowVersion {
+		t.Fatalf("child input: %+v", child)
+	}
+}
+
+// With MongoDB down when the task starts, EntryStartRun is retried until it answers; nothing
+// runs before the task is recorded, and then it runs once.
+func TestStartRunWaitsForMongo(t *testing.T) {
+	f := &fakeActs{startDown: 3}
+	env := newEnv(t, f)
+	children := 0
+	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
+		func(workflow.Context, pipelinewf.Input) (*pipelinewf.Result, error) {
+			children++
+			return &pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil
+		})
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 1))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != entry.StatusCompleted || children != 1 || len(f.accepted) != 1 || strings.Join(f.statuses(), ",") != "processing,completed" {
+		t.Fatalf("status %s, %d pipelines, accepted %d, records %v", st.Status, children, len(f.accepted), f.statuses())
+	}
+}
+
+// A task that leaves the straight path shows every status from then on in TaskloomStatus, so
+// the ops listings find it; its processing before the first failure is not upserted.
+func TestOffTheStraightPathEveryStatusIsUpserted(t *testing.T) {
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	env := newEnv(t, f)
+	f.pipelineUnknownWhilePrepErr(env)
+	env.RegisterDelayedCallback(func() {
+		f.prepErr = nil
+		env.SignalWorkflow(entry.SignalResume, nil)
+	}, time.Hour)
+	env.ExecuteWorkflow(EntryTaskWorkflow, input(entry.ChannelHTTP, 3))
+	var st entry.TaskStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{entry.StatusSuspended, entry.StatusProcessing, entry.StatusCompleted}
+	if st.Status != entry.StatusCompleted || strings.Join(f.statusAttrs, ",") != strings.Join(want, ",") {
+		t.Fatalf("status %s, TaskloomStatus upserts %v, want %v", st.Status, f.statusAttrs, want)
 	}
 }
 
@@ -238,6 +349,7 @@ func TestRetriesOnTheChannelCurveThenSuspendsAndResumes(t *testing.T) {
 func TestUnknownPipelineSuspendsAtOnceAndDropEndsIt(t *testing.T) {
 	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
+	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(entry.SignalDrop, entry.SignalPayload{Operator: "ops", Reason: "obsolete"})
 	}, time.Minute)
@@ -352,6 +464,7 @@ func withDropAfter(in entry.WorkflowInput, d time.Duration) entry.WorkflowInput 
 func TestSuspendedTaskNotResumedIsAutoDropped(t *testing.T) {
 	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
+	f.pipelineUnknownWhilePrepErr(env)
 	start := env.Now()
 	env.ExecuteWorkflow(EntryTaskWorkflow, withDropAfter(input(entry.ChannelHTTP, 3), 24*time.Hour))
 	var st entry.TaskStatus
@@ -370,8 +483,7 @@ func TestSuspendedTaskNotResumedIsAutoDropped(t *testing.T) {
 func TestResumeBeforeTheAutoDropCancelsIt(t *testing.T) {
 	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
-	env.OnWorkflow(pipelinewf.PipelineWorkflow, mock.Anything, mock.Anything).Return(
-		&pipelinewf.Result{Status: "success", Outputs: []map[string]any{{"text": "ok"}}}, nil)
+	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() {
 		f.prepErr = nil // the operator fixed the pipeline
 		env.SignalWorkflow(entry.SignalResume, nil)
@@ -389,6 +501,7 @@ func TestResumeBeforeTheAutoDropCancelsIt(t *testing.T) {
 func TestZeroDropAfterKeepsWaiting(t *testing.T) {
 	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
+	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(entry.SignalDrop, nil) }, 48*time.Hour)
 	env.ExecuteWorkflow(EntryTaskWorkflow, withDropAfter(input(entry.ChannelHTTP, 3), 0))
 	var st entry.TaskStatus

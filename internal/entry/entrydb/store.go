@@ -48,12 +48,13 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 // Accept records an accepted task: it inserts run unless a document with its _id (the task id,
 // derived from the idempotency key) exists, and returns that existing document (nil when it
 // inserted). EntryTaskWorkflow calls it first, through an activity, so the document exists
-// exactly when the workflow does. One command, and idempotent under activity retries: a retry
+// exactly when the workflow does; run may already carry the first run's status (entry.StartedRun),
+// its sequence number included. One command, and idempotent under activity retries: a retry
 // finds the document its earlier attempt wrote, and a duplicate key from a racing upsert (which
 // MongoDB may report for two concurrent upserts on one key) is answered by reading the winner's.
 func (s *Store) Accept(ctx context.Context, run *entry.Run) (*entry.Run, error) {
 	now := s.now()
-	run.CreatedAt, run.UpdatedAt, run.Seq = now, now, 0
+	run.CreatedAt, run.UpdatedAt = now, now
 	var prev entry.Run
 	err := s.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: run.TaskID}}, bson.D{{Key: "$setOnInsert", Value: run}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)

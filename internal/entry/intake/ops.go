@@ -24,7 +24,7 @@ func visibilityQuery(extra string) string {
 type Stats struct {
 	// Counts is the number of tasks in each status (counts.processing and the others).
 	Counts map[string]int64 `json:"counts"`
-	// Channels is the number of tasks per channel, and of those still open (not completed,
+	// Channels is the number of tasks per channel, and of those still open (their execution runs:
 	// dropped or failed).
 	Channels map[string]ChannelStats `json:"channels"`
 	// SuspendedThreshold is ENTRY_SUSPENDED_ALERT_THRESHOLD, so a dashboard can compare.
@@ -52,13 +52,18 @@ type ChannelStats struct {
 func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 	st := &Stats{Counts: map[string]int64{}, Channels: map[string]ChannelStats{}, SuspendedThreshold: threshold}
 	for _, s := range entry.Statuses {
-		n, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomStatus = '%s'", s)))
+		q := statusQuery(s)
+		if q == "" {
+			st.Counts[s] = 0
+			continue
+		}
+		n, err := t.count(ctx, visibilityQuery(q))
 		if err != nil {
 			return nil, err
 		}
 		st.Counts[s] = n
 	}
-	open := fmt.Sprintf("TaskloomStatus NOT IN ('%s', '%s', '%s')", entry.StatusCompleted, entry.StatusDropped, entry.StatusFailed)
+	open := "ExecutionStatus = 'Running'"
 	for _, c := range entry.Channels {
 		total, err := t.count(ctx, visibilityQuery(fmt.Sprintf("TaskloomChannel = '%s'", c)))
 		if err != nil {
@@ -79,6 +84,25 @@ func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// statusQuery selects the executions in status s ("" for none visibility can tell apart). An
+// entry task on the straight path (no retry, no suspension) upserts no TaskloomStatus: it keeps
+// the pending it started with, and its execution's status says the rest — running is
+// processing, completed is completed (README, "Entry"). A task no worker has picked up yet is
+// the same running-and-pending execution, so pending counts nothing of its own: it is counted
+// as processing. Any status off that path is upserted and selects as itself.
+func statusQuery(s string) string {
+	straight := fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", entry.StatusPending, entry.StatusProcessing)
+	switch s {
+	case entry.StatusPending:
+		return ""
+	case entry.StatusProcessing:
+		return fmt.Sprintf("%s AND ExecutionStatus = 'Running'", straight)
+	case entry.StatusCompleted:
+		return fmt.Sprintf("(TaskloomStatus = '%s' OR (%s AND ExecutionStatus = 'Completed'))", entry.StatusCompleted, straight)
+	}
+	return fmt.Sprintf("TaskloomStatus = '%s'", s)
 }
 
 func failedRepliesQuery() string {
