@@ -340,11 +340,11 @@ func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
 	d.show(ctx, nil)
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)
-	if workflow.GetVersion(ctx, statusAttributeForOperators, workflow.DefaultVersion, 1) == 1 {
-		shown, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(searchattr.Status)
-		if !webhook.StatusAttributeChanges(shown, tr.Status) {
-			return nil
-		}
+	// The version is asked only where its branches differ, so a run that upserts records no marker.
+	shown, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(searchattr.Status)
+	if !webhook.StatusAttributeChanges(shown, tr.Status) &&
+		workflow.GetVersion(ctx, statusAttributeForOperators, workflow.DefaultVersion, 1) == 1 {
+		return nil
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(tr.Status))
 }
