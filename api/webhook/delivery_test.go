@@ -123,6 +123,7 @@ func TestFailingReceiverEndsInError(t *testing.T) {
 	if c := e.emu.Calls(); c[feishuemu.EPUpdate]+c[feishuemu.EPBatchUpdate] != 3 {
 		t.Fatalf("%d updates + %d batch updates, want one write-back per attempt", c[feishuemu.EPUpdate], c[feishuemu.EPBatchUpdate])
 	}
+	e.recordFirstRun(rec, "delivery_claimed_failed_push")
 	e.recordDelivery(rec, "delivery_claimed_failing_receiver")
 	// error rows are skipped by the next sweep.
 	if res := e.sweep(webhook.RowFilter{}); res.Candidates != 0 {

@@ -11,8 +11,11 @@ import "time"
 // DeliveryKind is the TaskloomKind of a delivery workflow.
 const DeliveryKind = "webhook-delivery"
 
-// ClaimHold is how long a claimed delivery waits for its sweep's outcome before it goes on by
-// itself; longer than the sweep activity's StartToCloseTimeout, so a live sweep always answers first.
+// ClaimHold is how long a claimed delivery waits for its sweep's outcome: the claim's
+// WorkflowRunTimeout (runs claimed before that waited with a timer of this length and then went
+// on by themselves). Longer than the sweep activity's StartToCloseTimeout, so a live sweep always
+// answers first; a run whose sweep was lost times out, and the next sweep finds the row as the
+// lost one left it.
 const ClaimHold = 15 * time.Minute
 
 // URLs names the four Bitable tables by link. Drama and Capture are optional.
@@ -55,8 +58,12 @@ type DeliveryInput struct {
 	Wait time.Duration `json:"wait"`
 	// Claimed: a sweep found the row ready and started this workflow to hold the row while the
 	// sweep pushes it in its batch; the workflow waits for the sweep's outcome signal
-	// (a SweepOutcome) and only then, or after ClaimHold, goes on by itself.
+	// (a SweepOutcome) for at most ClaimHold, and goes on by itself only when the outcome
+	// leaves the row to it.
 	Claimed bool `json:"claimed,omitempty"`
+	// RetryAfter: the previous run's push failed; this run waits this long before it pushes
+	// again (a claimed run that continues as new on its own after its sweep's failed push).
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
 }
 
 // AttemptInput asks the attempt activity to check readiness and, when ready, push.

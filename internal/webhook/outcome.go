@@ -24,3 +24,13 @@ func Deliverable(r Row) bool { return r.Status == StatusPending || r.Status == S
 func SameWork(snapshot, fresh Row) bool {
 	return Deliverable(fresh) && fresh.BadTaskIDs == "" && slices.Equal(snapshot.TaskIDs, fresh.TaskIDs)
 }
+
+// StatusAttributeChanges reports whether a delivery whose TaskloomStatus search attribute shows
+// shown must set it to status. The attribute answers the operators' questions (which rows
+// failed, which ended in error), so it moves when a row becomes or stops being failed/error;
+// a row delivered in one push keeps the pending it was started with (its execution is
+// Completed, its result and the row say success).
+func StatusAttributeChanges(shown, status string) bool {
+	needsOperator := func(s string) bool { return s == StatusFailed || s == StatusError }
+	return shown != status && (needsOperator(shown) || needsOperator(status))
+}

@@ -201,12 +201,16 @@ func (d DeliveryClient) Ensure(ctx context.Context, taskQueue, tableID string, i
 	return err
 }
 
-// Claim starts in.Row's delivery workflow in claimed mode (in.Claimed) and returns its run ID;
+// Claim starts in.Row's delivery workflow in claimed mode (in.Claimed), held at most
+// webhook.ClaimHold, and returns its run ID;
 // ok is false when a delivery of the row is running already (it owns the row).
 func (d DeliveryClient) Claim(ctx context.Context, taskQueue, tableID string, in webhook.DeliveryInput) (runID string, ok bool, err error) {
 	opts := deliveryOptions(taskQueue, tableID, in.Row)
 	opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	// The hold on the row is the run itself: no timer, and a run whose sweep never reports ends
+	// after ClaimHold (a row the sweep leaves to it continues as new without this timeout).
+	opts.WorkflowRunTimeout = webhook.ClaimHold
 	run, err := d.Client.ExecuteWorkflow(ctx, opts, WebhookDeliveryWorkflow, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -34,6 +34,19 @@ var (
 	}
 )
 
+// Change IDs of WebhookDeliveryWorkflow's command sequence (README "How a sweep delivers, exactly
+// once"); runs that took the default branch replay on it.
+const (
+	// claimHeldByRunTimeout: a claimed run waits for its sweep's outcome without a timer; the
+	// claim's WorkflowRunTimeout (webhook.ClaimHold) bounds the hold, and a row the sweep did not
+	// finish continues as new, unbounded, on its own.
+	claimHeldByRunTimeout = "webhook-claim-held-by-run-timeout"
+	// statusAttributeForOperators: TaskloomStatus is upserted only when the answer to the
+	// console's questions changes (a row becomes failed or error, or stops being one); a
+	// pending row delivered in one push keeps the pending it was started with.
+	statusAttributeForOperators = "webhook-status-attribute-for-operators"
+)
+
 // DeliveryOutcome is the final state of a row's workflow.
 type DeliveryOutcome struct {
 	Status     string `json:"webhook_status"`
@@ -93,6 +106,12 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 			return out, err
 		}
 	}
+	if in.RetryAfter > 0 {
+		in.RetryAfter = 0
+		if err := d.retryPush(ctx); err != nil {
+			return DeliveryOutcome{}, err
+		}
+	}
 	var a *webhookact.Activities
 	for iter := 0; ; iter++ {
 		if iter >= maxIterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
@@ -141,8 +160,27 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 // held waits for the outcome of the sweep that claimed the row (webhook.ClaimHold at most) and applies
 // it; done is true when the row's delivery is over.
 func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
-	in := &d.in
 	d.state.Checks++
+	now := workflow.Now(ctx)
+	d.show(ctx, waiting.New(waiting.SweepBatch, "a sweep claimed the row and pushes it in its batch", now, now.Add(webhook.ClaimHold)))
+	// A claim started without a run timeout (by an older sweep) keeps the hold timer.
+	if workflow.GetVersion(ctx, claimHeldByRunTimeout, workflow.DefaultVersion, 1) == 1 && workflow.GetInfo(ctx).WorkflowRunTimeout > 0 {
+		var sig webhook.SweepOutcome
+		// No timer: the run times out after webhook.ClaimHold when the sweep never reports, and
+		// the next sweep finds the row as the lost one left it.
+		workflow.GetSignalChannel(ctx, SignalSweepOutcome).Receive(ctx, &sig)
+		done, out, err := d.applyOutcome(ctx, sig)
+		if done || err != nil {
+			return true, out, err
+		}
+		return true, DeliveryOutcome{}, d.goOnAlone(ctx)
+	}
+	return d.heldByTimer(ctx)
+}
+
+// heldByTimer is held for runs that took the default branch of claimHeldByRunTimeout: a timer of
+// webhook.ClaimHold races the sweep's outcome, and the run goes on alone when the timer wins.
+func (d *delivery) heldByTimer(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	var sig webhook.SweepOutcome
 	received := false
 	timerCtx, cancel := workflow.WithCancel(ctx)
@@ -151,8 +189,6 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 		c.Receive(ctx, &sig)
 		received = true
 	})
-	now := workflow.Now(ctx)
-	d.show(ctx, waiting.New(waiting.SweepBatch, "a sweep claimed the row and pushes it in its batch", now, now.Add(webhook.ClaimHold)))
 	// The same timer command as workflow.NewTimer, with a summary for the Web UI.
 	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, webhook.ClaimHold, workflow.TimerOptions{
 		Summary: "wait for the claiming sweep's outcome"}), func(workflow.Future) {})
@@ -162,6 +198,21 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 		d.log.Warn("webhook sweep did not report on its claimed row; going on alone")
 		return false, DeliveryOutcome{}, nil
 	}
+	done, out, err := d.applyOutcome(ctx, sig)
+	if done || err != nil {
+		return true, out, err
+	}
+	if d.in.RetryAfter > 0 {
+		d.in.RetryAfter = 0
+		return false, DeliveryOutcome{}, d.retryPush(ctx)
+	}
+	return false, DeliveryOutcome{}, nil
+}
+
+// applyOutcome applies what the claiming sweep reported; done is true when the row's delivery
+// is over. A failed push leaves in.RetryAfter set: the next push waits RetryBackoff.
+func (d *delivery) applyOutcome(ctx workflow.Context, sig webhook.SweepOutcome) (bool, DeliveryOutcome, error) {
+	in := &d.in
 	if sig.Row != nil {
 		in.Row, d.state.RetryCount = *sig.Row, sig.Row.RetryCount
 	}
@@ -184,7 +235,22 @@ func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	if tr.Status == webhook.StatusSuccess || tr.Status == webhook.StatusError {
 		return true, DeliveryOutcome{Status: tr.Status, RetryCount: tr.RetryCount, LastError: tr.LastError}, nil
 	}
-	return false, DeliveryOutcome{}, d.retryPush(ctx)
+	in.RetryAfter = in.Policy.RetryBackoff
+	return false, DeliveryOutcome{}, nil
+}
+
+// aloneRunTimeout bounds nothing in practice: a continued run inherits the run timeout it is
+// given (0 keeps the claim's), and the readiness and retry loops end by their own deadlines.
+const aloneRunTimeout = 10 * 365 * 24 * time.Hour
+
+// goOnAlone continues a claimed run whose row the sweep did not finish as a run of its own,
+// without the claim's run timeout, so the readiness and retry loops keep their own deadlines.
+func (d *delivery) goOnAlone(ctx workflow.Context) error {
+	in := &d.in
+	if in.RetryAfter > 0 { // the sweep's failed push is on the row now
+		in.Row.Status, in.Row.RetryCount, in.Row.LastError = d.state.Status, d.state.RetryCount, d.state.LastError
+	}
+	return workflow.NewContinueAsNewError(workflow.WithWorkflowRunTimeout(ctx, aloneRunTimeout), WebhookDeliveryWorkflow, *in)
 }
 
 // retryPush waits RetryBackoff before the next push of a row whose push failed.
@@ -274,5 +340,11 @@ func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
 	d.show(ctx, nil)
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)
+	// The version is asked only where its branches differ, so a run that upserts records no marker.
+	shown, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(searchattr.Status)
+	if !webhook.StatusAttributeChanges(shown, tr.Status) &&
+		workflow.GetVersion(ctx, statusAttributeForOperators, workflow.DefaultVersion, 1) == 1 {
+		return nil
+	}
 	return workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(tr.Status))
 }

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -115,5 +116,53 @@ func TestCreatorRunsSingleURLOnlyWhenEnabled(t *testing.T) {
 		if res.Video.Created != 2 || res.SingleURL.Created != want || singleURLRuns != want {
 			t.Fatalf("enabled=%v: result %+v, single URL ran %d times", enabled, res, singleURLRuns)
 		}
+	}
+}
+
+// A claimed run whose sweep never reports sets no timer and calls no activity: it ends when the
+// claim's run timeout (webhook.ClaimHold) passes, and the next sweep finds the row as it is.
+func TestClaimedRunWithoutOutcomeEndsAtItsRunTimeout(t *testing.T) {
+	e := newUnitEnv()
+	e.SetWorkflowRunTimeout(webhook.ClaimHold)
+	timers := 0
+	e.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+	e.ExecuteWorkflow(webhookwf.WebhookDeliveryWorkflow, webhook.DeliveryInput{
+		Target:  webhook.Target{URLs: webhook.URLs{Task: "task-url", Webhook: "webhook-url"}, SummaryURL: "summary-url"},
+		Row:     webhook.Row{RecordID: "rec1", BizType: webhook.BizSingleURLCapture, Status: webhook.StatusPending, TaskIDs: []string{"1"}},
+		Claimed: true,
+	})
+	var timeout *temporal.TimeoutError
+	if err := e.GetWorkflowError(); !errors.As(err, &timeout) {
+		t.Fatalf("claimed run without an outcome ended with %v, want its run timeout", err)
+	}
+	if timers != 0 {
+		t.Fatalf("%d timers in a claimed run, want none", timers)
+	}
+}
+
+// The sweep's outcome of a delivered row ends the claimed run at once: no timer, no activity,
+// no search-attribute upsert (pending → success).
+func TestClaimedRunEndsOnItsSweepsOutcome(t *testing.T) {
+	e := newUnitEnv()
+	e.SetWorkflowRunTimeout(webhook.ClaimHold)
+	timers, upserts := 0, 0
+	e.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Return(func(temporal.SearchAttributes) error { upserts++; return nil }).Maybe()
+	now := time.Date(2025, 12, 17, 10, 0, 0, 0, time.UTC)
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(webhookwf.SignalSweepOutcome, webhook.SweepOutcome{Written: true,
+			Transition: &webhook.Transition{Status: webhook.StatusSuccess, StartAt: &now, EndAt: now}})
+	}, time.Second)
+	e.ExecuteWorkflow(webhookwf.WebhookDeliveryWorkflow, webhook.DeliveryInput{
+		Target:  webhook.Target{URLs: webhook.URLs{Task: "task-url", Webhook: "webhook-url"}, SummaryURL: "summary-url"},
+		Row:     webhook.Row{RecordID: "rec1", BizType: webhook.BizSingleURLCapture, Status: webhook.StatusPending, TaskIDs: []string{"1"}},
+		Claimed: true,
+	})
+	var out webhookwf.DeliveryOutcome
+	if err := e.GetWorkflowResult(&out); err != nil || out.Status != webhook.StatusSuccess {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if timers != 0 || upserts != 0 {
+		t.Fatalf("%d timers and %d upserts, want none", timers, upserts)
 	}
 }
