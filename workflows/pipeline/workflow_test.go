@@ -66,7 +66,13 @@ func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	})
 	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
-		return f.sync(r)
+		res, err := f.sync(r)
+		if err == nil && r.Sync != nil && r.Sync.Finish != nil { // the last step finishes the task (versionCostFloor)
+			f.mu.Lock()
+			f.task = *r.Sync.Finish
+			f.mu.Unlock()
+		}
+		return res, err
 	})
 	on(a.PipelineSubmitAsync, "pipeline.SubmitAsync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
