@@ -26,7 +26,12 @@ import (
 // again, its recorded output is used. A vendor call that is retried is the retry policy the
 // schema asked for.
 func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
-	res, err := a.recordedCall(ctx, req)
+	return a.callSync(ctx, req, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1)
+}
+
+// callSync is PipelineCallSync; retried says an earlier attempt may have recorded the step.
+func (a *Activities) callSync(ctx context.Context, req pipeline.CallRequest, retried bool) (*pipeline.CallResult, error) {
+	res, err := a.recordedCall(ctx, req, retried)
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +58,8 @@ func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequ
 
 // recordedCall is the step's recorded success when an earlier attempt of this activity wrote it
 // (nil otherwise); a first attempt reads nothing.
-func (a *Activities) recordedCall(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt <= 1 {
+func (a *Activities) recordedCall(ctx context.Context, req pipeline.CallRequest, retried bool) (*pipeline.CallResult, error) {
+	if !retried {
 		return nil, nil
 	}
 	st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex)
