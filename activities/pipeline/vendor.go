@@ -99,7 +99,7 @@ func (a *Activities) callAndRecord(ctx context.Context, req pipeline.CallRequest
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeRender, nil)
 	}
 	if err := a.Store.RecordStep(ctx, pipeline.StepResult{TaskID: req.TaskID, StepIndex: req.StepIndex, ProviderRef: p.Ref,
-		Input: input, Output: out, StartedAt: started, Calls: calls.Take()}); err != nil {
+		Input: input, Output: out, StartedAt: started, Calls: calls.Take(), Tried: req.Tried}); err != nil {
 		return nil, err
 	}
 	return &pipeline.CallResult{ProviderRef: p.Ref, Input: input, Output: out}, nil

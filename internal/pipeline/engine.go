@@ -95,6 +95,8 @@ type CallRequest struct {
 	// Sync is set by runs that fold the next step's choice and the task's finish into a sync
 	// step's activity (versionCostFloor in workflows/pipeline).
 	Sync *SyncStep `json:",omitempty"`
+	// Tried are the providers this step tried before this one (task_steps.providers_tried).
+	Tried []string `json:",omitempty"`
 }
 
 // CallResult is a finished sync call: the rendered input and the mapped output.
@@ -126,6 +128,8 @@ type StepResult struct {
 	StartedAt   time.Time
 	// Calls are the vendor calls the step made, kept on its row for the health check.
 	Calls []ProviderCall
+	// Tried are the providers the step tried before ProviderRef.
+	Tried []string
 }
 
 // SubmitResult is an accepted async job.

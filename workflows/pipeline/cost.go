@@ -34,6 +34,9 @@ type costFloor struct {
 	nextFor int
 	// finished says the last step's activity finished the task.
 	finished bool
+	// tried are the providers the running step called so far (task_steps.providers_tried, which
+	// the step's one write records).
+	tried []string
 }
 
 // startCostFloor asks for versionCostFloor when the steps start.

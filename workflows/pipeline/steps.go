@@ -48,6 +48,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	st := r.schema.Steps[i]
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
+	r.cost.tried = nil
 	for {
 		var choice pipeline.ChooseResult
 		if c := r.takeChoice(i); c != nil {
@@ -89,6 +90,7 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 	for _, provider := range usable {
 		r.waitOn(ctx, i, provider, waiting.Call, "calling "+provider, time.Time{})
 		out, err := call(ctx, i, provider)
+		r.cost.tried = append(r.cost.tried, provider)
 		if err == nil {
 			return provider, out, time.Time{}, nil
 		}
@@ -188,6 +190,7 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	actx := workflow.WithActivityOptions(ctx, opts)
 	req := r.callRequest(i, provider)
 	req.Sync = r.syncStep(i)
+	req.Tried = append([]string(nil), r.cost.tried...)
 	var res pipeline.CallResult
 	if err := workflow.ExecuteActivity(actx, r.acts.callSync, req).Get(ctx, &res); err != nil {
 		return nil, err

@@ -180,7 +180,7 @@ func (s *Store) RecordStep(ctx context.Context, r pipeline.StepResult) error {
 		{Key: "input", Value: r.Input}, {Key: "output", Value: r.Output}, {Key: "started_at", Value: r.StartedAt.UTC()},
 		{Key: "completed_at", Value: now}}
 	update := bson.D{{Key: "$set", Value: set}, {Key: "$setOnInsert", Value: stepOnInsert(r.TaskID, r.StepIndex, now)},
-		{Key: "$addToSet", Value: bson.D{{Key: "providers_tried", Value: r.ProviderRef}}}}
+		{Key: "$addToSet", Value: bson.D{{Key: "providers_tried", Value: bson.D{{Key: "$each", Value: append(append([]string{}, r.Tried...), r.ProviderRef)}}}}}}
 	if len(r.Calls) > 0 {
 		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: "calls", Value: bson.D{{Key: "$each", Value: r.Calls}}}}})
 	}
