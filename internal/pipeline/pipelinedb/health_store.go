@@ -107,9 +107,9 @@ func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, li
 		return pipeline.CallStats{}, fmt.Errorf("read calls of %s: %w", ref, err)
 	}
 	cur, err = s.c(CollSteps).Find(ctx,
-		bson.D{{Key: "calls", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "provider_ref", Value: ref},
-			{Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}}}}}},
-		options.Find().SetSort(bson.D{{Key: "completed_at", Value: -1}}).SetLimit(limit).SetProjection(bson.D{{Key: "calls", Value: 1}}))
+		// The two conditions may match different calls of a row; the loop below keeps the right ones.
+		bson.D{{Key: "calls.provider_ref", Value: ref}, {Key: "calls.at", Value: bson.D{{Key: "$gte", Value: since}}}},
+		options.Find().SetLimit(limit).SetProjection(bson.D{{Key: "calls", Value: 1}}))
 	if err != nil {
 		return pipeline.CallStats{}, fmt.Errorf("load step calls of %s: %w", ref, err)
 	}
