@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -38,8 +39,12 @@ type Activities struct {
 	Redriver Redriver
 
 	providers providerCache[*pipeline.Provider]
-	// healths caches provider_health documents (nil: none) for the circuit breaker (breaker.go).
+	// healths caches provider_health documents (nil: none) for the circuit breaker (breaker.go)
+	// and the provider choice.
 	healths providerCache[*pipeline.Health]
+	// schemas keeps the published pipeline versions read (name@version → *SchemaRecord): a
+	// published version never changes.
+	schemas sync.Map
 }
 
 // AllowedEnv reads the allow-listed variables that are set.
@@ -96,9 +101,48 @@ func (a *Activities) PipelineRefundQuota(ctx context.Context, req pipeline.Refun
 // PipelineChooseProviders orders a step's candidates by health: `up` ones in the schema's order,
 // then `degraded` ones; `down` and unknown ones are skipped, and so are those their circuit
 // breaker holds (unless pinned). When that leaves none, WaitUntil says when the earliest held one
-// may be tried again. Read-only; the documents it reads refresh the worker's breaker cache.
+// may be tried again. Read-only: the provider_health documents are read through the worker's
+// cache (providerCacheTTL), as the circuit breaker reads them; a call to a provider that went down
+// since fails over to the next candidate like any failed call.
 func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
-	health, err := a.Store.GetHealth(ctx, req.Candidates)
+	return a.choose(ctx, req.Candidates)
+}
+
+// healthOf returns the candidates' provider_health documents, from the cache while fresh; the
+// others in one read, which refreshes the cache (a provider without a document is cached as nil).
+func (a *Activities) healthOf(ctx context.Context, refs []string) (map[string]pipeline.Health, error) {
+	out := make(map[string]pipeline.Health, len(refs))
+	var missing []string
+	for _, ref := range refs {
+		h, ok := a.healths.fresh(ref)
+		switch {
+		case !ok:
+			missing = append(missing, ref)
+		case h != nil:
+			out[ref] = *h
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := a.Store.GetHealth(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range missing {
+		h, ok := read[ref]
+		if !ok {
+			a.healths.put(ref, nil)
+			continue
+		}
+		out[ref] = h
+		a.healths.put(ref, &h)
+	}
+	return out, nil
+}
+
+func (a *Activities) choose(ctx context.Context, candidates []string) (*pipeline.ChooseResult, error) {
+	health, err := a.healthOf(ctx, candidates)
 	if err != nil {
 		return nil, err
 	}
@@ -106,10 +150,9 @@ func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.C
 	res := &pipeline.ChooseResult{}
 	var degraded []string
 	var wait time.Time
-	for _, ref := range req.Candidates {
+	for _, ref := range candidates {
 		h, ok := health[ref]
 		if ok {
-			a.healths.put(ref, &h)
 			a.Metrics.CircuitState(ref, h.Circuit.Current())
 		}
 		adm, until := a.Breaker.Admit(h, now)

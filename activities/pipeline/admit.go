@@ -11,17 +11,18 @@ import (
 )
 
 // PipelineAdmitTask is the first thing PipelineWorkflow does: resolve the pipeline version, check
-// the input against it, record the task, charge one quota unit, record the pending steps. Four
-// Mongo commands; refusals are non-retryable errors of the pipeline.ErrType* kinds and leave
-// nothing behind.
+// the input against it, record the task with its plan of steps (each step writes its own row when
+// it runs; pipeline.PlannedSteps shows the others pending), charge one quota unit. Three Mongo
+// commands, two for a pinned version a worker has read before (published versions never change,
+// schemaOf); refusals are non-retryable errors of the pipeline.ErrType* kinds and leave nothing
+// behind.
 //
 // Idempotent, for activity retries after a crash between any two writes: the task insert decides
 // (an existing task of this run means "carry on", of an earlier run means "adopt it and charge
 // nothing", or a conflict when that run had a different request); the charge is guarded by the
-// quota's open_tasks; the step insert ignores rows that exist; a refused task is deleted only by
-// the run that wrote it.
+// quota's open_tasks; a refused task is deleted only by the run that wrote it.
 func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
-	rec, err := a.Store.GetSchema(ctx, req.Pipeline, req.Version)
+	rec, err := a.schemaOf(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeUnknownPipeline, nil)
 	}
@@ -38,7 +39,8 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 	}
 	res := &pipeline.AdmitResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema, EligibleForRefund: rec.Schema.RefundsOnFailure()}
 	task := &pipeline.Task{ID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name, Version: rec.Version,
-		InputData: req.InputData, EligibleForRefund: res.EligibleForRefund, RunID: req.RunID, RequestHash: req.RequestHash}
+		InputData: req.InputData, EligibleForRefund: res.EligibleForRefund, RunID: req.RunID, RequestHash: req.RequestHash,
+		Plan: pipeline.PlanOf(rec.Schema.Steps)}
 	existing, err := a.Store.InsertTask(ctx, task)
 	if err != nil {
 		return nil, err
@@ -60,8 +62,23 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 		}
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeQuotaExhausted, nil)
 	}
-	if err := a.Store.CreateSteps(ctx, req.TaskID, rec.Schema.Steps); err != nil {
+	return res, nil
+}
+
+// schemaOf loads a pipeline version. A published version is immutable, so a pinned one is read
+// once per worker and kept; the latest (version "") is read every time, since a newer version may
+// have been published.
+func (a *Activities) schemaOf(ctx context.Context, name, version string) (*pipeline.SchemaRecord, error) {
+	key := name + "@" + version
+	if version != "" {
+		if rec, ok := a.schemas.Load(key); ok {
+			return rec.(*pipeline.SchemaRecord), nil
+		}
+	}
+	rec, err := a.Store.GetSchema(ctx, name, version)
+	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	a.schemas.Store(rec.Name+"@"+rec.Version, rec)
+	return rec, nil
 }

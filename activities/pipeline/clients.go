@@ -20,7 +20,6 @@ type Store interface {
 	StartRedrive(ctx context.Context, taskID string, r pipeline.Redrive) (ok bool, err error)
 	RedriveBatch(ctx context.Context, f pipeline.RedriveFilter, redriveID, after string, limit int64) ([]string, error)
 
-	CreateSteps(ctx context.Context, taskID string, steps []pipeline.Step) error
 	GetStep(ctx context.Context, taskID string, index int) (*pipeline.StepRecord, error)
 	ListSteps(ctx context.Context, taskID string) ([]pipeline.StepRecord, error)
 	ResetSteps(ctx context.Context, taskID string, from int) error
@@ -29,6 +28,7 @@ type Store interface {
 	AwaitCallback(ctx context.Context, taskID string, index int) error
 	MarkInvoked(ctx context.Context, taskID string, index int) error
 	FinishStep(ctx context.Context, taskID string, index int, status, providerRef string, output map[string]any, errMsg string) error
+	RecordStep(ctx context.Context, r pipeline.StepResult) error
 
 	ConsumeQuota(ctx context.Context, userID, featureID, taskID string) error
 	RefundQuota(ctx context.Context, userID, featureID, taskID string) (refunded bool, err error)
@@ -40,6 +40,7 @@ type Store interface {
 	GetHealth(ctx context.Context, refs []string) (map[string]pipeline.Health, error)
 	SaveHealth(ctx context.Context, h pipeline.Health) error
 	SwapCircuit(ctx context.Context, ref string, prev int64, next pipeline.Circuit) (pipeline.Circuit, bool, error)
+	RecordCall(ctx context.Context, c pipeline.ProviderCall) error
 	RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (pipeline.CallStats, error)
 	PruneCalls(ctx context.Context, before time.Time) error
 }

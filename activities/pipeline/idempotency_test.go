@@ -128,8 +128,14 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 	if err != nil || q.Remaining != 1 || q.Consumed != 1 || len(q.Ledger) != 1 {
 		t.Fatalf("quota %+v %v", q, err)
 	}
-	if steps, err := storeOf(a).ListSteps(ctx, req.TaskID); err != nil || len(steps) != 1 {
-		t.Fatalf("steps %v %v", steps, err)
+	// The steps are the task's plan: no row until a step runs, one pending step shown.
+	task, err := storeOf(a).GetTask(ctx, req.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps, err := storeOf(a).StepsOf(ctx, task); err != nil || len(steps) != 1 || steps[0].Status != pipeline.StatusPending ||
+		steps[0].StepName != "image_processing" {
+		t.Fatalf("steps %+v %v", steps, err)
 	}
 
 	// The last unit goes to one task; the next is refused and leaves nothing behind.
@@ -161,4 +167,85 @@ func TestAdmitTaskIsIdempotent(t *testing.T) {
 func isType(err error, typ string) bool {
 	var ae *temporal.ApplicationError
 	return errors.As(err, &ae) && ae.Type() == typ
+}
+
+// A sync step's activity retried after a crash between its writes: after the step's one write
+// (before the task's finish) the retry does not call the vendor again, uses the recorded output
+// and finishes the task once; after the finish, a retry changes nothing and charges nothing.
+func TestSyncStepRetryAfterCrash(t *testing.T) {
+	input := map[string]any{"input_image": "https://cos.example/c.jpg"}
+	a, fakes, d, id, ctx := setup(t, "basic_clean_pipeline", input)
+	st := d.Schema.Steps[0]
+	task, err := storeOf(a).GetTask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.FeatureID = testenv.Unique("crash-")
+	if _, err := storeOf(a).SetQuota(ctx, task.UserID, task.FeatureID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := storeOf(a).ConsumeQuota(ctx, task.UserID, task.FeatureID, id); err != nil {
+		t.Fatal(err)
+	}
+	finish := &pipeline.FinishTaskRequest{TaskID: id, UserID: task.UserID, FeatureID: task.FeatureID, Status: pipeline.StatusSuccess}
+	req := pipeline.CallRequest{TaskID: id, UserID: task.UserID, StepIndex: 0, Step: st, ProviderRef: st.ProviderRef, InputData: input}
+	// The first attempt's write, then a crash before the finish.
+	first, err := a.PipelineCallSync(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, _ := storeOf(a).GetTask(ctx, id); task.Status != pipeline.StatusProcessing {
+		t.Fatalf("task finished before its finish: %+v", task)
+	}
+	calls := fakes.Calls(st.ProviderRef, st.Endpoint)
+	retry := req
+	retry.Sync = &pipeline.SyncStep{Finish: finish}
+	for range 2 {
+		res, err := a.callSync(ctx, retry, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Output["result_url"] != first.Output["result_url"] {
+			t.Fatalf("retry output %v, first %v", res.Output, first.Output)
+		}
+	}
+	if n := fakes.Calls(st.ProviderRef, st.Endpoint); n != calls {
+		t.Fatalf("vendor called %d times after the recorded step, want %d", n, calls)
+	}
+	task, err = storeOf(a).GetTask(ctx, id)
+	if err != nil || task.Status != pipeline.StatusSuccess {
+		t.Fatalf("task %+v %v", task, err)
+	}
+	q, err := storeOf(a).GetQuota(ctx, task.UserID, finish.FeatureID)
+	if err != nil || q.Consumed != 1 || q.Refunded != 0 {
+		t.Fatalf("quota %+v %v", q, err)
+	}
+	steps, err := storeOf(a).StepsOf(ctx, task)
+	if err != nil || len(steps) != 1 || steps[0].Status != pipeline.StatusSuccess || steps[0].StartedAt == nil || steps[0].CompletedAt == nil {
+		t.Fatalf("steps %+v %v", steps, err)
+	}
+}
+
+// A sync step whose database is down fails its activity (Temporal retries it) and leaves its
+// row as it was (pending).
+func TestSyncStepDatabaseDown(t *testing.T) {
+	input := map[string]any{"input_image": "https://cos.example/d.jpg"}
+	a, _, d, id, ctx := setup(t, "basic_clean_pipeline", input)
+	st := d.Schema.Steps[0]
+	b := newActivities(storeOf(a), "http://backend.example")
+	b.Store = downSteps{Store: a.Store}
+	req := pipeline.CallRequest{TaskID: id, StepIndex: 0, Step: st, ProviderRef: st.ProviderRef, InputData: input}
+	if _, err := b.PipelineCallSync(ctx, req); err == nil {
+		t.Fatal("a step whose write fails must fail")
+	}
+	if rows, err := storeOf(a).ListSteps(ctx, id); err != nil || len(rows) != 1 || rows[0].Status != pipeline.StatusPending || rows[0].StartedAt != nil {
+		t.Fatalf("rows %+v %v", rows, err)
+	}
+}
+
+// downSteps is a store whose step write fails, as when MongoDB is unreachable.
+type downSteps struct{ Store }
+
+func (downSteps) RecordStep(context.Context, pipeline.StepResult) error {
+	return errors.New("server selection timeout")
 }

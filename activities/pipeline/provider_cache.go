@@ -49,3 +49,14 @@ func (c *providerCache[V]) put(ref string, v V) {
 	}
 	c.entries[ref] = cached[V]{v: v, at: time.Now()}
 }
+
+// fresh returns the cached value while it is fresh.
+func (c *providerCache[V]) fresh(ref string) (v V, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[ref]
+	if !ok || time.Since(e.at) >= providerCacheTTL {
+		return v, false
+	}
+	return e.v, true
+}

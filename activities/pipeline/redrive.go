@@ -30,10 +30,11 @@ func (a *Activities) PipelineRedriveTask(ctx context.Context, req pipeline.Redri
 	if err != nil {
 		return nil, err
 	}
-	steps, err := a.Store.ListSteps(ctx, req.TaskID)
+	rows, err := a.Store.ListSteps(ctx, req.TaskID)
 	if err != nil {
 		return nil, err
 	}
+	steps := pipeline.PlannedSteps(task, rows)
 	if earlier := task.RedriveOf(req.RedriveID); earlier != nil {
 		if earlier.RunID != req.RunID {
 			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s was redriven by this request already", task.ID),

@@ -5,25 +5,116 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // PipelineCallSync runs a sync_api step against one provider: render the input, POST it, map the
-// response, and record the step's success (so a sync step costs the workflow one activity).
-// Idempotency: the step row is updated with conditional writes (a finished step is never changed
-// again); a vendor call that is retried is the retry policy the schema asked for.
+// response, and record the step in one write (RecordStep: provider, input, output, started_at,
+// completed_at and the vendor calls, which the health check reads from the row), so a sync step
+// costs one activity and one Mongo write. While the call runs, the workflow's state and
+// waiting_for show the step processing; the row shows it pending. With req.Sync it also chooses
+// the next step's providers (through the health cache) and, on the last step, finishes the task.
+//
+// Idempotency: the step write is guarded by the open statuses (a recorded step is never changed
+// again), the finish by the task's status and the quota's open_tasks. A retried attempt reads the
+// step first: a step recorded by an attempt that crashed before finishing the task is not called
+// again, its recorded output is used. A vendor call that is retried is the retry policy the
+// schema asked for.
 func (a *Activities) PipelineCallSync(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
-	ref, input, out, err := a.postStep(ctx, req)
+	return a.callSync(ctx, req, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1)
+}
+
+// callSync is PipelineCallSync; retried says an earlier attempt may have recorded the step.
+func (a *Activities) callSync(ctx context.Context, req pipeline.CallRequest, retried bool) (*pipeline.CallResult, error) {
+	res, err := a.recordedCall(ctx, req, retried)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, pipeline.StatusSuccess, ref, out, ""); err != nil {
+	if res == nil {
+		if res, err = a.callAndRecord(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	if req.Sync == nil {
+		return res, nil
+	}
+	if f := req.Sync.Finish; f != nil {
+		if err := a.PipelineFinishTask(ctx, *f); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.Sync.NextCandidates) > 0 {
+		if res.Next, err = a.choose(ctx, req.Sync.NextCandidates); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// recordedCall is the step's recorded success when an earlier attempt of this activity wrote it
+// (nil otherwise); a first attempt reads nothing.
+func (a *Activities) recordedCall(ctx context.Context, req pipeline.CallRequest, retried bool) (*pipeline.CallResult, error) {
+	if !retried {
+		return nil, nil
+	}
+	st, err := a.Store.GetStep(ctx, req.TaskID, req.StepIndex)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	return &pipeline.CallResult{ProviderRef: ref, Input: input, Output: out}, nil
+	if st.Status != pipeline.StatusSuccess || st.ProviderRef != req.ProviderRef {
+		return nil, nil
+	}
+	return &pipeline.CallResult{ProviderRef: st.ProviderRef, Input: st.Input, Output: st.Output}, nil
+}
+
+// callAndRecord calls the provider and records the finished step. The calls a failed attempt
+// made go to provider_calls (the step has no row to keep them yet).
+func (a *Activities) callAndRecord(ctx context.Context, req pipeline.CallRequest) (*pipeline.CallResult, error) {
+	p, err := a.provider(ctx, req.ProviderRef)
+	if err != nil {
+		return nil, err
+	}
+	input, err := a.renderInput(req)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	lctx, calls := pipeline.WithCallLog(ctx)
+	resp, err := a.guardedPost(lctx, p, p.BaseURL+req.Step.Endpoint, input, idempotencyKey(req))
+	if err != nil {
+		a.flushCalls(calls.Take())
+		return nil, err
+	}
+	out, _, err := pipeline.MapOutput(req.Step.OutputMapping, resp)
+	if err != nil {
+		a.flushCalls(calls.Take())
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeRender, nil)
+	}
+	if err := a.Store.RecordStep(ctx, pipeline.StepResult{TaskID: req.TaskID, StepIndex: req.StepIndex, ProviderRef: p.Ref,
+		Input: input, Output: out, StartedAt: started, Calls: calls.Take(), Tried: req.Tried}); err != nil {
+		return nil, err
+	}
+	return &pipeline.CallResult{ProviderRef: p.Ref, Input: input, Output: out}, nil
+}
+
+// flushCalls logs calls whose step was not recorded in provider_calls; like every call log write,
+// a failure is only logged.
+func (a *Activities) flushCalls(calls []pipeline.ProviderCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, c := range calls {
+		if err := a.Store.RecordCall(ctx, c); err != nil && a.Log != nil {
+			a.Log.Warn("record provider call", "provider", c.ProviderRef, "err", err)
+		}
+	}
 }
 
 // postStep renders a step's input, marks the step processing, POSTs the input to the provider's

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,6 +42,45 @@ func TestExamplePipelinesEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.record(id, "basic_clean_success")
+	})
+
+	// Three sync steps: each step's activity records its row in one write and chooses the next
+	// step's providers; the last one finishes the task (README "Cost per task").
+	t.Run("three_sync_steps", func(t *testing.T) {
+		name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
+			d["name"] = "basic_clean_three_steps"
+			sc := d["schema"].(map[string]any)
+			step := sc["steps"].([]any)[0].(map[string]any)
+			var steps []any
+			for i := range 3 {
+				s := map[string]any{}
+				for k, v := range step {
+					s[k] = v
+				}
+				s["name"] = fmt.Sprintf("%s_%d", step["name"], i+1)
+				steps = append(steps, s)
+			}
+			sc["steps"] = steps
+		})
+		id, _ := h.startTask(name, map[string]any{"input_image": "https://cos.example/in/shirt.jpg"})
+		task := h.waitTask(id, time.Minute)
+		if task["status"] != pipeline.StatusSuccess {
+			t.Fatalf("task: %v", task)
+		}
+		steps := stepsOf(task)
+		if len(steps) != 3 {
+			t.Fatalf("steps: %v", steps)
+		}
+		for i, st := range steps {
+			if st["status"] != "success" || st["step_name"] != fmt.Sprintf("image_processing_%d", i+1) ||
+				st["started_at"] == nil || st["completed_at"] == nil || st["provider_ref"] == "" || st["output"] == nil {
+				t.Fatalf("step %d: %v", i, st)
+			}
+		}
+		if err := h.waitWorkflow(id); err != nil {
+			t.Fatal(err)
+		}
+		h.record(id, "three_sync_steps_success")
 	})
 
 	t.Run("model_pose12_pipeline", func(t *testing.T) {

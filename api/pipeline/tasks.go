@@ -96,7 +96,7 @@ func (h *handlers) getTask(c echo.Context) error {
 	if err != nil {
 		return httpx.FromStore(err)
 	}
-	steps, err := h.store.ListSteps(ctx, task.ID)
+	steps, err := h.store.StepsOf(ctx, task)
 	if err != nil {
 		return httpx.FromStore(err)
 	}

@@ -154,7 +154,7 @@ func (u *UI) pipelineTaskPage(c echo.Context) error {
 		return u.failPage(c, err)
 	}
 	d := pipelineTaskData{Task: t, Input: prettyJSON(t.InputData), Temporal: u.temporalLink(t.WorkflowID), RedriveKey: pipeline.NewTaskID()}
-	steps, err := u.pipes.ListSteps(ctx, id)
+	steps, err := u.pipes.StepsOf(ctx, t)
 	if err != nil {
 		return u.failPage(c, err)
 	}

@@ -92,6 +92,11 @@ type CallRequest struct {
 	// the vendor's Idempotency-Key differs per redrive, so a vendor that remembers keys does not
 	// answer a redriven step with the failed attempt's response.
 	Redrive int `json:",omitempty"`
+	// Sync is set by runs that fold the next step's choice and the task's finish into a sync
+	// step's activity (versionCostFloor in workflows/pipeline).
+	Sync *SyncStep `json:",omitempty"`
+	// Tried are the providers this step tried before this one (task_steps.providers_tried).
+	Tried []string `json:",omitempty"`
 }
 
 // CallResult is a finished sync call: the rendered input and the mapped output.
@@ -99,6 +104,32 @@ type CallResult struct {
 	ProviderRef string
 	Input       map[string]any
 	Output      map[string]any
+	// Next is the choice among the next step's candidates (CallRequest.NextCandidates), read
+	// through the worker's health cache when the call returned.
+	Next *ChooseResult `json:",omitempty"`
+}
+
+// SyncStep is what a sync_api step's activity does besides the call (PipelineCallSync): choose
+// the next step's providers, and, for the last step, finish the task.
+type SyncStep struct {
+	// NextCandidates are the next step's candidates, when it is a sync_api step.
+	NextCandidates []string `json:",omitempty"`
+	// Finish, set on the pipeline's last step, finishes the task once the step is recorded.
+	Finish *FinishTaskRequest `json:",omitempty"`
+}
+
+// StepResult is a finished sync step as one write records it.
+type StepResult struct {
+	TaskID      string
+	StepIndex   int
+	ProviderRef string
+	Input       map[string]any
+	Output      map[string]any
+	StartedAt   time.Time
+	// Calls are the vendor calls the step made, kept on its row for the health check.
+	Calls []ProviderCall
+	// Tried are the providers the step tried before ProviderRef.
+	Tried []string
 }
 
 // SubmitResult is an accepted async job.

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"sync"
 	"time"
 )
 
@@ -60,4 +62,40 @@ type ProviderCall struct {
 type CallStats struct {
 	Calls, Failures int
 	AvgMS           int
+}
+
+// CallLog collects the vendor calls made under a context (WithCallLog), so that their caller can
+// record them in the write it makes anyway instead of one provider_calls insert per call.
+type CallLog struct {
+	mu    sync.Mutex
+	calls []ProviderCall
+}
+
+type callLogKey struct{}
+
+// WithCallLog returns a context whose vendor calls go to the returned log.
+func WithCallLog(ctx context.Context) (context.Context, *CallLog) {
+	l := &CallLog{}
+	return context.WithValue(ctx, callLogKey{}, l), l
+}
+
+// LogCall adds c to the context's call log; false when the context has none.
+func LogCall(ctx context.Context, c ProviderCall) bool {
+	l, ok := ctx.Value(callLogKey{}).(*CallLog)
+	if !ok || l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, c)
+	return true
+}
+
+// Take returns the logged calls and empties the log.
+func (l *CallLog) Take() []ProviderCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.calls
+	l.calls = nil
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"strconv"
 	"time"
 )
 
@@ -43,6 +44,47 @@ type Task struct {
 	// RedriveCount and Redrives record the redrives of a failed task (redrive.go), oldest first.
 	RedriveCount int       `bson:"redrive_count,omitempty" json:"redrive_count"`
 	Redrives     []Redrive `bson:"redrives,omitempty" json:"redrives,omitempty"`
+	// Plan is the admitted schema's steps, recorded with the task instead of one pending
+	// task_steps row per step: a step's row is written by the step itself, and PlannedSteps shows
+	// the steps not reached yet as pending. Tasks admitted before it have pending rows instead.
+	Plan []PlannedStep `bson:"plan,omitempty" json:"-"`
+}
+
+// PlannedStep is one step of a task's plan.
+type PlannedStep struct {
+	Name string   `bson:"name"`
+	Type StepType `bson:"type"`
+}
+
+// PlanOf is the plan of a schema's steps.
+func PlanOf(steps []Step) []PlannedStep {
+	plan := make([]PlannedStep, len(steps))
+	for i, st := range steps {
+		plan[i] = PlannedStep{Name: st.Name, Type: st.Type}
+	}
+	return plan
+}
+
+// PlannedSteps is the task's steps as clients see them: the stored rows, named after the plan,
+// with a pending row for every planned step that has none yet (not reached).
+func PlannedSteps(t *Task, rows []StepRecord) []StepRecord {
+	if t == nil || len(t.Plan) == 0 {
+		return rows
+	}
+	byIndex := make(map[int]StepRecord, len(rows))
+	for _, r := range rows {
+		byIndex[r.StepIndex] = r
+	}
+	out := make([]StepRecord, len(t.Plan))
+	for i, p := range t.Plan {
+		r, ok := byIndex[i]
+		if !ok {
+			r = StepRecord{ID: t.ID + ":" + strconv.Itoa(i), TaskID: t.ID, StepIndex: i, Status: StatusPending, CreatedAt: t.CreatedAt}
+		}
+		r.StepName, r.StepType = p.Name, p.Type
+		out[i] = r
+	}
+	return out
 }
 
 // WorkflowID is the deterministic Temporal workflow ID of a task.

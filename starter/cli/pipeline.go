@@ -144,7 +144,11 @@ func pipelineShowCmd() *cobra.Command {
 // stepsFinished counts a pipeline task's steps that have finished (succeeded or failed), of all
 // its steps (none until the workflow has created them).
 func stepsFinished(ctx context.Context, store *pipelinedb.Store, taskID string) (done, total int, err error) {
-	steps, err := store.ListSteps(ctx, taskID)
+	task, err := store.GetTask(ctx, taskID)
+	if err != nil {
+		return 0, 0, err
+	}
+	steps, err := store.StepsOf(ctx, task)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -165,7 +169,7 @@ func printTask(ctx context.Context, c *cobra.Command, store *pipelinedb.Store, i
 	if err != nil {
 		return err
 	}
-	steps, err := store.ListSteps(ctx, id)
+	steps, err := store.StepsOf(ctx, task)
 	if err != nil {
 		return err
 	}

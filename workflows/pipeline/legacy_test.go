@@ -56,6 +56,8 @@ func TestActivityNamesByVersion(t *testing.T) {
 			in := testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep(), syncStep("s", 1)}}}
 			_, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 				env.OnGetVersion(versionPrefixedNames, workflow.DefaultVersion, 1).Return(c.version)
+				// Before versionCostFloor the task's finish is a local activity of its own.
+				env.OnGetVersion(versionCostFloor, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 				env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 					saw(info.ActivityType.Name)
 				})

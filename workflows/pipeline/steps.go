@@ -48,9 +48,12 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	st := r.schema.Steps[i]
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
+	r.cost.tried = nil
 	for {
 		var choice pipeline.ChooseResult
-		if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
+		if c := r.takeChoice(i); c != nil {
+			choice = *c
+		} else if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
 			pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 			return "", nil, err
 		}
@@ -87,6 +90,7 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 	for _, provider := range usable {
 		r.waitOn(ctx, i, provider, waiting.Call, "calling "+provider, time.Time{})
 		out, err := call(ctx, i, provider)
+		r.cost.tried = append(r.cost.tried, provider)
 		if err == nil {
 			return provider, out, time.Time{}, nil
 		}
@@ -96,6 +100,9 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 		}
 		if ctx.Err() != nil {
 			return "", nil, time.Time{}, ctx.Err()
+		}
+		if r.pastDeadline(ctx) {
+			return "", nil, time.Time{}, r.exceeded(i, provider)
 		}
 		if isType(err, pipeline.ErrTypeRender) {
 			return "", nil, time.Time{}, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
@@ -123,6 +130,9 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 func (r *run) awaitCooldown(ctx workflow.Context, i int, until, deadline time.Time) (again bool, err error) {
 	if until.IsZero() || until.After(deadline) || workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) != 1 {
 		return false, nil
+	}
+	if !r.cost.deadline.IsZero() && until.After(r.cost.deadline) {
+		return false, r.exceeded(i, "")
 	}
 	// At least minCooldownWait, so a clock skew between worker and workflow cannot spin the loop.
 	d := max(until.Sub(workflow.Now(ctx)), minCooldownWait)
@@ -172,12 +182,22 @@ func callOptions(st pipeline.Step) workflow.ActivityOptions {
 }
 
 func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
-	opts := callOptions(r.schema.Steps[i])
+	opts, ok := r.bound(ctx, callOptions(r.schema.Steps[i]))
+	if !ok {
+		return nil, r.exceeded(i, provider)
+	}
 	opts.Summary = callSummary("call", r.schema.Steps[i], i, provider)
 	actx := workflow.WithActivityOptions(ctx, opts)
+	req := r.callRequest(i, provider)
+	req.Sync = r.syncStep(i)
+	req.Tried = append([]string(nil), r.cost.tried...)
 	var res pipeline.CallResult
-	if err := workflow.ExecuteActivity(actx, r.acts.callSync, r.callRequest(i, provider)).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, r.acts.callSync, req).Get(ctx, &res); err != nil {
 		return nil, err
+	}
+	if req.Sync != nil {
+		r.cost.next, r.cost.nextFor = res.Next, i+1
+		r.cost.finished = req.Sync.Finish != nil
 	}
 	return res.Output, nil
 }

@@ -66,7 +66,13 @@ func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	})
 	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
-		return f.sync(r)
+		res, err := f.sync(r)
+		if err == nil && r.Sync != nil && r.Sync.Finish != nil { // the last step finishes the task (versionCostFloor)
+			f.mu.Lock()
+			f.task = *r.Sync.Finish
+			f.mu.Unlock()
+		}
+		return res, err
 	})
 	on(a.PipelineSubmitAsync, "pipeline.SubmitAsync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
@@ -397,5 +403,44 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	}
 	if heartbeat <= 0 || heartbeat > 30*time.Second {
 		t.Fatalf("health check heartbeat timeout = %s, want a short one", heartbeat)
+	}
+}
+
+// A versionCostFloor run of sync steps: the provider choice is a local activity for the first
+// step only (each step's activity chooses for the next), the last step's activity finishes the
+// task (no finish local activity), and max_execution_time bounds the activities instead of a
+// timer.
+func TestCostFloorSyncSteps(t *testing.T) {
+	var mu sync.Mutex
+	chosen := 0
+	var reqs []pipeline.CallRequest
+	f := &fakeActs{usable: []string{"a"}, sync: func(r pipeline.CallRequest) (*pipeline.CallResult, error) {
+		mu.Lock()
+		reqs = append(reqs, r)
+		mu.Unlock()
+		res := &pipeline.CallResult{ProviderRef: "a", Output: map[string]any{"u": "ok"}}
+		if r.Sync != nil && len(r.Sync.NextCandidates) > 0 {
+			res.Next = &pipeline.ChooseResult{Usable: []string{"a"}}
+		}
+		return res, nil
+	}}
+	f.choose = func(pipeline.ChooseRequest) *pipeline.ChooseResult {
+		mu.Lock()
+		defer mu.Unlock()
+		chosen++
+		return &pipeline.ChooseResult{Usable: []string{"a"}}
+	}
+	in := testInput{TaskID: "t", Schema: pipeline.Schema{MaxExecutionTime: 60, Steps: []pipeline.Step{syncStep("s0", 1), syncStep("s1", 1), syncStep("s2", 1)}}}
+	timers := 0
+	if _, err := execute(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if chosen != 1 || len(reqs) != 3 || timers != 0 {
+		t.Fatalf("choices %d, calls %d, timers %d", chosen, len(reqs), timers)
+	}
+	if reqs[2].Sync == nil || reqs[2].Sync.Finish == nil || reqs[0].Sync.Finish != nil || f.task.Status != pipeline.StatusSuccess {
+		t.Fatalf("finish %+v task %+v", reqs[2].Sync, f.task)
 	}
 }

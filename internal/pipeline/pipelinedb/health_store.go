@@ -92,7 +92,9 @@ func (s *Store) RecordCall(ctx context.Context, c pipeline.ProviderCall) error {
 	return nil
 }
 
-// RecentCalls aggregates a provider's calls since `since`.
+// RecentCalls aggregates a provider's calls since `since`: the calls logged in provider_calls
+// (failed attempts, async and SCF calls) and those a finished sync step keeps on its task_steps
+// row (RecordStep). Two indexed finds; each reads at most limit calls, newest first.
 func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, limit int64) (pipeline.CallStats, error) {
 	cur, err := s.c(CollCalls).Find(ctx,
 		bson.D{{Key: "provider_ref", Value: ref}, {Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}},
@@ -103,6 +105,26 @@ func (s *Store) RecentCalls(ctx context.Context, ref string, since time.Time, li
 	var calls []pipeline.ProviderCall
 	if err := cur.All(ctx, &calls); err != nil {
 		return pipeline.CallStats{}, fmt.Errorf("read calls of %s: %w", ref, err)
+	}
+	cur, err = s.c(CollSteps).Find(ctx,
+		// The two conditions may match different calls of a row; the loop below keeps the right ones.
+		bson.D{{Key: "calls.provider_ref", Value: ref}, {Key: "calls.at", Value: bson.D{{Key: "$gte", Value: since}}}},
+		options.Find().SetLimit(limit).SetProjection(bson.D{{Key: "calls", Value: 1}}))
+	if err != nil {
+		return pipeline.CallStats{}, fmt.Errorf("load step calls of %s: %w", ref, err)
+	}
+	var steps []struct {
+		Calls []pipeline.ProviderCall `bson:"calls"`
+	}
+	if err := cur.All(ctx, &steps); err != nil {
+		return pipeline.CallStats{}, fmt.Errorf("read step calls of %s: %w", ref, err)
+	}
+	for _, st := range steps {
+		for _, c := range st.Calls {
+			if c.ProviderRef == ref && !c.At.Before(since) {
+				calls = append(calls, c)
+			}
+		}
 	}
 	var st pipeline.CallStats
 	var total int64

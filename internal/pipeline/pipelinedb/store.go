@@ -60,6 +60,8 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 		{CollSchemas, bson.D{{Key: "name", Value: 1}, {Key: "created_at", Value: -1}}, false},
 		{CollSteps, bson.D{{Key: "task_id", Value: 1}, {Key: "step_index", Value: 1}}, true},
 		{CollSteps, bson.D{{Key: "status", Value: 1}}, false},
+		// The health check's read of the vendor calls finished sync steps keep (RecentCalls).
+		{CollSteps, bson.D{{Key: "calls.provider_ref", Value: 1}, {Key: "calls.at", Value: 1}}, false},
 		{CollQuotas, bson.D{{Key: "user_id", Value: 1}, {Key: "feature_id", Value: 1}}, true},
 		{CollCalls, bson.D{{Key: "provider_ref", Value: 1}, {Key: "at", Value: 1}}, false},
 		// Pruning old calls of every provider.

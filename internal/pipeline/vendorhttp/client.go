@@ -106,7 +106,7 @@ func (c *Client) do(ctx context.Context, p *pipeline.Provider, method, target st
 	}
 	start := time.Now()
 	doc, f := c.send(req, p.Ref)
-	c.observe(p.Ref, start, f)
+	c.observe(ctx, p.Ref, start, f)
 	if f != nil {
 		return nil, c.vendorError(ctx, f)
 	}
@@ -196,17 +196,23 @@ func (c *Client) retryAfterMax() time.Duration {
 	return DefaultRetryAfterMax
 }
 
-// observe counts a call in the metrics (a failure of any class is an "error") and in
-// provider_calls for the health check, where a hard failure counts as a good call: the vendor
-// answered, the request was wrong. A failed write must not fail the step, so it is only logged;
-// it runs detached from the activity context so a cancelled call is still counted.
-func (c *Client) observe(ref string, start time.Time, f *failure) {
+// observe counts a call in the metrics (a failure of any class is an "error") and in the call log
+// of the health check, where a hard failure counts as a good call: the vendor answered, the
+// request was wrong. A caller that records its calls itself (pipeline.WithCallLog: a sync step
+// keeps them on its row) gets the call there; otherwise it is inserted into provider_calls. A
+// failed write must not fail the step, so it is only logged; it runs detached from the activity
+// context so a cancelled call is still counted.
+func (c *Client) observe(actx context.Context, ref string, start time.Time, f *failure) {
 	elapsed := time.Since(start)
 	c.Metrics.VendorCall(ref, f == nil, elapsed)
+	up := f == nil || f.class == pipeline.ClassHard
+	call := pipeline.ProviderCall{ProviderRef: ref, At: start.UTC(), OK: up, DurationMS: elapsed.Milliseconds()}
+	if pipeline.LogCall(actx, call) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	up := f == nil || f.class == pipeline.ClassHard
-	err := c.Calls.RecordCall(ctx, pipeline.ProviderCall{ProviderRef: ref, At: start.UTC(), OK: up, DurationMS: elapsed.Milliseconds()})
+	err := c.Calls.RecordCall(ctx, call)
 	if err != nil && c.Log != nil {
 		c.Log.Warn("record provider call", "provider", ref, "err", err)
 	}
