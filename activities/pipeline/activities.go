@@ -108,15 +108,16 @@ func (a *Activities) PipelineChooseProviders(ctx context.Context, req pipeline.C
 	return a.choose(ctx, req.Candidates)
 }
 
-// healthOf returns the candidates' provider_health documents, from the cache while fresh; the
-// others in one read, which refreshes the cache (a provider without a document is cached as nil).
-func (a *Activities) healthOf(ctx context.Context, refs []string) (map[string]pipeline.Health, error) {
+// healthOf returns the candidates' provider_health documents, from the cache while fresh unless
+// reread; the others in one read, which refreshes the cache (a provider without a document is
+// cached as nil).
+func (a *Activities) healthOf(ctx context.Context, refs []string, reread bool) (map[string]pipeline.Health, error) {
 	out := make(map[string]pipeline.Health, len(refs))
 	var missing []string
 	for _, ref := range refs {
 		h, ok := a.healths.fresh(ref)
 		switch {
-		case !ok:
+		case !ok || reread:
 			missing = append(missing, ref)
 		case h != nil:
 			out[ref] = *h
@@ -141,11 +142,26 @@ func (a *Activities) healthOf(ctx context.Context, refs []string) (map[string]pi
 	return out, nil
 }
 
+// choose ranks the candidates on the cached view; when that leaves none usable it reads their
+// documents again before saying so, so an operator's pin of a moment ago (PUT
+// /api/v1/providers/{ref}/health) is never refused on a view up to providerCacheTTL old. The
+// happy path stays without a read.
 func (a *Activities) choose(ctx context.Context, candidates []string) (*pipeline.ChooseResult, error) {
-	health, err := a.healthOf(ctx, candidates)
+	health, err := a.healthOf(ctx, candidates, false)
 	if err != nil {
 		return nil, err
 	}
+	if res := a.rank(candidates, health); len(res.Usable) > 0 {
+		return res, nil
+	}
+	if health, err = a.healthOf(ctx, candidates, true); err != nil {
+		return nil, err
+	}
+	return a.rank(candidates, health), nil
+}
+
+// rank orders candidates by their health documents (see PipelineChooseProviders).
+func (a *Activities) rank(candidates []string, health map[string]pipeline.Health) *pipeline.ChooseResult {
 	now := time.Now().UTC()
 	res := &pipeline.ChooseResult{}
 	var degraded []string
@@ -176,7 +192,7 @@ func (a *Activities) choose(ctx context.Context, candidates []string) (*pipeline
 	if len(res.Usable) == 0 {
 		res.WaitUntil = wait
 	}
-	return res, nil
+	return res
 }
 
 func (a *Activities) scope(req pipeline.CallRequest) pipeline.Scope {

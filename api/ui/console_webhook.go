@@ -47,7 +47,10 @@ func (u *UI) webhookPage(c echo.Context) error {
 	cfg := u.p.Config.Webhook
 	d := webhookData{Configured: cfg.TaskBitableURL != "" && cfg.WebhookBitableURL != ""}
 	running := kindQuery(webhook.DeliveryKind, "ExecutionStatus = 'Running'")
-	broken := kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus IN ('%s', '%s')", webhook.StatusFailed, webhook.StatusError))
+	// A row handed from its sweep's claim to its own run shows once: by that run, not by the
+	// claim that continued as new.
+	broken := kindQuery(webhook.DeliveryKind, fmt.Sprintf("TaskloomStatus IN ('%s', '%s') AND ExecutionStatus != 'ContinuedAsNew'",
+		webhook.StatusFailed, webhook.StatusError))
 	var err error
 	if d.Running, d.RunningTotal, err = u.deliveries(ctx, running); err != nil {
 		return u.failPage(c, err)

@@ -84,11 +84,11 @@ func TestCountRules(t *testing.T) {
 	}
 }
 
-// A recorded 1-step pipeline, counted by hand from its JSON: start, admission update, the
+// A recorded 1-step pipeline (before its cost floor), counted by hand from its JSON: start, admission update, the
 // admission's and the finish's local-activity batches, two status upserts, the
 // max_execution_time timer and the step's activity.
 func TestFromFile(t *testing.T) {
-	c, err := FromFile(filepath.Join("..", "..", "testdata", "histories", "pipeline", "basic_clean_success.json"))
+	c, err := FromFile(filepath.Join("..", "..", "testdata", "histories", "pipeline", "basic_clean_success_before_cost.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,11 +158,13 @@ func QueryDeliveryState(ctx context.Context, c client.Client, workflowID, runID 
 	return st, err
 }
 
-// DeliveryOutcomeOf waits for a delivery workflow's run to close and returns its outcome (runID ""
-// is the latest run, followed through continue-as-new).
+// DeliveryOutcomeOf waits for a delivery workflow's run to close and returns its outcome. runID ""
+// is the row's delivery, followed through continue-as-new to its last run; a given runID is that
+// run alone (one that continued as new has no outcome of its own, and following it would wait for
+// the row's current run).
 func DeliveryOutcomeOf(ctx context.Context, c client.Client, workflowID, runID string) (DeliveryOutcome, error) {
 	var out DeliveryOutcome
-	err := c.GetWorkflow(ctx, workflowID, runID).Get(ctx, &out)
+	err := c.GetWorkflow(ctx, workflowID, runID).GetWithOptions(ctx, &out, client.WorkflowRunGetOptions{DisableFollowingRuns: runID != ""})
 	return out, err
 }
 
