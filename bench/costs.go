@@ -77,8 +77,8 @@ func (r *run) meter(ctx context.Context) *meter {
 }
 
 // charge sets res's commands per unit from what the app sent since the meter started, over
-// res.N units. Background work (schedules, sweepers) in the same window is included, so the
-// figures are an upper bound.
+// res.N units. The schedules are paused (pauseSchedules); what background work is left in the
+// window (cache refreshes) is included, so the figures are an upper bound.
 func (m *meter) charge(ctx context.Context, res *Result) {
 	after, err := m.a.costs(ctx)
 	if err = errors.Join(m.err, err); err == nil && res.N == 0 {

@@ -109,6 +109,11 @@ func mainErr(ctx context.Context) error {
 		return err
 	}
 	defer cleanup()
+	paused, err := pauseSchedules(ctx, r.p.Temporal)
+	if err != nil {
+		return err
+	}
+	logf("paused the schedules %v: background work stays out of the metered windows", paused)
 
 	rep := &report{Started: started, Scale: scale, Host: host()}
 	only := os.Getenv("BENCH_ONLY") // comma-separated scenario names, for iterating on one
