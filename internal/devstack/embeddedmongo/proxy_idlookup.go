@@ -17,7 +17,9 @@ import (
 // document up by its lone _id, decide the rest of the filter itself, and send FerretDB the
 // statement with a lone-_id filter — the document's own _id when it matches, an _id no document
 // has when it does not. The proxy decides only filters whose other fields are plain equalities
-// on scalars (the shape guarded writes have); anything else goes to FerretDB unchanged.
+// on scalars or $in, $nin, $ne and $exists over scalars (the shapes guarded writes have: a step
+// or task finished once, {_id, status: {$in: open}}), and upserts when the document they would
+// insert does not depend on the filter's other fields; anything else goes to FerretDB unchanged.
 
 // noMatchID is an _id no taskloom document has: a statement whose guard failed is sent with it,
 // so FerretDB answers "matched nothing" from the index.
@@ -48,14 +50,14 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 				continue
 			}
 			for j := range s.docs {
-				if g, ok := guardOf(s.docs[j], "q"); ok {
+				if g, ok := guardOf(s.docs[j], "q", "u"); ok {
 					g.at = &p.seqs[i].docs[j]
 					found = append(found, g)
 				}
 			}
 		}
 	case "findAndModify", "findandmodify":
-		if g, ok := guardOf(p.body, "query"); ok {
+		if g, ok := guardOf(p.body, "query", "update"); ok {
 			g.at = &p.body
 			found = append(found, g)
 		}
@@ -85,11 +87,23 @@ func pushDownIDs(req []byte, cmd command, backend io.ReadWriter) []byte {
 
 // guardedStatement is a statement whose filter the proxy can decide from its document: at is
 // where the statement sits in the parsed request, key names its filter, id and rest split it.
+// upsert statements also carry what their update sets, which decides whether the document an
+// upsert inserts depends on the filter's other fields.
 type guardedStatement struct {
-	at   *bson.Raw
-	key  string
-	id   bson.RawValue
-	rest []bson.RawElement
+	at     *bson.Raw
+	key    string
+	id     bson.RawValue
+	rest   []condition
+	upsert bool
+	sets   map[string]bool // fields the update's $set names (upserts only)
+}
+
+// condition is one field's part of a filter: a plain equality (op "") or one of the operators
+// the proxy decides, $in, $nin, $ne and $exists, with scalar operands.
+type condition struct {
+	field string
+	op    string
+	vals  []bson.RawValue
 }
 
 // repeatsID reports whether two statements of the command's seqID sequence filter on the same
@@ -121,14 +135,12 @@ func repeatsID(seqs []docSequence, seqID string) bool {
 }
 
 // guardOf returns st as a guardedStatement when its filter under key has the shape the proxy
-// decides: an _id and at least one other plain equality, on a statement that is no upsert and
-// has no collation.
-func guardOf(st bson.Raw, key string) (guardedStatement, bool) {
-	if up, ok := st.Lookup("upsert").BooleanOK(); ok && up {
-		return guardedStatement{}, false // an upsert's filter also shapes the inserted document
-	}
+// decides: an _id and at least one other condition, on a statement with no collation (string
+// equality under a collation is not byte equality). An upsert qualifies when its update is a
+// document of update operators (updateKey names it: "u" in update, "update" in findAndModify).
+func guardOf(st bson.Raw, key, updateKey string) (guardedStatement, bool) {
 	if _, err := st.LookupErr("collation"); err == nil {
-		return guardedStatement{}, false // string equality under a collation is not byte equality
+		return guardedStatement{}, false
 	}
 	q, ok := st.Lookup(key).DocumentOK()
 	if !ok {
@@ -138,12 +150,57 @@ func guardOf(st bson.Raw, key string) (guardedStatement, bool) {
 	if !ok || len(rest) == 0 {
 		return guardedStatement{}, false
 	}
-	return guardedStatement{key: key, id: id, rest: rest}, true
+	g := guardedStatement{key: key, id: id, rest: rest}
+	if up, ok := st.Lookup("upsert").BooleanOK(); ok && up {
+		if g.sets, ok = setFields(st.Lookup(updateKey)); !ok {
+			return guardedStatement{}, false
+		}
+		g.upsert = true
+	}
+	return g, true
+}
+
+// setFields names the top-level fields an operator update's $set assigns; ok is false for a
+// replacement document or a pipeline, whose inserted document the proxy does not model.
+func setFields(u bson.RawValue) (map[string]bool, bool) {
+	doc, ok := u.DocumentOK()
+	if !ok {
+		return nil, false
+	}
+	ops, err := doc.Elements()
+	if err != nil || len(ops) == 0 {
+		return nil, false
+	}
+	sets := map[string]bool{}
+	for _, op := range ops {
+		if !strings.HasPrefix(op.Key(), "$") {
+			return nil, false
+		}
+		if op.Key() != "$set" {
+			continue
+		}
+		fields, err := op.Value().Document().Elements()
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range fields {
+			sets[f.Key()] = true
+		}
+	}
+	return sets, true
 }
 
 // decide returns the statement with its filter replaced by a lone _id, given its document as
-// looked up (nil when there is none): the document's own _id when the filter matches it,
-// noMatchID when not. ok is false when the proxy cannot decide the filter.
+// looked up (nil when there is none); ok is false when the proxy leaves the statement to FerretDB.
+//
+// An update, delete or findAndModify gets the document's own _id when the filter matches it and
+// noMatchID when not. An upsert is MongoDB's "update, or insert when nothing matches": when the
+// document matches it gets its _id (the update runs); when there is no document it also gets its
+// _id, which inserts the same document MongoDB would — built from the filter's equality clauses
+// (the _id, and equalities the update's $set overwrites anyway) and the update — so the proxy
+// decides it only when no other clause would shape that document. An upsert whose document
+// exists but does not match fails in MongoDB with a duplicate _id; that path is rare (a retried
+// write) and left to FerretDB.
 func (g guardedStatement) decide(doc bson.Raw) (bson.Raw, bool) {
 	match := false
 	if doc != nil {
@@ -153,33 +210,108 @@ func (g guardedStatement) decide(doc bson.Raw) (bson.Raw, bool) {
 		}
 	}
 	newID := g.id
-	if !match {
+	switch {
+	case g.upsert && doc != nil && !match:
+		return nil, false
+	case g.upsert && doc == nil:
+		if !g.insertsFromIDAlone() {
+			return nil, false
+		}
+	case !match:
 		newID = bson.RawValue{Type: bson.TypeString, Value: bsoncoreString(noMatchID)}
 	}
 	return replaceField(*g.at, g.key, bson.D{{Key: "_id", Value: newID}})
 }
 
-// guardShape splits a filter into its _id and the other fields when every field is a plain
-// scalar equality and _id is one of them.
-func guardShape(q bson.Raw) (bson.RawValue, []bson.RawElement, bool) {
+// insertsFromIDAlone reports whether the document an upsert inserts owes nothing to the filter
+// but its _id: MongoDB copies the filter's equality clauses into it (an operator like $in with
+// one value may count as one), so each plain equality must be a field the update's $set assigns.
+func (g guardedStatement) insertsFromIDAlone() bool {
+	for _, c := range g.rest {
+		switch {
+		case c.op == "" && !g.sets[c.field]:
+			return false
+		case c.op == "$in" && len(c.vals) < 2:
+			return false
+		}
+	}
+	return true
+}
+
+// guardShape splits a filter into its _id and the conditions on other fields when _id is a plain
+// scalar equality and every other field is a condition the proxy decides.
+func guardShape(q bson.Raw) (bson.RawValue, []condition, bool) {
 	elems, err := q.Elements()
 	if err != nil {
 		return bson.RawValue{}, nil, false
 	}
 	var id bson.RawValue
-	var rest []bson.RawElement
+	var rest []condition
 	for _, e := range elems {
 		k, v := e.Key(), e.Value()
-		if strings.HasPrefix(k, "$") || strings.Contains(k, ".") || !decidable(v.Type) {
+		if strings.HasPrefix(k, "$") || strings.Contains(k, ".") {
 			return bson.RawValue{}, nil, false
 		}
 		if k == "_id" {
+			if !decidable(v.Type) {
+				return bson.RawValue{}, nil, false
+			}
 			id = v
 			continue
 		}
-		rest = append(rest, e)
+		c, ok := conditionOf(k, v)
+		if !ok {
+			return bson.RawValue{}, nil, false
+		}
+		rest = append(rest, c)
 	}
 	return id, rest, id.Type != 0 && id.Type != bson.TypeNull
+}
+
+// conditionOf reads one field's filter value: a scalar is an equality; a document with a single
+// operator among $in, $nin (arrays of scalars), $ne (a scalar) and $exists (a boolean) is that
+// operator; anything else (regular expressions, ranges, several operators) is not decided.
+func conditionOf(field string, v bson.RawValue) (condition, bool) {
+	if decidable(v.Type) {
+		return condition{field: field, vals: []bson.RawValue{v}}, true
+	}
+	d, ok := v.DocumentOK()
+	if !ok {
+		return condition{}, false
+	}
+	ops, err := d.Elements()
+	if err != nil || len(ops) != 1 {
+		return condition{}, false
+	}
+	op, arg := ops[0].Key(), ops[0].Value()
+	switch op {
+	case "$ne":
+		if !decidable(arg.Type) {
+			return condition{}, false
+		}
+		return condition{field: field, op: op, vals: []bson.RawValue{arg}}, true
+	case "$exists":
+		if arg.Type != bson.TypeBoolean {
+			return condition{}, false
+		}
+		return condition{field: field, op: op, vals: []bson.RawValue{arg}}, true
+	case "$in", "$nin":
+		arr, ok := arg.ArrayOK()
+		if !ok {
+			return condition{}, false
+		}
+		vals, err := arr.Values()
+		if err != nil {
+			return condition{}, false
+		}
+		for _, x := range vals {
+			if !decidable(x.Type) {
+				return condition{}, false
+			}
+		}
+		return condition{field: field, op: op, vals: vals}, true
+	}
+	return condition{}, false
 }
 
 func decidable(t bson.Type) bool {
@@ -191,20 +323,41 @@ func decidable(t bson.Type) bool {
 	return false
 }
 
-// matchesAll decides whether doc satisfies every equality, as MongoDB's query would: null
-// matches a missing field or null, numbers compare by value, other scalars by type and bytes.
-// decided is false when a field holds an array or a document, where MongoDB's rules (an array
-// matches when an element does) are left to FerretDB.
-func matchesAll(doc bson.Raw, rest []bson.RawElement) (match, decided bool) {
+// matchesAll decides whether doc satisfies every condition, as MongoDB's query would: null
+// matches a missing field or null, numbers compare by value, other scalars by type and bytes;
+// $in matches when any of its values would, $ne and $nin when the equality would not, $exists
+// when the field is present (null included) or absent as asked. decided is false when a field
+// holds an array or a document, where MongoDB's rules (an array matches when an element does)
+// are left to FerretDB.
+func matchesAll(doc bson.Raw, rest []condition) (match, decided bool) {
 	match = true
-	for _, e := range rest {
-		have := doc.Lookup(e.Key())
+	for _, c := range rest {
+		have := doc.Lookup(c.field)
 		if have.Type == bson.TypeArray || have.Type == bson.TypeEmbeddedDocument {
 			return false, false
 		}
-		match = match && equalScalar(have, e.Value())
+		match = match && c.matches(have)
 	}
 	return match, true
+}
+
+func (c condition) matches(have bson.RawValue) bool {
+	switch c.op {
+	case "$exists":
+		return (have.Type != 0) == c.vals[0].Boolean()
+	case "$ne", "$nin":
+		return !anyEqual(have, c.vals)
+	}
+	return anyEqual(have, c.vals) // equality and $in
+}
+
+func anyEqual(have bson.RawValue, vals []bson.RawValue) bool {
+	for _, v := range vals {
+		if equalScalar(have, v) {
+			return true
+		}
+	}
+	return false
 }
 
 func equalScalar(have, want bson.RawValue) bool {

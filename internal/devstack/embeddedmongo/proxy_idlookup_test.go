@@ -3,6 +3,7 @@ package embeddedmongo_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -15,8 +16,13 @@ import (
 
 // The proxy answers guarded writes ({_id, field: value, …}) from a lone-_id lookup. Each case
 // is MongoDB's documented equality rule (manual: "Query on Embedded/Nested Documents", "Query
-// for Null or Missing Fields", "Query an Array" — an array field matches when an element does),
-// and the write must match exactly when MongoDB's would.
+// for Null or Missing Fields", "Query an Array" — an array field matches when an element does)
+// or operator rule (manual, query operators: $in "selects the documents where the value of a
+// field equals any value in the specified array", $nin "the field value is not in the specified
+// array or the field does not exist", $ne "the value of the field is not equal to the specified
+// value ... includes documents that do not contain the field", $exists true "matches the
+// documents that contain the field, including documents where the field value is null"), and the
+// write must match exactly when MongoDB's would.
 func TestGuardedWritesMatchAsMongoDB(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.Mongo(t).Collection("guards")
@@ -40,6 +46,24 @@ func TestGuardedWritesMatchAsMongoDB(t *testing.T) {
 		{"array lacks", bson.D{{Key: "_id", Value: "d"}, {Key: "tags", Value: "z"}}, false},
 		{"no such document", bson.D{{Key: "_id", Value: "x"}, {Key: "rev", Value: 3}}, false},
 		{"type differs", bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: "3"}}, false},
+		{"$in holds the value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: in("L0", "L1")}}, true},
+		{"$in lacks the value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: in("L0", "L2")}}, false},
+		{"$in compares numbers by value", bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: in(int64(3), "x")}}, true},
+		{"$in null matches missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: in(nil, "x")}}, true},
+		{"$in with guard", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: in("L1")}, {Key: "rev", Value: 2}}, false},
+		{"$in on an array", bson.D{{Key: "_id", Value: "d"}, {Key: "tags", Value: in("z", "a")}}, true},
+		{"$nin lacks the value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$nin", bson.A{"L0"})}}, true},
+		{"$nin holds the value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$nin", bson.A{"L1"})}}, false},
+		{"$nin matches missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$nin", bson.A{"L1"})}}, true},
+		{"$ne differs", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$ne", "L2")}}, true},
+		{"$ne equal", bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: op("$ne", 3.0)}}, false},
+		{"$ne matches missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$ne", "x")}}, true},
+		{"$ne null does not match null", bson.D{{Key: "_id", Value: "d"}, {Key: "gone", Value: op("$ne", nil)}}, false},
+		{"$exists true matches null", bson.D{{Key: "_id", Value: "d"}, {Key: "gone", Value: op("$exists", true)}}, true},
+		{"$exists true on missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$exists", true)}}, false},
+		{"$exists false on missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$exists", false)}}, true},
+		{"$exists false on a value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$exists", false)}}, false},
+		{"$in on no document", bson.D{{Key: "_id", Value: "x"}, {Key: "lease", Value: in("L1", "L2")}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,5 +184,76 @@ func TestGuardsOfOneCommandAreDecidedEachAgainstItsDocument(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("changed %v; want %v", got, want)
+	}
+}
+
+func in(vals ...any) bson.D { return op("$in", bson.A(vals)) }
+
+func op(name string, arg any) bson.D { return bson.D{{Key: name, Value: arg}} }
+
+// An upsert with a guarded filter updates the document when it matches, inserts when there is
+// no document with that _id, and fails with a duplicate key when one exists but does not match
+// (MongoDB manual, db.collection.updateOne, "Upsert": "If no document matches the filter, a new
+// document is inserted based on the filter and update parameters", and an insert of an existing
+// _id is error 11000, "Unique Indexes"). The inserted document holds the filter's equality
+// clauses — overwritten by the update's $set when it names the same field — and no operator
+// clause ("Upsert with Operator Expressions": the operator clauses are not copied).
+func TestGuardedUpsertsAsMongoDB(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.Mongo(t).Collection("guarded_upserts")
+	open := in("pending", "processing")
+	set := func(fields ...bson.E) bson.D {
+		return bson.D{{Key: "$set", Value: bson.D(fields)}, {Key: "$setOnInsert", Value: bson.D{{Key: "made", Value: "insert"}}}}
+	}
+	done := bson.E{Key: "status", Value: "success"}
+	cases := []struct {
+		name     string
+		existing bson.D // nil: no document
+		filter   bson.D
+		update   bson.D
+		dupKey   bool
+		want     map[string]any // the document afterwards
+	}{
+		{"open document is updated", bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: "processing"}},
+			bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: open}}, set(done),
+			false, map[string]any{"_id": "s", "status": "success"}},
+		{"missing document is inserted", nil,
+			bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: open}}, set(done),
+			false, map[string]any{"_id": "s", "status": "success", "made": "insert"}},
+		{"finished document is a duplicate key", bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: "success"}},
+			bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: open}}, set(bson.E{Key: "status", Value: "failed"}),
+			true, map[string]any{"_id": "s", "status": "success"}},
+		{"equality overwritten by $set", nil,
+			bson.D{{Key: "_id", Value: "s"}, {Key: "status", Value: "pending"}}, set(bson.E{Key: "status", Value: "processing"}),
+			false, map[string]any{"_id": "s", "status": "processing", "made": "insert"}},
+		{"equality copied into the insert", nil,
+			bson.D{{Key: "_id", Value: "s"}, {Key: "owner", Value: "w1"}}, set(done),
+			false, map[string]any{"_id": "s", "owner": "w1", "status": "success", "made": "insert"}},
+		{"$ne is not copied", nil,
+			bson.D{{Key: "_id", Value: "s"}, {Key: "owner", Value: op("$ne", "w2")}}, set(done),
+			false, map[string]any{"_id": "s", "status": "success", "made": "insert"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.DeleteMany(ctx, bson.D{}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.existing != nil {
+				if _, err := c.InsertOne(ctx, tc.existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := c.UpdateOne(ctx, tc.filter, tc.update, options.UpdateOne().SetUpsert(true))
+			if mongo.IsDuplicateKeyError(err) != tc.dupKey || (err != nil && !tc.dupKey) {
+				t.Fatalf("upsert: %v; want duplicate key %v", err, tc.dupKey)
+			}
+			var got map[string]any
+			if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "s"}}).Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("document %v; want %v", got, tc.want)
+			}
+		})
 	}
 }
