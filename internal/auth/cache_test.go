@@ -3,9 +3,12 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -96,3 +99,51 @@ func TestCachedLookupExpires(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A burst of requests with a key that is not remembered (new, or its entry just expired) reads
+// it once: the concurrent lookups of one hash wait for the same read, and any that starts after
+// it finds the key remembered.
+func TestConcurrentLookupsOfOneKeyReadItOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db := testenv.Mongo(t)
+	k, plain, err := NewStore(db).Create(ctx, NewKey{Name: "burst", Permission: PermRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := NewStore(db).WithCache(time.Hour)
+	tctx, tally := mongox.WithTally(ctx)
+	const requests = 32
+	start := make(chan struct{})
+	errs := make(chan error, requests)
+	var wg sync.WaitGroup
+	for range requests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			got, err := cached.Lookup(tctx, plain)
+			if err == nil && got.ID != k.ID {
+				err = fmt.Errorf("looked up %s; want %s", got.ID, k.ID)
+			}
+			errs <- err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	finds := 0
+	for _, c := range tally.Commands() {
+		if c.Name == "find" {
+			finds++
+		}
+	}
+	if finds != 1 {
+		t.Errorf("%d concurrent lookups sent %d finds (%s); want 1", requests, finds, tally)
+	}
+}

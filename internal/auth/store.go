@@ -12,6 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
@@ -28,6 +30,9 @@ type Store struct {
 	now func() time.Time
 	// verified remembers recently verified active keys by hash (see WithCache); nil when uncached.
 	verified *expirable.LRU[string, Key]
+	// reading joins the concurrent lookups of one hash into one read: a client's burst whose
+	// key is not (or no longer) remembered costs one find, not one per request.
+	reading singleflight.Group
 }
 
 // NewStore returns a store over db.api_keys.
@@ -98,6 +103,22 @@ func (s *Store) Lookup(ctx context.Context, plaintext string) (Key, error) {
 	if k, ok := s.remembered(hash); ok {
 		return k, nil
 	}
+	// The read runs without the first caller's cancellation (one request giving up must not fail
+	// the others waiting on it); each caller still stops waiting when its own context ends.
+	ch := s.reading.DoChan(hash, func() (any, error) { return s.read(context.WithoutCancel(ctx), hash) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return Key{}, r.Err
+		}
+		return r.Val.(Key), nil
+	case <-ctx.Done():
+		return Key{}, fmt.Errorf("look up api key: %w", ctx.Err())
+	}
+}
+
+// read loads the active key with hash, touches its last use and remembers it.
+func (s *Store) read(ctx context.Context, hash string) (Key, error) {
 	var k Key
 	err := s.c.FindOne(ctx, bson.M{"hash": hash}).Decode(&k)
 	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && !k.Active) {
