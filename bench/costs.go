@@ -1,10 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -19,10 +24,13 @@ import (
 // its units is the portable cost the README reports beside the timings: it holds on any
 // engine, where FerretDB's timings do not. The load generator's own clients (seeding,
 // baselines) are in another process and never counted.
-type costs struct{ mongo, redis float64 }
+type costs struct {
+	mongo, redis float64
+	mongoBy      map[string]float64 // by "command collection"
+}
 
 func (a *app) costs(ctx context.Context) (costs, error) {
-	var c costs
+	c := costs{mongoBy: map[string]float64{}}
 	for _, url := range []string{a.apiURL + "/metrics", a.workerMetricsURL} {
 		fams, err := scrape(ctx, url)
 		if err != nil {
@@ -30,8 +38,20 @@ func (a *app) costs(ctx context.Context) (costs, error) {
 		}
 		c.mongo += sum(fams[mongox.CommandsMetric])
 		c.redis += sum(fams[platform.RedisCommandsMetric])
+		for _, m := range fams[mongox.CommandsMetric].GetMetric() {
+			c.mongoBy[label(m, "command")+" "+label(m, "collection")] += m.GetCounter().GetValue()
+		}
 	}
 	return c, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }
 
 func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
@@ -91,6 +111,14 @@ func (m *meter) charge(ctx context.Context, res *Result) {
 	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
 	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
 	res.Costed = true
+	for k, v := range after.mongoBy {
+		if d := v - m.before.mongoBy[k]; d > 0 {
+			if res.MongoByCommand == nil {
+				res.MongoByCommand = map[string]float64{}
+			}
+			res.MongoByCommand[k] = d / float64(res.N)
+		}
+	}
 }
 
 // chargeCalls adds the commands per API call to a costed row whose unit is not the call: the
@@ -102,4 +130,26 @@ func chargeCalls(res *Result, calls int) {
 	res.Calls = calls
 	res.MongoPerCall = res.MongoPerUnit * float64(res.N) / float64(calls)
 	res.RedisPerCall = res.RedisPerUnit * float64(res.N) / float64(calls)
+}
+
+// printBreakdown lists, per costed row, its MongoDB commands per unit by command and collection,
+// largest first; shares under 0.005 per unit are left out.
+func printBreakdown(w io.Writer, results []Result) {
+	fmt.Fprintln(w, "\nMongoDB commands per unit by command and collection:")
+	for _, res := range results {
+		if len(res.MongoByCommand) == 0 {
+			continue
+		}
+		keys := slices.Collect(maps.Keys(res.MongoByCommand))
+		slices.SortFunc(keys, func(a, b string) int {
+			return cmp.Or(cmp.Compare(res.MongoByCommand[b], res.MongoByCommand[a]), strings.Compare(a, b))
+		})
+		var parts []string
+		for _, k := range keys {
+			if v := res.MongoByCommand[k]; v >= 0.005 {
+				parts = append(parts, fmt.Sprintf("%s %.2f", k, v))
+			}
+		}
+		fmt.Fprintf(w, "  %s: %s\n", res.Scenario, strings.Join(parts, ", "))
+	}
 }

@@ -132,6 +132,7 @@ func mainErr(ctx context.Context) error {
 	fmt.Println()
 	rep.print(os.Stdout)
 	printFloors(os.Stdout, rep.Floors)
+	printBreakdown(os.Stdout, rep.Results)
 	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisSrc, rep.Duration)
 	if md := os.Getenv("BENCH_MARKDOWN"); md != "" {
 		f, err := os.Create(md)

@@ -35,6 +35,10 @@ type Result struct {
 	// portable costs, which hold on any engine (see costs).
 	MongoPerUnit float64 `json:"mongo_commands_per_unit,omitempty"`
 	RedisPerUnit float64 `json:"redis_commands_per_unit,omitempty"`
+	// MongoByCommand splits MongoPerUnit by "command collection" (update quotas, find
+	// providers …): which writes and reads a unit costs, and what background work was in the
+	// window.
+	MongoByCommand map[string]float64 `json:"mongo_commands_per_unit_by_command,omitempty"`
 	// Costed says the two above were measured (0 is then a figure: the webhook scenario sends
 	// none, its cost is Feishu calls).
 	Costed bool `json:"costed,omitempty"`
@@ -131,6 +135,7 @@ func (r *report) markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	printFloorsMarkdown(w, r.Floors)
+	printBreakdown(w, r.Results)
 }
 
 func (r *report) writeJSON(path string) error {
