@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-json-experiment/json"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
@@ -18,6 +17,10 @@ type ReplyProducer struct {
 	topic    string
 }
 
+// replyBytesGuess is a reply task's size in bytes with its key and header,
+// for sizing a batch's buffer (a guess: the buffer grows when it is short).
+const replyBytesGuess = 512
+
 // NewReplyProducer produces to topic with an existing client.
 func NewReplyProducer(producer *kgo.Client, topic string) *ReplyProducer {
 	return &ReplyProducer{producer: producer, topic: topic}
@@ -28,16 +31,30 @@ func (s *ReplyProducer) Submit(ctx context.Context, tasks []crawl.ReplyTask) err
 	if len(tasks) == 0 {
 		return nil
 	}
-	recs := make([]*kgo.Record, len(tasks))
+	// One allocation each for the records, their headers and their bytes
+	// (keys, values, header values: slices of buf, which grows by
+	// reallocating, so earlier slices keep the bytes they were given).
+	recs := make([]kgo.Record, len(tasks))
+	headers := make([]kgo.RecordHeader, len(tasks))
+	buf := make([]byte, 0, len(tasks)*replyBytesGuess)
+	ptrs := make([]*kgo.Record, len(tasks))
 	for i, t := range tasks {
-		v, err := json.Marshal(t)
-		if err != nil {
+		start := len(buf)
+		buf = append(buf, t.TweetID...)
+		key := buf[start:len(buf):len(buf)]
+		start = len(buf)
+		buf = append(buf, t.IdempotencyKey...)
+		idem := buf[start:len(buf):len(buf)]
+		start = len(buf)
+		var err error
+		if buf, err = t.AppendJSON(buf); err != nil {
 			return fmt.Errorf("encode reply task %s: %w", t.IdempotencyKey, err)
 		}
-		recs[i] = &kgo.Record{Topic: s.topic, Key: []byte(t.TweetID), Value: v,
-			Headers: []kgo.RecordHeader{{Key: "idempotency_key", Value: []byte(t.IdempotencyKey)}}}
+		headers[i] = kgo.RecordHeader{Key: "idempotency_key", Value: idem}
+		recs[i] = kgo.Record{Topic: s.topic, Key: key, Value: buf[start:len(buf):len(buf)], Headers: headers[i : i+1 : i+1]}
+		ptrs[i] = &recs[i]
 	}
-	if err := s.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	if err := s.producer.ProduceSync(ctx, ptrs...).FirstErr(); err != nil {
 		return fmt.Errorf("submit %d reply tasks to %s: %w", len(tasks), s.topic, err)
 	}
 	return nil
