@@ -43,17 +43,21 @@ func ReplyKey(originalTaskID int64, tweetID string, replyIndex int) string {
 
 // ReplyTasks turns a scraped tweet into one task per reply.
 func ReplyTasks(msg RawScrapedDataMessage) []ReplyTask {
+	return AppendReplyTasks(make([]ReplyTask, 0, len(msg.TweetData.Replies)), msg)
+}
+
+// AppendReplyTasks appends ReplyTasks(msg) to dst.
+func AppendReplyTasks(dst []ReplyTask, msg RawScrapedDataMessage) []ReplyTask {
 	tw := msg.TweetData
-	tasks := make([]ReplyTask, len(tw.Replies))
 	for i, r := range tw.Replies {
-		tasks[i] = ReplyTask{
+		dst = append(dst, ReplyTask{
 			OriginalTaskID: msg.OriginalTaskID,
 			TweetID:        tw.ID, TweetURL: tw.URL, TweetAuthor: tw.Author, TweetText: tw.FullText,
 			ReplyIndex: i, ReplyAuthor: r.Author, ReplyText: r.Text,
 			IdempotencyKey: ReplyKey(msg.OriginalTaskID, tw.ID, i),
-		}
+		})
 	}
-	return tasks
+	return dst
 }
 
 // AppendJSON appends t's JSON, byte for byte what json.Marshal(t) writes,

@@ -61,11 +61,14 @@ func (p *Processor) Validate() error {
 func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		letters []DeadLetter
-		tasks   []crawl.ReplyTask
-		updates []crawl.Update
+		// Sized for the common batch: every record a tweet with two replies.
+		tasks   = make([]crawl.ReplyTask, 0, 2*len(recs))
+		updates = make([]crawl.Update, 0, len(recs))
+		err     error
 	)
 	for _, r := range recs {
-		u, replies, err := p.parse(r)
+		var u crawl.Update
+		u, tasks, err = p.parse(r, tasks)
 		if err != nil {
 			letters = append(letters, DeadLetter{Record: r, Reason: err.Error()})
 			if id, ok := crawl.NamedTaskID(r.Value); ok {
@@ -73,7 +76,6 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 			}
 			continue
 		}
-		tasks = append(tasks, replies...)
 		updates = append(updates, u)
 	}
 	if err := p.DeadLetters.Send(ctx, letters); err != nil {
@@ -91,16 +93,47 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 	if err != nil {
 		return err
 	}
+	var counts recordCounts
+	defer counts.flush(p.Metrics)
 	for i, o := range outcomes {
 		if updates[i].DeadLetter {
 			continue // in the metric with its letter above; never completes a task
 		}
-		p.Metrics.Record(updates[i].Coord.Topic, string(o.Result))
+		counts.add(updates[i].Coord.Topic, o.Result)
 		if err := p.notify(ctx, updates[i], o); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recordCounts adds up a batch's records per topic and result, so that the
+// records metric is updated once per pair, not once per record.
+type recordCounts struct {
+	keys []recordKey
+	ns   []int
+}
+
+type recordKey struct {
+	topic  string
+	result crawl.Result
+}
+
+func (c *recordCounts) add(topic string, result crawl.Result) {
+	k := recordKey{topic, result}
+	for i := range c.keys {
+		if c.keys[i] == k {
+			c.ns[i]++
+			return
+		}
+	}
+	c.keys, c.ns = append(c.keys, k), append(c.ns, 1)
+}
+
+func (c *recordCounts) flush(m *crawlprom.Metrics) {
+	for i, k := range c.keys {
+		m.Records(k.topic, string(k.result), c.ns[i])
+	}
 }
 
 // notify tells the workflow about completions and, for a TASK_INIT that did
@@ -123,23 +156,24 @@ func coordinatesOf(r *kgo.Record) crawl.Coordinates {
 	return crawl.Coordinates{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 }
 
-func (p *Processor) parse(r *kgo.Record) (crawl.Update, []crawl.ReplyTask, error) {
+// parse reads one record and appends its reply tasks to tasks.
+func (p *Processor) parse(r *kgo.Record, tasks []crawl.ReplyTask) (crawl.Update, []crawl.ReplyTask, error) {
 	coord := coordinatesOf(r)
 	switch r.Topic {
 	case p.Topics.Control:
 		m, err := crawl.ParseTaskControl(r.Value)
 		if err != nil {
-			return crawl.Update{}, nil, err
+			return crawl.Update{}, tasks, err
 		}
-		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, Init: true, TotalTweets: m.TotalTweets}, nil, nil
+		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, Init: true, TotalTweets: m.TotalTweets}, tasks, nil
 	case p.Topics.Data:
 		m, err := crawl.ParseRawScrapedData(r.Value)
 		if err != nil {
-			return crawl.Update{}, nil, err
+			return crawl.Update{}, tasks, err
 		}
-		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, TweetID: m.TweetData.ID}, crawl.ReplyTasks(m), nil
+		return crawl.Update{TaskID: m.OriginalTaskID, Coord: coord, TweetID: m.TweetData.ID}, crawl.AppendReplyTasks(tasks, m), nil
 	default:
-		return crawl.Update{}, nil, fmt.Errorf("%w: record from unexpected topic %q", crawl.ErrInvalidMessage, r.Topic)
+		return crawl.Update{}, tasks, fmt.Errorf("%w: record from unexpected topic %q", crawl.ErrInvalidMessage, r.Topic)
 	}
 }
 

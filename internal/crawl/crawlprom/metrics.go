@@ -50,6 +50,13 @@ func (m *Metrics) Record(topic, result string) {
 	}
 }
 
+// Records counts n records of a topic with one result.
+func (m *Metrics) Records(topic, result string, n int) {
+	if m != nil && n > 0 {
+		m.records.WithLabelValues(topic, result).Add(float64(n))
+	}
+}
+
 // Completed counts one completion signalled to a task's workflow.
 func (m *Metrics) Completed() {
 	if m != nil {
