@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -21,6 +24,7 @@ import (
 // workflows is a Temporal stand-in behind intake.Workflows: it remembers what was started and
 // signalled, and answers Describe and QueryStatus as told.
 type workflows struct {
+	mu       sync.Mutex // Start may be called concurrently
 	started  map[string]entry.WorkflowInput
 	running  map[string]*entry.TaskStatus // answered by QueryStatus
 	closed   map[string]string
@@ -33,6 +37,8 @@ func newWorkflows() *workflows {
 }
 
 func (w *workflows) Start(_ context.Context, in entry.WorkflowInput) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.startErr != nil {
 		return false, w.startErr
 	}
@@ -198,5 +204,43 @@ func TestStatusAndSignalsThroughWorkflows(t *testing.T) {
 	// The write is guarded: a final status is never overwritten.
 	if changed, err := f.tasks.Runs.MarkTerminated(ctx, env.TaskID, "again", time.Now()); err != nil || changed {
 		t.Fatalf("second terminate write: changed %v, %v", changed, err)
+	}
+}
+
+// The first requests naming a pipeline, sent at once, check it with one read: the concurrent
+// lookups of one pipeline share it (the bench's apply row paid one per concurrent client).
+func TestConcurrentFirstSubmitsReadThePipelineOnce(t *testing.T) {
+	f := newIntakeFixture(t)
+	intake.RememberPipelines(f.sub)
+	ctx, tally := mongox.WithTally(context.Background())
+	const clients = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	start := make(chan struct{})
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := f.sub.Submit(ctx, f.envelope(testenv.Unique(fmt.Sprintf("http:wf:burst%d:", i))))
+			errs <- err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := 0
+	for _, c := range tally.Commands() {
+		if c.Collection == pipelinedb.CollSchemas {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("%d concurrent first submits read the pipeline %d times (%s); want 1", clients, reads, tally)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/entry"
@@ -55,6 +56,8 @@ type Submitter struct {
 	// known remembers pipelines seen to exist. Published pipeline versions are never removed, so
 	// a pipeline that existed still does and the lookup need not be repeated; nil reads every time.
 	known *lru.Cache[string, struct{}]
+	// checking joins the concurrent first lookups of one pipeline into one read.
+	checking singleflight.Group
 }
 
 // knownPipelines bounds how many (pipeline, version) pairs a submitter remembers.
@@ -146,16 +149,19 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 	if s.known != nil && s.known.Contains(key) {
 		return nil
 	}
-	if _, err := s.Pipelines.GetSchema(ctx, name, version); err != nil {
-		if errors.Is(err, pipeline.ErrNotFound) {
-			return fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, name)
+	_, err, _ := s.checking.Do(key, func() (any, error) {
+		if _, err := s.Pipelines.GetSchema(ctx, name, version); err != nil {
+			return nil, err
 		}
-		return err
+		if s.known != nil {
+			s.known.Add(key, struct{}{})
+		}
+		return nil, nil
+	})
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, name)
 	}
-	if s.known != nil {
-		s.known.Add(key, struct{}{})
-	}
-	return nil
+	return err
 }
 
 // start starts the workflow within ENTRY_ENQUEUE_TIMEOUT and reports whether this call created
