@@ -3,8 +3,8 @@ package intake_test
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"testing"
