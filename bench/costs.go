@@ -137,9 +137,6 @@ func chargeCalls(res *Result, calls int) {
 func printBreakdown(w io.Writer, results []Result) {
 	fmt.Fprintln(w, "\nMongoDB commands per unit by command and collection:")
 	for _, res := range results {
-		if len(res.MongoByCommand) == 0 {
-			continue
-		}
 		keys := slices.Collect(maps.Keys(res.MongoByCommand))
 		slices.SortFunc(keys, func(a, b string) int {
 			return cmp.Or(cmp.Compare(res.MongoByCommand[b], res.MongoByCommand[a]), strings.Compare(a, b))
@@ -147,9 +144,11 @@ func printBreakdown(w io.Writer, results []Result) {
 		var parts []string
 		for _, k := range keys {
 			if v := res.MongoByCommand[k]; v >= 0.005 {
-				parts = append(parts, fmt.Sprintf("%s %.2f", k, v))
+				parts = append(parts, fmt.Sprintf("%s %.2f", strings.TrimSpace(k), v))
 			}
 		}
-		fmt.Fprintf(w, "  %s: %s\n", res.Scenario, strings.Join(parts, ", "))
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", res.Scenario, strings.Join(parts, ", "))
+		}
 	}
 }
