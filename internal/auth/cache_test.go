@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -114,29 +113,13 @@ func TestConcurrentLookupsOfOneKeyReadItOnce(t *testing.T) {
 	cached := NewStore(db).WithCache(time.Hour)
 	tctx, tally := mongox.WithTally(ctx)
 	const requests = 32
-	start := make(chan struct{})
-	errs := make(chan error, requests)
-	var wg sync.WaitGroup
-	for range requests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			got, err := cached.Lookup(tctx, plain)
-			if err == nil && got.ID != k.ID {
-				err = fmt.Errorf("looked up %s; want %s", got.ID, k.ID)
-			}
-			errs <- err
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	testenv.AtOnce(t, requests, func(int) error {
+		got, err := cached.Lookup(tctx, plain)
+		if err == nil && got.ID != k.ID {
+			err = fmt.Errorf("looked up %s; want %s", got.ID, k.ID)
 		}
-	}
+		return err
+	})
 	finds := 0
 	for _, c := range tally.Commands() {
 		if c.Name == "find" {

@@ -214,26 +214,10 @@ func TestConcurrentFirstSubmitsReadThePipelineOnce(t *testing.T) {
 	intake.RememberPipelines(f.sub)
 	ctx, tally := mongox.WithTally(context.Background())
 	const clients = 8
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	start := make(chan struct{})
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, err := f.sub.Submit(ctx, f.envelope(testenv.Unique(fmt.Sprintf("http:wf:burst%d:", i))))
-			errs <- err
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.AtOnce(t, clients, func(i int) error {
+		_, err := f.sub.Submit(ctx, f.envelope(testenv.Unique(fmt.Sprintf("http:wf:burst%d:", i))))
+		return err
+	})
 	reads := 0
 	for _, c := range tally.Commands() {
 		if c.Collection == pipelinedb.CollSchemas {
