@@ -58,6 +58,12 @@ func benchApply(ctx context.Context, r *run) []Result {
 	n := r.size(100, 20)
 	res.N = n
 	a := newApplier(r)
+	// One apply first, run to its end outside the window: the API reads a pipeline it has not
+	// seen yet once per process (intake's known pipelines), a warm-up, not a cost per request.
+	if err := a.warmUp(ctx); err != nil {
+		res.Skipped = "warm-up apply: " + err.Error()
+		return []Result{res}
+	}
 	m := r.meter(ctx)
 	start := time.Now()
 	ids := make([]string, n)
@@ -127,6 +133,19 @@ func (a *applier) apply(ctx context.Context, i int) (string, error) {
 	}
 	_, err := call(ctx, "POST", a.r.app.apiURL+"/api/workflows/apply", a.r.adminKey, applyBody(a.prefix+"apply-", i), &acc)
 	return acc.TaskID, err
+}
+
+// warmUp sends one apply (index -1, outside the run's) and waits for its task to complete.
+func (a *applier) warmUp(ctx context.Context) error {
+	id, err := a.apply(ctx, -1)
+	if err != nil {
+		return err
+	}
+	st := awaitEntryTasks(ctx, a.r, []string{id})
+	if st.completed != 1 {
+		return fmt.Errorf("task %s did not complete: %v", id, st.err)
+	}
+	return nil
 }
 
 // bareStart is a start prepared outside the timed call, so the baseline times ExecuteWorkflow alone.
