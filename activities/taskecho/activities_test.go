@@ -63,6 +63,25 @@ func (f *fixture) serverTask(p, id string, expires *time.Time) {
 	}
 }
 
+// submitFinishedQueue submits queue q of project p with one done and one failed task, then moves
+// the clock a minute on.
+func (f *fixture) submitFinishedQueue() {
+	f.t.Helper()
+	tasks := []map[string]any{
+		{"id": "a", "name": "A", "prompt": "x", "status": "done"},
+		{"id": "b", "name": "B", "prompt": "x", "status": "error"},
+	}
+	body, _ := json.Marshal(map[string]any{"project_id": "p", "project_name": "P", "queue_id": "q", "queue_name": "Q", "tasks": tasks})
+	in, err := taskecho.ParseSubmit(body, f.now)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.srv.Intake.Submit(f.ctx, admin, in, ""); err != nil {
+		f.t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Minute)
+}
+
 func (f *fixture) task(p, id string) *taskecho.Task {
 	f.t.Helper()
 	t, err := f.srv.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: p, TaskID: id}, true)
@@ -146,19 +165,7 @@ func TestExpireTasksArchivesExpiredTasksOnce(t *testing.T) {
 // pending again and stamps the queue; a batch run again from the same cursor counts no task twice.
 func TestQueueOpBatchesResetTheQueueAndFinishStampsIt(t *testing.T) {
 	f := newFixture(t)
-	tasks := []map[string]any{
-		{"id": "a", "name": "A", "prompt": "x", "status": "done"},
-		{"id": "b", "name": "B", "prompt": "x", "status": "error"},
-	}
-	body, _ := json.Marshal(map[string]any{"project_id": "p", "project_name": "P", "queue_id": "q", "queue_name": "Q", "tasks": tasks})
-	in, err := taskecho.ParseSubmit(body, f.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.srv.Intake.Submit(f.ctx, admin, in, ""); err != nil {
-		t.Fatal(err)
-	}
-	f.now = f.now.Add(time.Minute)
+	f.submitFinishedQueue()
 	op := queueop.Op{OpID: "op1", ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "admin", At: f.now}
 	for i := range 2 { // the second run is a retry of the same batch
 		v, err := f.env.ExecuteActivity(f.act.TaskEchoApplyQueueOpBatch, taskechoact.QueueOpBatch{Op: op})
@@ -254,19 +261,7 @@ func TestRunQueueOpIsOneCallAndSurvivesACrashBetweenWrites(t *testing.T) {
 	}{{"after the batch's writes", 2, false}, {"before the finish", 0, true}} {
 		t.Run(crash.name, func(t *testing.T) {
 			f := newFixture(t)
-			tasks := []map[string]any{
-				{"id": "a", "name": "A", "prompt": "x", "status": "done"},
-				{"id": "b", "name": "B", "prompt": "x", "status": "error"},
-			}
-			body, _ := json.Marshal(map[string]any{"project_id": "p", "project_name": "P", "queue_id": "q", "queue_name": "Q", "tasks": tasks})
-			in, err := taskecho.ParseSubmit(body, f.now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.srv.Intake.Submit(f.ctx, admin, in, ""); err != nil {
-				t.Fatal(err)
-			}
-			f.now = f.now.Add(time.Minute)
+			f.submitFinishedQueue()
 			ops := &crashingQueueOps{QueueOps: f.srv.QueueOps, failApply: crash.failApply, failFinish: crash.failFinish}
 			f.act.QueueOps = ops
 			op := queueop.Op{OpID: "op1", ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "admin", At: f.now}
