@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/taskloom/taskloom/internal/joinread"
 	"github.com/taskloom/taskloom/internal/mongox"
 )
 
@@ -103,18 +104,7 @@ func (s *Store) Lookup(ctx context.Context, plaintext string) (Key, error) {
 	if k, ok := s.remembered(hash); ok {
 		return k, nil
 	}
-	// The read runs without the first caller's cancellation (one request giving up must not fail
-	// the others waiting on it); each caller still stops waiting when its own context ends.
-	ch := s.reading.DoChan(hash, func() (any, error) { return s.read(context.WithoutCancel(ctx), hash) })
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return Key{}, r.Err
-		}
-		return r.Val.(Key), nil
-	case <-ctx.Done():
-		return Key{}, fmt.Errorf("look up api key: %w", ctx.Err())
-	}
+	return joinread.Do(&s.reading, ctx, hash, func(ctx context.Context) (Key, error) { return s.read(ctx, hash) })
 }
 
 // read loads the active key with hash, touches its last use and remembers it.

@@ -17,6 +17,7 @@ import (
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/entryprom"
+	"github.com/taskloom/taskloom/internal/joinread"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
@@ -149,14 +150,14 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 	if s.known != nil && s.known.Contains(key) {
 		return nil
 	}
-	_, err, _ := s.checking.Do(key, func() (any, error) {
+	_, err := joinread.Do(&s.checking, ctx, key, func(ctx context.Context) (struct{}, error) {
 		if _, err := s.Pipelines.GetSchema(ctx, name, version); err != nil {
-			return nil, err
+			return struct{}{}, err
 		}
 		if s.known != nil {
 			s.known.Add(key, struct{}{})
 		}
-		return nil, nil
+		return struct{}{}, nil
 	})
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, name)
