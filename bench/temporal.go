@@ -6,7 +6,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskloom/taskloom/internal/actions"
@@ -68,7 +67,7 @@ func sample(units []execution, n int) []execution {
 // unitCost is the cost of one execution and of the child workflows it started: a child's start
 // is billed in its parent's history, its own commands in its own.
 func unitCost(ctx context.Context, c client.Client, e execution) (actions.Cost, error) {
-	events, err := history(ctx, c, e)
+	events, err := actions.Events(ctx, c, e.workflowID, e.runID)
 	if err != nil {
 		return actions.Cost{}, err
 	}
@@ -85,21 +84,6 @@ func unitCost(ctx context.Context, c client.Client, e execution) (actions.Cost, 
 		cost = cost.Add(child)
 	}
 	return cost, nil
-}
-
-// history reads one execution's events from the server's history API (as actions.Fetch does;
-// read here once for both the cost and the children).
-func history(ctx context.Context, c client.Client, e execution) ([]*historypb.HistoryEvent, error) {
-	it := c.GetWorkflowHistory(ctx, e.workflowID, e.runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var events []*historypb.HistoryEvent
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("history of %s: %w", e.workflowID, err)
-		}
-		events = append(events, ev)
-	}
-	return events, nil
 }
 
 // chargeTemporal sets res's Temporal events, actions and retries per unit from the sampled

@@ -154,14 +154,24 @@ func FromFile(path string) (Cost, error) {
 // Fetch is the cost of one execution (runID "" for the latest run), read from the server's
 // history API.
 func Fetch(ctx context.Context, c client.Client, workflowID, runID string) (Cost, error) {
+	events, err := Events(ctx, c, workflowID, runID)
+	if err != nil {
+		return Cost{}, err
+	}
+	return Count(events), nil
+}
+
+// Events reads one execution's history (runID "" for the latest run) from the server's history
+// API, for a caller that needs the events themselves as well as their cost.
+func Events(ctx context.Context, c client.Client, workflowID, runID string) ([]*historypb.HistoryEvent, error) {
 	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var events []*historypb.HistoryEvent
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return Cost{}, fmt.Errorf("history of %s: %w", workflowID, err)
+			return nil, fmt.Errorf("history of %s: %w", workflowID, err)
 		}
 		events = append(events, e)
 	}
-	return Count(events), nil
+	return events, nil
 }
