@@ -11,7 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"golang.org/x/sync/singleflight"
 
 	"github.com/taskloom/taskloom/internal/joinread"
