@@ -28,11 +28,14 @@ while read -r sa; do args+=(--search-attribute "$sa"); done < <(
 # Fairness: a task queue hands out its backlog in turn over the tasks' fairness keys (one per
 # pipeline user) instead of first come, first served; the pinned server ignores the keys without
 # it, and keeps fairness per partition (one here). Same list as
-# internal/devstack.TemporalDynamicConfig. See README "Fair under load".
+# internal/devstack.TemporalDynamicConfig. See README "Fair under load". The search-attribute
+# cache is left on, as on any production server (the dev server's default turns it off); every
+# attribute taskloom uses is registered above, before the server starts.
 exec "$BIN" server start-dev \
   --ip "${TEMPORAL_IP:-127.0.0.1}" --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" --namespace default \
   --dynamic-config-value matching.enableFairness=true \
   --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
   --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
+  --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false \
   --log-level "${TEMPORAL_LOG_LEVEL:-warn}" "${args[@]}"

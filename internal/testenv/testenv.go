@@ -105,10 +105,10 @@ func Unique(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// devServer is the package's Temporal dev server and the address of its Web UI.
+// devServer is the package's Temporal dev server, the address of its Web UI and its metrics.
 type devServer struct {
 	*testsuite.DevServer
-	ui string
+	ui, metrics string
 }
 
 var temporalServer shared[devServer]
@@ -125,6 +125,12 @@ func TemporalUI(t testing.TB) string {
 	return temporalServer.get(t, startTemporal).ui
 }
 
+// TemporalMetrics returns the URL of the package's dev server's Prometheus metrics, where a
+// test reads what the server itself did (e.g. its persistence requests).
+func TemporalMetrics(t testing.TB) string {
+	return temporalServer.get(t, startTemporal).metrics
+}
+
 // childOutput is where the servers a test binary starts write. It is not an *os.File, so exec
 // copies through a pipe instead of handing them the binary's own stderr: a binary killed by its
 // timeout then leaves no child holding the output `go test` waits on, which hung `make test`.
@@ -139,6 +145,10 @@ func startTemporal() (devServer, error) {
 	if err != nil {
 		return devServer{}, fmt.Errorf("a port for the Temporal Web UI: %w", err)
 	}
+	metricsPort, err := freePort()
+	if err != nil {
+		return devServer{}, fmt.Errorf("a port for the Temporal metrics: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
@@ -148,7 +158,7 @@ func startTemporal() (devServer, error) {
 		EnableUI:  true,
 		UIPort:    uiPort,
 		LogLevel:  "error",
-		ExtraArgs: devstack.TemporalDevArgs(),
+		ExtraArgs: append(devstack.TemporalDevArgs(), "--metrics-port", metricsPort),
 		Stdout:    childOutput,
 		Stderr:    childOutput,
 	})
@@ -156,7 +166,7 @@ func startTemporal() (devServer, error) {
 		return devServer{}, fmt.Errorf("start temporal dev server: %w", err)
 	}
 	onExit(func() { _ = srv.Stop() })
-	return devServer{DevServer: srv, ui: "http://127.0.0.1:" + uiPort}, nil
+	return devServer{DevServer: srv, ui: "http://127.0.0.1:" + uiPort, metrics: "http://127.0.0.1:" + metricsPort + "/metrics"}, nil
 }
 
 // freePort is a loopback port nothing listens on right now.
@@ -197,7 +207,29 @@ func Namespace(t testing.TB) string {
 		Namespace: name, SearchAttributes: attrs}); err != nil {
 		t.Fatalf("search attributes of namespace %s: %v", name, err)
 	}
+	awaitSearchAttributes(ctx, t, c, name)
 	return name
+}
+
+// awaitSearchAttributes waits until the server answers queries on namespace's search
+// attributes. Added search attributes reach the server's caches eventually, as on any cluster:
+// the dev server reads them fresh on every use only with the CLI's default, which the harness
+// turns off as production runs it (devstack.TemporalDynamicConfig); the namespace's cached
+// record learns of them on its next refresh, about 2 s later.
+func awaitSearchAttributes(ctx context.Context, t testing.TB, c client.Client, namespace string) {
+	t.Helper()
+	probe := &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace,
+		Query: fmt.Sprintf("%s = 'probe'", searchattr.Kind.GetName())}
+	for {
+		_, err := c.WorkflowService().CountWorkflowExecutions(ctx, probe)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the search attributes of namespace %s are still unknown to the server: %v", namespace, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 var mongoServer shared[string]

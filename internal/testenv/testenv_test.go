@@ -2,14 +2,21 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -100,4 +107,81 @@ func TestNamespaceHasTheSearchAttributes(t *testing.T) {
 			t.Errorf("%s is %v in %s, %v in default", name, typ, ns, want.GetCustomAttributes()[name])
 		}
 	}
+}
+
+// The harness's server keeps search attributes in its cache, as a production server does:
+// system.forceSearchAttributesCacheRefreshOnRead is off by default, and the server documents it as
+// "used to facilitate testing of changes in search attributes. This should not be turned on in
+// production" (go.temporal.io/server common/dynamicconfig/constants.go). The CLI's dev server turns
+// it on; then every start, upsert or version marker that carries search attributes reads the
+// cluster metadata from the database again, a cost the stand-in would charge and no cluster does.
+func TestSearchAttributesAreReadFromTheServersCache(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, tc := Temporal(t)
+	ns := Namespace(t)
+	c, err := client.NewClientFromExisting(tc, client.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := clusterMetadataReads(ctx, t)
+	const starts = 10
+	for i := range starts {
+		// No worker polls the queue: the start alone validates and indexes the attributes.
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: Unique("sa-cache-"), TaskQueue: Unique("nobody-"),
+			TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet("probe"),
+				searchattr.Status.ValueSet("pending"), searchattr.PipelineName.ValueSet(fmt.Sprint(i)))}, "Probe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test over") }()
+	}
+	// The visibility records are written after the starts: wait until all are indexed.
+	for {
+		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns,
+			Query: searchattr.Kind.GetName() + " = 'probe'"})
+		if err == nil && resp.GetCount() == starts {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d starts not all indexed: %v, %v", starts, resp.GetCount(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Each start's attributes read the metadata three times with the CLI's default (measured on
+	// the pinned server); from the cache, at most a refresh falls in the window.
+	if got := clusterMetadataReads(ctx, t) - before; got >= starts {
+		t.Fatalf("%d starts with 3 search attributes each read the cluster metadata %v times; want it served from the cache", starts, got)
+	}
+}
+
+// clusterMetadataReads is how many times the dev server read its cluster metadata (where search
+// attributes are kept) from its database so far. The server publishes its counters once a
+// second, so it first waits for what came before to be published.
+func clusterMetadataReads(ctx context.Context, t *testing.T) float64 {
+	t.Helper()
+	time.Sleep(1500 * time.Millisecond)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, TemporalMetrics(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, m := range fams["persistence_requests"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "operation" && l.GetValue() == "GetCurrentClusterMetadata" {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
