@@ -45,7 +45,9 @@ type baseline struct {
 	name          string
 	tput, p50, p9 float64
 	temporal      *TemporalCost
-	err           error
+	// cpu is the CPU each process used per unit in the timed window (cpuUse.perUnit).
+	cpu string
+	err error
 }
 
 // apply copies the baseline into res and computes the throughput ratio.
@@ -76,6 +78,8 @@ var (
 func noopBaseline(ctx context.Context, r *run, n, conc int, wf noopWorkflow) baseline {
 	id := "bench-noop-" + suffix() + "-"
 	ids := make([]execution, n)
+	sm := r.serverMeter(ctx)
+	cpu := r.cpuUse()
 	lat, elapsed, failed, err := runLoad(ctx, n, conc, func(ctx context.Context, i int) error {
 		ids[i].workflowID = fmt.Sprint(id, i)
 		run, err := r.p.Temporal.ExecuteWorkflow(ctx, r.noopOptions(ids[i].workflowID), wf.fn)
@@ -84,14 +88,16 @@ func noopBaseline(ctx context.Context, r *run, n, conc int, wf noopWorkflow) bas
 		}
 		return run.Get(ctx, nil)
 	})
-	b := baseline{name: wf.name}
+	b := baseline{name: wf.name, cpu: r.cpuUse().perUnit(cpu, n)}
 	if failed > 0 {
 		b.err = fmt.Errorf("%d failed: %w", failed, err)
 		return b
 	}
 	b.tput, b.p50, b.p9 = lat.fill(n, elapsed)
+	serverDB := sm.perUnit(ctx, n)
 	if t := measureTemporal(ctx, r.p.Temporal, ids); t.err == nil && t.sampled > 0 {
 		b.temporal = t.summary()
+		b.temporal.ServerDBPerUnit = serverDB
 	}
 	return b
 }

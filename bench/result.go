@@ -62,6 +62,9 @@ type Result struct {
 type TemporalCost struct {
 	EventsPerUnit  float64 `json:"events_per_unit"`
 	ActionsPerUnit float64 `json:"actions_per_unit"`
+	// ServerDBPerUnit is the Temporal server's database requests per unit over the timed window
+	// (serverdb.go); 0 where the row does not measure them.
+	ServerDBPerUnit float64 `json:"server_db_requests_per_unit,omitempty"`
 	// RetriesPerUnit is the part of ActionsPerUnit that activity retries cost.
 	RetriesPerUnit float64 `json:"retries_per_unit,omitempty"`
 	// Sampled of Of units were counted (temporalSample at most).
@@ -180,6 +183,9 @@ func temporalCell(res Result) string {
 
 func temporalFigures(t *TemporalCost) string {
 	s := fmt.Sprintf("%.1f / %.2f", t.EventsPerUnit, t.ActionsPerUnit)
+	if t.ServerDBPerUnit > 0 {
+		s += fmt.Sprintf(" / server DB %.1f", t.ServerDBPerUnit)
+	}
 	if t.RetriesPerUnit > 0 {
 		s += fmt.Sprintf(" (%.2f retries)", t.RetriesPerUnit)
 	}

@@ -38,7 +38,9 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 	}{{"pipeline 1-step", onePipeline, noop1}, {"pipeline 3-step", threePipeline, noop3}} {
 		base := noopBaseline(ctx, r, n, pipelineConc, pc.bare)
 		res := Result{Scenario: pc.name, Unit: "pipelines", N: n}
+		sm := r.serverMeter(ctx)
 		m := r.meter(ctx)
+		cpu := r.cpuUse()
 		ids := make([]execution, n)
 		tasks := make([]string, n)
 		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, i int) error {
@@ -46,6 +48,8 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 			ids[i].workflowID, tasks[i], err = runPipeline(ctx, r, pc.pipeline)
 			return err
 		})
+		cpuPer := r.cpuUse().perUnit(cpu, n)
+		serverDB := sm.perUnit(ctx, n)
 		if failed == 0 {
 			failed, err = checkSucceeded(ctx, r, tasks)
 		}
@@ -57,8 +61,12 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 		res.Throughput, res.P50Ms, res.P99Ms = lat.fill(n, elapsed)
 		m.charge(ctx, &res)
 		base.apply(&res)
-		res.Notes = fmt.Sprintf("%d concurrent clients; latency = POST to workflow completed", pipelineConc)
+		res.Notes = fmt.Sprintf("%d concurrent clients; latency = POST to workflow completed; CPU per pipeline: %s; per bare "+
+			"workflow (its worker is in the load generator): %s", pipelineConc, cpuPer, base.cpu)
 		chargeTemporal(ctx, r, &res, ids)
+		if res.Temporal != nil {
+			res.Temporal.ServerDBPerUnit = serverDB
+		}
 		out = append(out, res)
 	}
 	return out

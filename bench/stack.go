@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,9 +45,13 @@ const (
 type stack struct {
 	cfg      *config.Config
 	temporal *testsuite.DevServer
-	feishu   *feishuemu.Server
-	receiver *receiver.Server
-	vendors  *vendors.Server
+	// temporalMetrics is the dev server's Prometheus endpoint (its database requests, serverdb.go).
+	temporalMetrics string
+	// temporalPID and mongoPID are the dev server's and FerretDB's processes (cpu.go).
+	temporalPID, mongoPID int
+	feishu                *feishuemu.Server
+	receiver              *receiver.Server
+	vendors               *vendors.Server
 	// assistant is the fake Telegram server's assistant endpoint, the provider of the apply
 	// scenario's pipeline (as in make dev).
 	assistant *telegram.Server
@@ -92,13 +97,21 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s is missing: run `make tools`", bin)
 	}
+	metricsAddr, err := loopback.FreeAddr()
+	if err != nil {
+		return err
+	}
+	_, metricsPort, err := net.SplitHostPort(metricsAddr)
+	if err != nil {
+		return err
+	}
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(sctx, testsuite.DevServerOptions{
 		ExistingPath:  bin,
 		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
 		LogLevel:      "error",
-		ExtraArgs:     devstack.TemporalDevArgs(),
+		ExtraArgs:     append(devstack.TemporalDevArgs(), "--metrics-port", metricsPort),
 		Stdout:        io.Discard,
 		Stderr:        os.Stderr,
 	})
@@ -106,6 +119,8 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 		return fmt.Errorf("start temporal dev server: %w", err)
 	}
 	s.temporal = srv
+	s.temporalMetrics = "http://" + metricsAddr + "/metrics"
+	s.temporalPID = childPID("temporal")
 	s.stops = append(s.stops, func() { _ = srv.Stop() })
 	s.cfg.Temporal.Address = srv.FrontendHostPort()
 	return nil
@@ -132,6 +147,7 @@ func (s *stack) startMongo(ctx context.Context, root string) error {
 		return fmt.Errorf("start embedded-mongo (make tools builds it): %w", err)
 	}
 	s.stops = append(s.stops, func() { stopProcess(cmd); _ = os.RemoveAll(dir) })
+	s.mongoPID = cmd.Process.Pid
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		return fmt.Errorf("embedded mongo did not start: %w", err)

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"time"
+)
+
+// The Temporal server's own portable cost: the requests it made to its databases (persistence and
+// visibility, every operation) per unit of work, read from the dev server's /metrics around a
+// row's and its baseline's timed windows. Like the MongoDB commands, they hold on any engine; they
+// say whether a row's Temporal shape makes the server work harder than the bare workflow's does.
+
+// serverPublishLag is how long the dev server may take to publish a request in its metrics (it
+// reports once a second): a reading waits that long, so a window holds its own requests only.
+const serverPublishLag = 1200 * time.Millisecond
+
+// serverMeter counts the server's database requests over one window.
+type serverMeter struct {
+	url    string
+	before float64
+	err    error
+}
+
+func (r *run) serverMeter(ctx context.Context) *serverMeter {
+	m := &serverMeter{url: r.stack.temporalMetrics}
+	m.before, m.err = serverRequests(ctx, m.url)
+	return m
+}
+
+// perUnit is the requests since the meter started over n units; 0 when they could not be read.
+func (m *serverMeter) perUnit(ctx context.Context, n int) float64 {
+	after, err := serverRequests(ctx, m.url)
+	if m.err != nil || err != nil || n == 0 {
+		return 0
+	}
+	return (after - m.before) / float64(n)
+}
+
+// serverRequests is the server's database requests so far, once what came before is published.
+func serverRequests(ctx context.Context, url string) (float64, error) {
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(serverPublishLag):
+	}
+	fams, err := scrape(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	return sum(fams["persistence_requests"]) + sum(fams["visibility_persistence_requests"]), nil
+}
