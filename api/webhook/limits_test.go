@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/testenv"
@@ -233,7 +234,10 @@ func TestHyperlinkAndPersonValuesArriveAsDocumented(t *testing.T) {
 // A stale sweep, made deterministic: sweep A's scan reads 20 ready rows, but its answer
 // arrives only after sweep B has scanned, pushed and written back all of them and their
 // delivery workflows have ended. A then claims every row again (the workflow IDs are free) and
-// must push none: the re-read shows them delivered.
+// must push none: the re-read shows them delivered. A's request is held for as long as B takes,
+// so the worker's Feishu requests get 3 minutes here: under a loaded `make test` B once took
+// over the default 30 s, A's request timed out, and its retry read the rows already delivered
+// (nothing stale to test).
 func TestStaleSweepNeverPushesTwice(t *testing.T) {
 	var scans atomic.Int32
 	scanning := make(chan struct{})
@@ -246,7 +250,7 @@ func TestStaleSweepNeverPushesTwice(t *testing.T) {
 			<-release
 		}
 		return 0
-	}}))
+	}}), configure(func(w *config.Webhook) { w.FeishuTimeout = 3 * time.Minute }))
 	var recs []string
 	for r := range 20 {
 		id := fmt.Sprint(8000000000 + r)

@@ -21,6 +21,7 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TEMPORAL_UI_PORT":     "0",
 
 		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
+		"FEISHU_REQUEST_TIMEOUT":       "0s",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {

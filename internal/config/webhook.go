@@ -15,6 +15,9 @@ type Webhook struct {
 	FeishuAppSecret string `env:"FEISHU_APP_SECRET"`
 	// FeishuBaseURL is the Open API origin (the emulator's URL in dev).
 	FeishuBaseURL string `env:"FEISHU_BASE_URL" envDefault:"https://open.feishu.cn"`
+	// FeishuTimeout bounds one Open API request (the SDK's request timeout); a request past it
+	// fails and is retried like any transient error.
+	FeishuTimeout time.Duration `env:"FEISHU_REQUEST_TIMEOUT" envDefault:"30s"`
 	// TimeZone is the tables' document time zone; Date/Datetime days are cut in it.
 	TimeZone string `env:"FEISHU_TIME_ZONE" envDefault:"Asia/Shanghai"`
 
@@ -137,7 +140,7 @@ func (c *Webhook) validate() error {
 		"WEBHOOK_SWEEP_INTERVAL": c.SweepInterval, "WEBHOOK_READINESS_BACKOFF": c.ReadinessBackoff,
 		"WEBHOOK_READINESS_BACKOFF_MAX": c.ReadinessBackoffMax, "WEBHOOK_READINESS_DEADLINE": c.ReadinessDeadline,
 		"WEBHOOK_RETRY_BACKOFF": c.RetryBackoff, "WEBHOOK_CREATOR_INTERVAL": c.CreatorInterval,
-		"SUMMARY_WEBHOOK_TIMEOUT": c.SummaryWebhookTimeout,
+		"SUMMARY_WEBHOOK_TIMEOUT": c.SummaryWebhookTimeout, "FEISHU_REQUEST_TIMEOUT": c.FeishuTimeout,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))

@@ -15,5 +15,6 @@ func NewFeishuClient(c config.Webhook) (*feishu.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return feishu.New(feishu.Config{AppID: c.FeishuAppID, AppSecret: c.FeishuAppSecret, BaseURL: c.FeishuBaseURL, Location: loc})
+	return feishu.New(feishu.Config{AppID: c.FeishuAppID, AppSecret: c.FeishuAppSecret, BaseURL: c.FeishuBaseURL, Location: loc,
+		Timeout: c.FeishuTimeout})
 }
