@@ -23,9 +23,9 @@ import (
 // consumers (parse, reply tasks, Redis count) and the completion signal reaching the task's
 // CrawlTaskWorkflow — against a bare franz-go group consumer that only consumes and commits the
 // same records sent the same way to the same broker, timed over the same window (rawAsSent); the
-// notes add that consumer on records already on the broker. The one-off cost after the last tweet (completion signal to
-// the workflow closed Completed) is timed apart and reported in the notes, with the end-to-end
-// figure that includes it.
+// notes add that consumer on records already on the broker. The one-off cost after the last
+// tweet (completion signal to the workflow closed Completed) is timed apart and reported in the
+// notes, with the end-to-end figure that includes it.
 func benchCrawl(ctx context.Context, r *run) []Result {
 	res := Result{Scenario: "crawl", Unit: "tweets"}
 	cfg := r.stack.cfg.Crawl
