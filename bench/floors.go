@@ -14,8 +14,14 @@ type floor struct {
 	what   string
 	atMost bool
 	limit  float64
-	// of is the row's measured figure; false when the row has none.
-	of func(Result) (float64, bool)
+	m      measure
+}
+
+// measure reads one figure of a row: of is the figure (false when the row has none); leftOut,
+// set for the MongoDB figures, is what of leaves out of the row's commands (see refreshes).
+type measure struct {
+	of      func(Result) (float64, bool)
+	leftOut func(Result) float64
 }
 
 // floors is the table of floors. A row that did not run (BENCH_ONLY) is left out of the check.
@@ -37,12 +43,12 @@ var floors = []floor{
 	atMost(queueOpScenario, "temporal actions per queue operation", 2, actionsPerUnit),
 }
 
-func atMost(row, what string, limit float64, of func(Result) (float64, bool)) floor {
-	return floor{row: row, what: what, atMost: true, limit: limit, of: of}
+func atMost(row, what string, limit float64, m measure) floor {
+	return floor{row: row, what: what, atMost: true, limit: limit, m: m}
 }
 
-func atLeast(row, what string, limit float64, of func(Result) (float64, bool)) floor {
-	return floor{row: row, what: what, limit: limit, of: of}
+func atLeast(row, what string, limit float64, m measure) floor {
+	return floor{row: row, what: what, limit: limit, m: m}
 }
 
 // refreshes are the commands that renew a time-bounded cache entry: a worker's provider and
@@ -61,23 +67,32 @@ func refreshesPerUnit(r Result) float64 {
 	return n
 }
 
-func mongoPerUnit(r Result) (float64, bool) { return r.MongoPerUnit - refreshesPerUnit(r), r.Costed }
-func redisPerUnit(r Result) (float64, bool) { return r.RedisPerUnit, r.Costed }
-func mongoPerCall(r Result) (float64, bool) {
-	return r.MongoPerCall - refreshesPerUnit(r)*float64(r.N)/float64(r.Calls), r.Costed && r.Calls > 0
-}
-func redisPerCall(r Result) (float64, bool) { return r.RedisPerCall, r.Costed && r.Calls > 0 }
-
-func actionsPerUnit(r Result) (float64, bool) {
-	if r.Temporal == nil {
-		return 0, false
+// refreshesPerCall is refreshesPerUnit over the row's API calls instead of its units.
+func refreshesPerCall(r Result) float64 {
+	if r.Calls == 0 {
+		return 0
 	}
-	return r.Temporal.ActionsPerUnit, true
+	return refreshesPerUnit(r) * float64(r.N) / float64(r.Calls)
 }
 
-func throughputRatio(r Result) (float64, bool) {
-	return r.Ratio, r.RatioOf == "throughput" && r.Ratio > 0
-}
+var (
+	mongoPerUnit = measure{of: func(r Result) (float64, bool) { return r.MongoPerUnit - refreshesPerUnit(r), r.Costed },
+		leftOut: refreshesPerUnit}
+	mongoPerCall = measure{of: func(r Result) (float64, bool) {
+		return r.MongoPerCall - refreshesPerCall(r), r.Costed && r.Calls > 0
+	}, leftOut: refreshesPerCall}
+	redisPerUnit   = measure{of: func(r Result) (float64, bool) { return r.RedisPerUnit, r.Costed }}
+	redisPerCall   = measure{of: func(r Result) (float64, bool) { return r.RedisPerCall, r.Costed && r.Calls > 0 }}
+	actionsPerUnit = measure{of: func(r Result) (float64, bool) {
+		if r.Temporal == nil {
+			return 0, false
+		}
+		return r.Temporal.ActionsPerUnit, true
+	}}
+	throughputRatio = measure{of: func(r Result) (float64, bool) {
+		return r.Ratio, r.RatioOf == "throughput" && r.Ratio > 0
+	}}
+)
 
 // floorCheck is one floor against the run.
 type floorCheck struct {
@@ -110,16 +125,13 @@ func (f floor) check(res Result) floorCheck {
 	if f.atMost {
 		c.Floor = fmt.Sprintf("<= %g", f.limit)
 	}
-	v, ok := f.of(res)
+	v, ok := f.m.of(res)
 	if res.Skipped != "" || !ok {
 		return c
 	}
 	c.Measured, c.Status = v, "MISSED"
-	if strings.HasPrefix(f.what, "mongo") {
-		c.Refreshes = refreshesPerUnit(res)
-		if strings.Contains(f.what, "per pull call") && res.Calls > 0 {
-			c.Refreshes *= float64(res.N) / float64(res.Calls)
-		}
+	if f.m.leftOut != nil {
+		c.Refreshes = f.m.leftOut(res)
 	}
 	if (f.atMost && v <= f.limit) || (!f.atMost && v >= f.limit) {
 		c.Status = "held"
