@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/taskloom/taskloom/internal/actions"
 	"github.com/taskloom/taskloom/internal/crawl"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
@@ -79,7 +80,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 		"workflow closed: %s; end to end incl. that: %s, %.0f tweets/s",
 		total, dur(counted), dur(sent), dur(closedAt.Sub(signaled)), dur(closed), float64(total)/closed.Seconds())
 
-	raw, err := rawAsSent(ctx, r.stack.cfg.Kafka.Brokers, topics.Data, recs)
+	raw, err := rawAsSent(ctx, r.stack.cfg.Kafka.Brokers, producer, topics.Data, recs)
 	if err != nil {
 		res.Baseline = "raw consume+commit failed: " + err.Error()
 		return []Result{res}
@@ -101,12 +102,11 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 // completionTimes reads from a crawl task's history when the completion signal was recorded and
 // when the workflow closed (the Temporal server's clock, the same machine's).
 func completionTimes(ctx context.Context, r *run, id string) (signaled, closed time.Time, err error) {
-	it := r.p.Temporal.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return signaled, closed, err
-		}
+	events, err := actions.Events(ctx, r.p.Temporal, id, "")
+	if err != nil {
+		return signaled, closed, err
+	}
+	for _, e := range events {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 			if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == crawlwf.SignalCompleted && signaled.IsZero() {
@@ -127,10 +127,11 @@ func dur(d time.Duration) string { return d.Round(time.Millisecond).String() }
 // rawAsSent is the baseline, timed as the crawl row is: a bare franz-go group consumer that
 // only marks and commits, already assigned its partitions (as the worker's consumers are), and
 // the same tweet records sent as the fake crawler sends them, into a topic of their own with as
-// many partitions. It returns the time from the first record sent to the last one committed.
+// many partitions, by the crawler's producer. It returns the time from the first record sent to
+// the last one committed.
 // Without the sending in its window (rawConsume) the baseline would time something the crawl
 // row cannot skip: the records arriving.
-func rawAsSent(ctx context.Context, brokers []string, dataTopic string, recs []*kgo.Record) (time.Duration, error) {
+func rawAsSent(ctx context.Context, brokers []string, producer *kgo.Client, dataTopic string, recs []*kgo.Record) (time.Duration, error) {
 	topic := "bench-raw-" + suffix()
 	var copies []*kgo.Record
 	for _, rec := range recs {
@@ -163,11 +164,6 @@ func rawAsSent(ctx context.Context, brokers []string, dataTopic string, recs []*
 	case <-ctx.Done():
 		return 0, fmt.Errorf("raw consumer not assigned its partitions: %w", ctx.Err())
 	}
-	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerLinger(5*time.Millisecond), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		return 0, err
-	}
-	defer producer.Close()
 	start := time.Now()
 	if err := producer.ProduceSync(ctx, copies...).FirstErr(); err != nil {
 		return 0, fmt.Errorf("send the baseline's records: %w", err)
