@@ -78,8 +78,7 @@ var (
 func noopBaseline(ctx context.Context, r *run, n, conc int, wf noopWorkflow) baseline {
 	id := "bench-noop-" + suffix() + "-"
 	ids := make([]execution, n)
-	sm := r.serverMeter(ctx)
-	cpu := r.cpuUse()
+	w := r.openWindow(ctx)
 	lat, elapsed, failed, err := runLoad(ctx, n, conc, func(ctx context.Context, i int) error {
 		ids[i].workflowID = fmt.Sprint(id, i)
 		run, err := r.p.Temporal.ExecuteWorkflow(ctx, r.noopOptions(ids[i].workflowID), wf.fn)
@@ -88,13 +87,13 @@ func noopBaseline(ctx context.Context, r *run, n, conc int, wf noopWorkflow) bas
 		}
 		return run.Get(ctx, nil)
 	})
-	b := baseline{name: wf.name, cpu: r.cpuUse().perUnit(cpu, n)}
+	cpu, serverDB := w.close(ctx, n)
+	b := baseline{name: wf.name, cpu: cpu}
 	if failed > 0 {
 		b.err = fmt.Errorf("%d failed: %w", failed, err)
 		return b
 	}
 	b.tput, b.p50, b.p9 = lat.fill(n, elapsed)
-	serverDB := sm.perUnit(ctx, n)
 	if t := measureTemporal(ctx, r.p.Temporal, ids); t.err == nil && t.sampled > 0 {
 		b.temporal = t.summary()
 		b.temporal.ServerDBPerUnit = serverDB

@@ -38,9 +38,8 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 	}{{"pipeline 1-step", onePipeline, noop1}, {"pipeline 3-step", threePipeline, noop3}} {
 		base := noopBaseline(ctx, r, n, pipelineConc, pc.bare)
 		res := Result{Scenario: pc.name, Unit: "pipelines", N: n}
-		sm := r.serverMeter(ctx)
+		w := r.openWindow(ctx)
 		m := r.meter(ctx)
-		cpu := r.cpuUse()
 		ids := make([]execution, n)
 		tasks := make([]string, n)
 		lat, elapsed, failed, err := runLoad(ctx, n, pipelineConc, func(ctx context.Context, i int) error {
@@ -48,8 +47,7 @@ func benchPipeline(ctx context.Context, r *run) []Result {
 			ids[i].workflowID, tasks[i], err = runPipeline(ctx, r, pc.pipeline)
 			return err
 		})
-		cpuPer := r.cpuUse().perUnit(cpu, n)
-		serverDB := sm.perUnit(ctx, n)
+		cpuPer, serverDB := w.close(ctx, n)
 		if failed == 0 {
 			failed, err = checkSucceeded(ctx, r, tasks)
 		}

@@ -49,3 +49,23 @@ func serverRequests(ctx context.Context, url string) (float64, error) {
 	}
 	return sum(fams["persistence_requests"]) + sum(fams["visibility_persistence_requests"]), nil
 }
+
+// window is what a pipeline row and its bare baseline read around their timed load besides the
+// app's commands (meter): the Temporal server's database requests and each process's CPU.
+type window struct {
+	r   *run
+	sm  *serverMeter
+	cpu cpuUse
+}
+
+func (r *run) openWindow(ctx context.Context) *window {
+	return &window{r: r, sm: r.serverMeter(ctx), cpu: r.cpuUse()}
+}
+
+// close returns, over n units, each process's CPU (cpuUse.perUnit) and the server's database
+// requests (serverMeter.perUnit). The CPU is read first: the server's reading waits for its
+// counters to be published.
+func (w *window) close(ctx context.Context, n int) (cpu string, serverDB float64) {
+	cpu = w.r.cpuUse().perUnit(w.cpu, n)
+	return cpu, w.sm.perUnit(ctx, n)
+}
