@@ -41,12 +41,7 @@ func ReplyKey(originalTaskID int64, tweetID string, replyIndex int) string {
 	return "crawl:" + strconv.FormatInt(originalTaskID, 10) + ":" + tweetID + ":" + strconv.Itoa(replyIndex)
 }
 
-// ReplyTasks turns a scraped tweet into one task per reply.
-func ReplyTasks(msg RawScrapedDataMessage) []ReplyTask {
-	return AppendReplyTasks(make([]ReplyTask, 0, len(msg.TweetData.Replies)), msg)
-}
-
-// AppendReplyTasks appends ReplyTasks(msg) to dst.
+// AppendReplyTasks turns a scraped tweet into one task per reply, appended to dst.
 func AppendReplyTasks(dst []ReplyTask, msg RawScrapedDataMessage) []ReplyTask {
 	tw := msg.TweetData
 	for i, r := range tw.Replies {
