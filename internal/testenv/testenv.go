@@ -218,15 +218,24 @@ func Namespace(t testing.TB) string {
 // record learns of them on its next refresh, about 2 s later.
 func awaitSearchAttributes(ctx context.Context, t testing.TB, c client.Client, namespace string) {
 	t.Helper()
-	probe := &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace,
-		Query: fmt.Sprintf("%s = 'probe'", searchattr.Kind.GetName())}
+	awaitCount(ctx, t, c, namespace, probeQuery, func(int64) bool { return true })
+}
+
+// probeQuery selects the executions started with TaskloomKind "probe" (none but a test's own).
+var probeQuery = fmt.Sprintf("%s = 'probe'", searchattr.Kind.GetName())
+
+// awaitCount counts namespace's executions matching query until the server answers a count
+// that done accepts, and fails the test when ctx ends first.
+func awaitCount(ctx context.Context, t testing.TB, c client.Client, namespace, query string, done func(int64) bool) {
+	t.Helper()
+	req := &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace, Query: query}
 	for {
-		_, err := c.WorkflowService().CountWorkflowExecutions(ctx, probe)
-		if err == nil {
+		resp, err := c.WorkflowService().CountWorkflowExecutions(ctx, req)
+		if err == nil && done(resp.GetCount()) {
 			return
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("the search attributes of namespace %s are still unknown to the server: %v", namespace, err)
+			t.Fatalf("namespace %s: %s counted %d, not yet what the test waits for: %v", namespace, query, resp.GetCount(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

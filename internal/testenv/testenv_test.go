@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -137,17 +136,7 @@ func TestSearchAttributesAreReadFromTheServersCache(t *testing.T) {
 		defer func() { _ = c.TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test over") }()
 	}
 	// The visibility records are written after the starts: wait until all are indexed.
-	for {
-		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns,
-			Query: searchattr.Kind.GetName() + " = 'probe'"})
-		if err == nil && resp.GetCount() == starts {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d starts not all indexed: %v, %v", starts, resp.GetCount(), err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitCount(ctx, t, tc, ns, probeQuery, func(n int64) bool { return n == starts })
 	// Each start's attributes read the metadata three times with the CLI's default (measured on
 	// the pinned server); from the cache, at most a refresh falls in the window.
 	if got := clusterMetadataReads(ctx, t) - before; got >= starts {
