@@ -82,7 +82,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		return err
 	}
 	for _, l := range letters {
-		p.Metrics.Record(l.Record.Topic, resultDeadLettered)
+		p.Metrics.Records(l.Record.Topic, resultDeadLettered, 1)
 		p.Log.Warn("crawl record dead-lettered", "topic", l.Record.Topic, "partition", l.Record.Partition,
 			"offset", l.Record.Offset, "reason", l.Reason)
 	}

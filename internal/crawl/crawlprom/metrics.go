@@ -43,13 +43,6 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 }
 
-// Record counts one record of topic with its result.
-func (m *Metrics) Record(topic, result string) {
-	if m != nil {
-		m.records.WithLabelValues(topic, result).Inc()
-	}
-}
-
 // Records counts n records of a topic with one result.
 func (m *Metrics) Records(topic, result string, n int) {
 	if m != nil && n > 0 {
