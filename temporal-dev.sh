@@ -30,7 +30,8 @@ while read -r sa; do args+=(--search-attribute "$sa"); done < <(
 # it, and keeps fairness per partition (one here). Same list as
 # internal/devstack.TemporalDynamicConfig. See README "Fair under load". The search-attribute
 # cache is left on, as on any production server (the dev server's default turns it off); every
-# attribute taskloom uses is registered above, before the server starts.
+# attribute taskloom uses is registered above, before the server starts. Activities are handed to
+# the worker that scheduled them (eager activity execution; the server's default is off).
 exec "$BIN" server start-dev \
   --ip "${TEMPORAL_IP:-127.0.0.1}" --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" --namespace default \
@@ -38,4 +39,5 @@ exec "$BIN" server start-dev \
   --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
   --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
   --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false \
+  --dynamic-config-value system.enableActivityEagerExecution=true \
   --log-level "${TEMPORAL_LOG_LEVEL:-warn}" "${args[@]}"

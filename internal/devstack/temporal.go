@@ -18,11 +18,20 @@ import "github.com/taskloom/taskloom/internal/searchattr"
 // requests against 15 without them), so the stand-in charged search attributes a cost no real
 // cluster pays. taskloom's attributes are all registered when the server starts
 // (searchattr.DevServerArgs), before anything reads them, so the cache never holds a stale set.
+//
+// system.enableActivityEagerExecution=true lets the server hand an activity to the worker whose
+// workflow task scheduled it, in that task's completion, when the worker has a free slot (the
+// SDK asks for it by default; the pinned server's default is off). The activity then skips the
+// task queue: no matching round and no poll, ~1.5 server database requests fewer per activity
+// (bench: 3-step pipeline 34.5 → 29.8, 1-step 20.0 → 18.5), and a pipeline's step starts as
+// soon as its admission is decided. The workflow task queue, where fairness applies, still
+// decides which task runs.
 var TemporalDynamicConfig = []string{
 	"matching.enableFairness=true",
 	"matching.numTaskqueueReadPartitions=1",
 	"matching.numTaskqueueWritePartitions=1",
 	"system.forceSearchAttributesCacheRefreshOnRead=false",
+	"system.enableActivityEagerExecution=true",
 }
 
 // TemporalDevArgs are the `temporal server start-dev` arguments of the test harness and the

@@ -9,13 +9,17 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
@@ -144,10 +148,55 @@ func TestSearchAttributesAreReadFromTheServersCache(t *testing.T) {
 	}
 }
 
+// Activities are handed to the worker in its workflow task's completion (eager activity
+// execution): the server's system.enableActivityEagerExecution is off by default
+// (go.temporal.io/server common/dynamicconfig/constants.go) and the SDK asks for it on every
+// activity it can take at once (worker.Options.DisableEagerActivities, false by default). With it
+// off the activity goes through the task queue: another persistence round and a poll more per
+// activity. The server counts each eager dispatch (activity_eager_execution, recorded in
+// service/history/api/respondworkflowtaskcompleted).
+func TestActivitiesAreDispatchedEagerly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, tc := Temporal(t)
+	queue := Unique("eager-")
+	w := worker.New(tc, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+		return workflow.ExecuteActivity(ctx, "Noop").Get(ctx, nil)
+	}, workflow.RegisterOptions{Name: "EagerProbe"})
+	w.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "Noop"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	before := serverCounter(ctx, t, "activity_eager_execution", nil)
+	const runs = 3
+	for range runs {
+		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: Unique("eager-"), TaskQueue: queue}, "EagerProbe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Get(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Tests running beside this one can only add to the counter.
+	if got := serverCounter(ctx, t, "activity_eager_execution", nil) - before; got < runs {
+		t.Fatalf("%d activities, %v dispatched eagerly; want every one (system.enableActivityEagerExecution=true)", runs, got)
+	}
+}
+
 // clusterMetadataReads is how many times the dev server read its cluster metadata (where search
-// attributes are kept) from its database so far. The server publishes its counters once a
-// second, so it first waits for what came before to be published.
+// attributes are kept) from its database so far.
 func clusterMetadataReads(ctx context.Context, t *testing.T) float64 {
+	return serverCounter(ctx, t, "persistence_requests", map[string]string{"operation": "GetCurrentClusterMetadata"})
+}
+
+// serverCounter is the dev server's counter name so far, summed over its series that carry
+// every label in labels. The server publishes its counters once a second, so it first waits
+// for what came before to be published.
+func serverCounter(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
 	time.Sleep(1500 * time.Millisecond)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, TemporalMetrics(t), nil)
@@ -165,12 +214,20 @@ func clusterMetadataReads(ctx context.Context, t *testing.T) float64 {
 		t.Fatal(err)
 	}
 	var n float64
-	for _, m := range fams["persistence_requests"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "operation" && l.GetValue() == "GetCurrentClusterMetadata" {
-				n += m.GetCounter().GetValue()
-			}
+	for _, m := range fams[name].GetMetric() {
+		if hasLabels(m.GetLabel(), labels) {
+			n += m.GetCounter().GetValue()
 		}
 	}
 	return n
+}
+
+func hasLabels(got []*dto.LabelPair, want map[string]string) bool {
+	matched := 0
+	for _, l := range got {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			matched++
+		}
+	}
+	return matched == len(want)
 }
