@@ -33,6 +33,15 @@ func (r *run) cpuUse() cpuUse {
 // perUnit is the CPU each role used since before, per unit, largest first, e.g. "temporal
 // server 17.0 ms, ferretdb 7.1 ms, …".
 func (u cpuUse) perUnit(before cpuUse, n int) string {
+	return u.perUnitIn(before, n, time.Millisecond, "ms")
+}
+
+// perUnitMicros is perUnit in µs, for units that take a few µs each, such as a tweet.
+func (u cpuUse) perUnitMicros(before cpuUse, n int) string {
+	return u.perUnitIn(before, n, time.Microsecond, "µs")
+}
+
+func (u cpuUse) perUnitIn(before cpuUse, n int, unit time.Duration, name string) string {
 	roles := make([]string, 0, len(u))
 	for role := range u {
 		roles = append(roles, role)
@@ -41,7 +50,7 @@ func (u cpuUse) perUnit(before cpuUse, n int) string {
 	slices.SortFunc(roles, func(a, b string) int { return cmp.Or(cmp.Compare(used(b), used(a)), strings.Compare(a, b)) })
 	parts := make([]string, 0, len(roles))
 	for _, role := range roles {
-		parts = append(parts, fmt.Sprintf("%s %.1f ms", role, float64(used(role).Microseconds())/1000/float64(n)))
+		parts = append(parts, fmt.Sprintf("%s %.1f %s", role, float64(used(role))/float64(unit)/float64(n), name))
 	}
 	return strings.Join(parts, ", ")
 }

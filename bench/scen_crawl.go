@@ -46,6 +46,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	defer producer.Close()
 
 	m := r.meter(ctx)
+	cpu := r.cpuUse()
 	start := time.Now()
 	total, err := f.Send(ctx, producer, recs)
 	if err != nil {
@@ -62,6 +63,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 		return []Result{res}
 	}
 	closed := time.Since(start)
+	cpuPer := r.cpuUse().perUnitMicros(cpu, int(total))
 	if state.Status != crawl.Completed || state.ProcessedTweets != total {
 		res.Skipped = fmt.Sprintf("crawl task ended %s with %d of %d tweets", state.Status, state.ProcessedTweets, total)
 		return []Result{res}
@@ -77,8 +79,8 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	m.charge(ctx, &res)
 	res.Notes = fmt.Sprintf("%d tweets x 2 replies, 4 partitions; processed == total exactly; window = first record sent "+
 		"to the completion signal recorded: %s (records all on the broker after %s); fixed cost after it, signal to "+
-		"workflow closed: %s; end to end incl. that: %s, %.0f tweets/s",
-		total, dur(counted), dur(sent), dur(closedAt.Sub(signaled)), dur(closed), float64(total)/closed.Seconds())
+		"workflow closed: %s; end to end incl. that: %s, %.0f tweets/s; CPU per tweet: %s",
+		total, dur(counted), dur(sent), dur(closedAt.Sub(signaled)), dur(closed), float64(total)/closed.Seconds(), cpuPer)
 
 	raw, err := rawAsSent(ctx, r.stack.cfg.Kafka.Brokers, producer, topics.Data, recs)
 	if err != nil {
