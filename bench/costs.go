@@ -27,10 +27,11 @@ import (
 type costs struct {
 	mongo, redis float64
 	mongoBy      map[string]float64 // by "command collection"
+	redisBy      map[string]float64 // by command
 }
 
 func (a *app) costs(ctx context.Context) (costs, error) {
-	c := costs{mongoBy: map[string]float64{}}
+	c := costs{mongoBy: map[string]float64{}, redisBy: map[string]float64{}}
 	for _, url := range []string{a.apiURL + "/metrics", a.workerMetricsURL} {
 		fams, err := scrape(ctx, url)
 		if err != nil {
@@ -40,6 +41,9 @@ func (a *app) costs(ctx context.Context) (costs, error) {
 		c.redis += sum(fams[platform.RedisCommandsMetric])
 		for _, m := range fams[mongox.CommandsMetric].GetMetric() {
 			c.mongoBy[label(m, "command")+" "+label(m, "collection")] += m.GetCounter().GetValue()
+		}
+		for _, m := range fams[platform.RedisCommandsMetric].GetMetric() {
+			c.redisBy[label(m, "command")] += m.GetCounter().GetValue()
 		}
 	}
 	return c, nil
@@ -111,14 +115,22 @@ func (m *meter) charge(ctx context.Context, res *Result) {
 	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
 	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
 	res.Costed = true
-	for k, v := range after.mongoBy {
-		if d := v - m.before.mongoBy[k]; d > 0 {
-			if res.MongoByCommand == nil {
-				res.MongoByCommand = map[string]float64{}
+	res.MongoByCommand = perUnitBy(after.mongoBy, m.before.mongoBy, res.N)
+	res.RedisByCommand = perUnitBy(after.redisBy, m.before.redisBy, res.N)
+}
+
+// perUnitBy is what each key of after grew by since before, per unit; nil when nothing did.
+func perUnitBy(after, before map[string]float64, n int) map[string]float64 {
+	var out map[string]float64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			if out == nil {
+				out = map[string]float64{}
 			}
-			res.MongoByCommand[k] = d / float64(res.N)
+			out[k] = d / float64(n)
 		}
 	}
+	return out
 }
 
 // chargeCalls adds the commands per API call to a costed row whose unit is not the call: the
@@ -132,23 +144,32 @@ func chargeCalls(res *Result, calls int) {
 	res.RedisPerCall = res.RedisPerUnit * float64(res.N) / float64(calls)
 }
 
-// printBreakdown lists, per costed row, its MongoDB commands per unit by command and collection,
-// largest first; shares under 0.005 per unit are left out.
+// printBreakdown lists, per costed row, its MongoDB commands per unit by command and collection
+// and its Redis commands per unit by command, largest first; shares under 0.005 per unit are
+// left out.
 func printBreakdown(w io.Writer, results []Result) {
 	fmt.Fprintln(w, "\nMongoDB commands per unit by command and collection:")
 	for _, res := range results {
-		keys := slices.Collect(maps.Keys(res.MongoByCommand))
-		slices.SortFunc(keys, func(a, b string) int {
-			return cmp.Or(cmp.Compare(res.MongoByCommand[b], res.MongoByCommand[a]), strings.Compare(a, b))
-		})
-		var parts []string
-		for _, k := range keys {
-			if v := res.MongoByCommand[k]; v >= 0.005 {
-				parts = append(parts, fmt.Sprintf("%s %.2f", strings.TrimSpace(k), v))
-			}
+		printShares(w, res.Scenario, res.MongoByCommand)
+	}
+	fmt.Fprintln(w, "\nRedis commands per unit by command:")
+	for _, res := range results {
+		printShares(w, res.Scenario, res.RedisByCommand)
+	}
+}
+
+func printShares(w io.Writer, scenario string, shares map[string]float64) {
+	keys := slices.Collect(maps.Keys(shares))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(shares[b], shares[a]), strings.Compare(a, b))
+	})
+	var parts []string
+	for _, k := range keys {
+		if v := shares[k]; v >= 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", strings.TrimSpace(k), v))
 		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "  %s: %s\n", res.Scenario, strings.Join(parts, ", "))
-		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  %s: %s\n", scenario, strings.Join(parts, ", "))
 	}
 }

@@ -39,6 +39,8 @@ type Result struct {
 	// providers …): which writes and reads a unit costs, and what background work was in the
 	// window.
 	MongoByCommand map[string]float64 `json:"mongo_commands_per_unit_by_command,omitempty"`
+	// RedisByCommand splits RedisPerUnit by command (evalsha, get …).
+	RedisByCommand map[string]float64 `json:"redis_commands_per_unit_by_command,omitempty"`
 	// Costed says the two above were measured (0 is then a figure: the webhook scenario sends
 	// none, its cost is Feishu calls).
 	Costed bool `json:"costed,omitempty"`
