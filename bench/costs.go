@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/platform"
+	"github.com/taskloom/taskloom/internal/promread"
 )
 
 // costs is how many commands the app's processes (API and worker) had sent to MongoDB and
@@ -25,66 +21,25 @@ import (
 // engine, where FerretDB's timings do not. The load generator's own clients (seeding,
 // baselines) are in another process and never counted.
 type costs struct {
-	mongo, redis float64
-	mongoBy      map[string]float64 // by "command collection"
-	redisBy      map[string]float64 // by command
+	mongoBy map[string]float64 // by "command collection"
+	redisBy map[string]float64 // by command
 }
 
 func (a *app) costs(ctx context.Context) (costs, error) {
 	c := costs{mongoBy: map[string]float64{}, redisBy: map[string]float64{}}
 	for _, url := range []string{a.apiURL + "/metrics", a.workerMetricsURL} {
-		fams, err := scrape(ctx, url)
+		fams, err := promread.Scrape(ctx, url)
 		if err != nil {
 			return costs{}, err
 		}
-		c.mongo += sum(fams[mongox.CommandsMetric])
-		c.redis += sum(fams[platform.RedisCommandsMetric])
 		for _, m := range fams[mongox.CommandsMetric].GetMetric() {
-			c.mongoBy[label(m, "command")+" "+label(m, "collection")] += m.GetCounter().GetValue()
+			c.mongoBy[promread.Label(m, "command")+" "+promread.Label(m, "collection")] += m.GetCounter().GetValue()
 		}
 		for _, m := range fams[platform.RedisCommandsMetric].GetMetric() {
-			c.redisBy[label(m, "command")] += m.GetCounter().GetValue()
+			c.redisBy[promread.Label(m, "command")] += m.GetCounter().GetValue()
 		}
 	}
 	return c, nil
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
-
-func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", url, err)
-	}
-	return fams, nil
-}
-
-func sum(f *dto.MetricFamily) float64 {
-	if f == nil {
-		return 0
-	}
-	var n float64
-	for _, m := range f.GetMetric() {
-		n += m.GetCounter().GetValue()
-	}
-	return n
 }
 
 // meter measures the app's commands over one part of a scenario.
@@ -112,11 +67,18 @@ func (m *meter) charge(ctx context.Context, res *Result) {
 		res.Notes += fmt.Sprintf("; commands per unit unavailable: %v", err)
 		return
 	}
-	res.MongoPerUnit = (after.mongo - m.before.mongo) / float64(res.N)
-	res.RedisPerUnit = (after.redis - m.before.redis) / float64(res.N)
 	res.Costed = true
 	res.MongoByCommand = perUnitBy(after.mongoBy, m.before.mongoBy, res.N)
 	res.RedisByCommand = perUnitBy(after.redisBy, m.before.redisBy, res.N)
+	res.MongoPerUnit, res.RedisPerUnit = total(res.MongoByCommand), total(res.RedisByCommand)
+}
+
+func total(by map[string]float64) float64 {
+	var n float64
+	for _, v := range by {
+		n += v
+	}
+	return n
 }
 
 // perUnitBy is what each key of after grew by since before, per unit; nil when nothing did.

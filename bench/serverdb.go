@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/promread"
 )
 
 // The Temporal server's own portable cost: the requests it made to its databases (persistence and
@@ -43,11 +45,11 @@ func serverRequests(ctx context.Context, url string) (float64, error) {
 		return 0, ctx.Err()
 	case <-time.After(serverPublishLag):
 	}
-	fams, err := scrape(ctx, url)
+	fams, err := promread.Scrape(ctx, url)
 	if err != nil {
 		return 0, err
 	}
-	return sum(fams["persistence_requests"]) + sum(fams["visibility_persistence_requests"]), nil
+	return promread.Sum(fams["persistence_requests"], nil) + promread.Sum(fams["visibility_persistence_requests"], nil), nil
 }
 
 // window is what a pipeline row and its bare baseline read around their timed load besides the

@@ -3,15 +3,11 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
@@ -21,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/taskloom/taskloom/internal/promread"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -181,53 +178,36 @@ func TestActivitiesAreDispatchedEagerly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Tests running beside this one can only add to the counter.
-	if got := serverCounter(ctx, t, "activity_eager_execution", nil) - before; got < runs {
-		t.Fatalf("%d activities, %v dispatched eagerly; want every one (system.enableActivityEagerExecution=true)", runs, got)
+	// The server publishes its counters once a second; tests running beside this one can only
+	// add to the counter.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := serverCounter(ctx, t, "activity_eager_execution", nil) - before
+		if got >= runs {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d activities, %v dispatched eagerly; want every one (system.enableActivityEagerExecution=true)", runs, got)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
 // clusterMetadataReads is how many times the dev server read its cluster metadata (where search
-// attributes are kept) from its database so far.
+// attributes are kept) from its database so far. The server publishes its counters once a
+// second, so it first waits for what came before to be published.
 func clusterMetadataReads(ctx context.Context, t *testing.T) float64 {
+	time.Sleep(1500 * time.Millisecond)
 	return serverCounter(ctx, t, "persistence_requests", map[string]string{"operation": "GetCurrentClusterMetadata"})
 }
 
-// serverCounter is the dev server's counter name so far, summed over its series that carry
-// every label in labels. The server publishes its counters once a second, so it first waits
-// for what came before to be published.
+// serverCounter is the dev server's counter name as last published, summed over its series that
+// carry every label in labels.
 func serverCounter(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	time.Sleep(1500 * time.Millisecond)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, TemporalMetrics(t), nil)
+	fams, err := promread.Scrape(ctx, TemporalMetrics(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, m := range fams[name].GetMetric() {
-		if hasLabels(m.GetLabel(), labels) {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
-}
-
-func hasLabels(got []*dto.LabelPair, want map[string]string) bool {
-	matched := 0
-	for _, l := range got {
-		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
-			matched++
-		}
-	}
-	return matched == len(want)
+	return promread.Sum(fams[name], labels)
 }
