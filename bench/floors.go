@@ -60,49 +60,49 @@ func atLeast(row, what string, limit float64, m measure) floor {
 // figure, is checked without them; the check shows what it left out.
 var refreshes = []string{"find providers", "find provider_health", "find api_keys", "update api_keys"}
 
-// refreshesPerUnit is the part of r's MongoDB commands per unit that renewed cache entries.
-func refreshesPerUnit(r Result) float64 {
-	var n float64
-	for _, k := range refreshes {
-		n += r.MongoByCommand[k]
-	}
-	return n
-}
-
 // handshakes are the commands go-redis sends when it opens a connection (HELLO, and CLIENT
 // SETINFO for its name and version): their number follows how many connections a process's pool
 // grows to under the row's concurrency, not the units of work, so a Redis floor is checked
 // without them, as a MongoDB floor is without the refreshes.
 var handshakes = []string{"hello", "client"}
 
-// handshakesPerUnit is the part of r's Redis commands per unit that opened connections.
-func handshakesPerUnit(r Result) float64 {
-	var n float64
-	for _, k := range handshakes {
-		n += r.RedisByCommand[k]
+// commands is a command floor's figure: a row's commands per unit (perUnit), less the keys of
+// its by-command split (by) that follow the clock or the pool rather than the units, which the
+// check shows apart as what.
+func commands(perUnit func(Result) float64, by func(Result) map[string]float64, keys []string, what string) measure {
+	leftOut := func(r Result) float64 {
+		var n float64
+		for _, k := range keys {
+			n += by(r)[k]
+		}
+		return n
 	}
-	return n
+	return measure{of: func(r Result) (float64, bool) { return perUnit(r) - leftOut(r), r.Costed }, leftOut: leftOut, leftOutAs: what}
 }
 
-// perCall turns a per-unit figure of r into one per API call.
-func perCall(r Result, perUnit float64) float64 {
-	if r.Calls == 0 {
-		return 0
+// perCall is m over the row's API calls instead of its units.
+func (m measure) perCall() measure {
+	over := func(r Result, perUnit float64) float64 { return perUnit * float64(r.N) / float64(r.Calls) }
+	return measure{
+		of: func(r Result) (float64, bool) {
+			v, ok := m.of(r)
+			if !ok || r.Calls == 0 {
+				return 0, false
+			}
+			return over(r, v), true
+		},
+		leftOut:   func(r Result) float64 { return over(r, m.leftOut(r)) },
+		leftOutAs: m.leftOutAs,
 	}
-	return perUnit * float64(r.N) / float64(r.Calls)
 }
 
 var (
-	mongoPerUnit = measure{of: func(r Result) (float64, bool) { return r.MongoPerUnit - refreshesPerUnit(r), r.Costed },
-		leftOut: refreshesPerUnit, leftOutAs: "cache refreshes"}
-	mongoPerCall = measure{of: func(r Result) (float64, bool) {
-		return r.MongoPerCall - perCall(r, refreshesPerUnit(r)), r.Costed && r.Calls > 0
-	}, leftOut: func(r Result) float64 { return perCall(r, refreshesPerUnit(r)) }, leftOutAs: "cache refreshes"}
-	redisPerUnit = measure{of: func(r Result) (float64, bool) { return r.RedisPerUnit - handshakesPerUnit(r), r.Costed },
-		leftOut: handshakesPerUnit, leftOutAs: "connection handshakes"}
-	redisPerCall = measure{of: func(r Result) (float64, bool) {
-		return r.RedisPerCall - perCall(r, handshakesPerUnit(r)), r.Costed && r.Calls > 0
-	}, leftOut: func(r Result) float64 { return perCall(r, handshakesPerUnit(r)) }, leftOutAs: "connection handshakes"}
+	mongoPerUnit = commands(func(r Result) float64 { return r.MongoPerUnit },
+		func(r Result) map[string]float64 { return r.MongoByCommand }, refreshes, "cache refreshes")
+	redisPerUnit = commands(func(r Result) float64 { return r.RedisPerUnit },
+		func(r Result) map[string]float64 { return r.RedisByCommand }, handshakes, "connection handshakes")
+	mongoPerCall   = mongoPerUnit.perCall()
+	redisPerCall   = redisPerUnit.perCall()
 	actionsPerUnit = measure{of: func(r Result) (float64, bool) {
 		if r.Temporal == nil {
 			return 0, false
