@@ -60,13 +60,10 @@ func procCPU(pid int) (time.Duration, error) {
 	if pid <= 0 {
 		return 0, fmt.Errorf("no process")
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	_, f, err := procStat(strconv.Itoa(pid))
 	if err != nil {
 		return 0, err
 	}
-	// The fields after the command name, which is in parentheses and may hold spaces.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
@@ -83,20 +80,26 @@ func childPID(comm string) int {
 	dirs, _ := os.ReadDir("/proc")
 	self := strconv.Itoa(os.Getpid())
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if s[open+1:end] == comm && len(f) > 1 && f[1] == self {
+		name, f, err := procStat(d.Name())
+		if err == nil && name == comm && len(f) > 1 && f[1] == self {
 			pid, _ := strconv.Atoi(d.Name())
 			return pid
 		}
 	}
 	return 0
+}
+
+// procStat reads /proc/<pid>/stat: the command name, which is in parentheses and may hold
+// spaces, and the fields after it (state, parent pid, …).
+func procStat(pid string) (comm string, fields []string, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return "", nil, err
+	}
+	s := string(b)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", nil, fmt.Errorf("/proc/%s/stat: no command name", pid)
+	}
+	return s[open+1 : end], strings.Fields(s[end+1:]), nil
 }
