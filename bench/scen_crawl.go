@@ -79,7 +79,7 @@ func benchCrawl(ctx context.Context, r *run) []Result {
 	m.charge(ctx, &res)
 	res.Notes = fmt.Sprintf("%d tweets x 2 replies, 4 partitions; processed == total exactly; window = first record sent "+
 		"to the completion signal recorded: %s (records all on the broker after %s); fixed cost after it, signal to "+
-		"workflow closed: %s; end to end incl. that: %s, %.0f tweets/s; CPU per tweet: %s",
+		"workflow closed: %s; end to end incl. that: %s, %.0f tweets/s; CPU per tweet, first record sent to workflow closed: %s",
 		total, dur(counted), dur(sent), dur(closedAt.Sub(signaled)), dur(closed), float64(total)/closed.Seconds(), cpuPer)
 
 	raw, err := rawAsSent(ctx, r.stack.cfg.Kafka.Brokers, producer, topics.Data, recs)
@@ -146,8 +146,7 @@ func rawAsSent(ctx context.Context, brokers []string, producer *kgo.Client, data
 	defer cancel()
 	assigned := make(chan struct{})
 	var once sync.Once
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumerGroup("bench-raw-"+suffix()), kgo.ConsumeTopics(topic),
-		kgo.AllowAutoTopicCreation(), kgo.AutoCommitMarks(), kgo.FetchMaxWait(50*time.Millisecond),
+	cl, err := rawConsumer(brokers, topic, kgo.AllowAutoTopicCreation(),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, got map[string][]int32) {
 			if len(got[topic]) > 0 {
 				once.Do(func() { close(assigned) })
@@ -179,8 +178,7 @@ func rawAsSent(ctx context.Context, brokers []string, producer *kgo.Client, data
 // rawConsume is a new group member that polls the data topic from the start, marks every
 // record and commits, doing nothing else: the consumer alone, on records already on the broker.
 func rawConsume(ctx context.Context, brokers []string, topic string, want int64) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumerGroup("bench-raw-"+suffix()),
-		kgo.ConsumeTopics(topic), kgo.AutoCommitMarks(), kgo.FetchMaxWait(50*time.Millisecond))
+	cl, err := rawConsumer(brokers, topic)
 	if err != nil {
 		return err
 	}
@@ -188,6 +186,12 @@ func rawConsume(ctx context.Context, brokers []string, topic string, want int64)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	return consumeAll(ctx, cl, want)
+}
+
+// rawConsumer is a bare member of a group of its own on topic that commits what it marks.
+func rawConsumer(brokers []string, topic string, opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumerGroup("bench-raw-" + suffix()),
+		kgo.ConsumeTopics(topic), kgo.AutoCommitMarks(), kgo.FetchMaxWait(50 * time.Millisecond)}, opts...)...)
 }
 
 // consumeAll polls cl until want records came, marks them and commits.
