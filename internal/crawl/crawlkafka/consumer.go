@@ -35,6 +35,10 @@ const (
 	retryMinDefault = 100 * time.Millisecond
 	retryMaxDefault = 5 * time.Second
 	shutdownCommit  = 10 * time.Second
+	// ShutdownGraceDefault is how long a batch in flight when shutdown
+	// begins may take to finish its writes (a batch of 500 takes
+	// milliseconds; the rest is for a slow dependency).
+	ShutdownGraceDefault = 10 * time.Second
 )
 
 // ConsumerConfig configures the group consumer of both crawl topics.
@@ -44,6 +48,9 @@ type ConsumerConfig struct {
 	Topics  crawl.Topics
 	// BatchSize bounds one partition's batch (BatchSizeDefault when 0).
 	BatchSize int
+	// ShutdownGrace bounds the batches in flight at shutdown
+	// (ShutdownGraceDefault when 0); past it they are cut and redelivered.
+	ShutdownGrace time.Duration
 	// ExtraOpts are appended to the client options (tests shorten timeouts).
 	ExtraOpts []kgo.Opt
 }
@@ -60,6 +67,7 @@ type Consumer struct {
 	proc      *Processor
 	log       *slog.Logger
 	batchSize int
+	grace     time.Duration
 }
 
 // NewConsumer joins the group lazily: nothing is fetched until Run polls.
@@ -75,6 +83,9 @@ func NewConsumer(cfg ConsumerConfig, proc *Processor) (*Consumer, error) {
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = BatchSizeDefault
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = ShutdownGraceDefault
 	}
 	log := proc.Log
 	opts := append([]kgo.Opt{
@@ -93,13 +104,17 @@ func NewConsumer(cfg ConsumerConfig, proc *Processor) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl consumer client: %w", err)
 	}
-	return &Consumer{cl: cl, proc: proc, log: log, batchSize: cfg.BatchSize}, nil
+	return &Consumer{cl: cl, proc: proc, log: log, batchSize: cfg.BatchSize, grace: cfg.ShutdownGrace}, nil
 }
 
 // Run consumes until ctx ends, then commits what was processed and leaves
-// the group. It returns nil on a normal shutdown.
+// the group. It returns nil on a normal shutdown. A batch in flight when ctx
+// ends is finished, not cut between its writes: cut after submitting its
+// reply tasks, it would be redelivered and submit them again.
 func (c *Consumer) Run(ctx context.Context) error {
 	defer c.close()
+	work, stopWork := withGrace(ctx, c.grace)
+	defer stopWork()
 	for {
 		fetches := c.cl.PollRecords(ctx, c.batchSize*pollBatches)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -111,7 +126,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		})
 		var wg sync.WaitGroup
 		for _, recs := range byPartition(fetches) {
-			wg.Go(func() { c.processPartition(ctx, recs) })
+			wg.Go(func() { c.processPartition(ctx, work, recs) })
 		}
 		wg.Wait()
 		c.cl.AllowRebalance()
@@ -150,14 +165,15 @@ func byPartition(fetches kgo.Fetches) [][]*kgo.Record {
 // Redis running a 500-record script call past its read timeout) gets
 // smaller ones instead of the same work again on top of what it is still
 // doing.
-// Successes grow the size back.
-func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
+// Successes grow the size back. Batches run under work, which outlives ctx
+// by the shutdown grace; once ctx ends no new batch starts.
+func (c *Consumer) processPartition(ctx, work context.Context, recs []*kgo.Record) {
 	size := c.batchSize
 	wait := retryMinDefault
-	for len(recs) > 0 {
+	for len(recs) > 0 && ctx.Err() == nil {
 		batch := recs[:min(size, len(recs))]
 		start := time.Now()
-		err := c.proc.ProcessBatch(ctx, batch)
+		err := c.proc.ProcessBatch(work, batch)
 		c.proc.Metrics.Batch(time.Since(start))
 		if err == nil {
 			c.cl.MarkCommitRecords(batch...)
@@ -179,6 +195,14 @@ func (c *Consumer) processPartition(ctx context.Context, recs []*kgo.Record) {
 		}
 		wait = min(2*wait, retryMaxDefault)
 	}
+}
+
+// withGrace returns a context that ends grace after ctx does, or when the
+// returned cancel is called.
+func withGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return work, func() { stop(); cancel() }
 }
 
 func (c *Consumer) close() {

@@ -207,16 +207,32 @@ func TestConsumerDeadLettersCountOncePerTask(t *testing.T) {
 	}
 }
 
-// A consumer that restarts cleanly resumes after its committed offsets.
+// A consumer that restarts cleanly resumes after its committed offsets, even
+// when shutdown begins in the middle of a batch: here, the moment the batch
+// completing task 501 has notified the workflow and not yet recorded that it
+// did. That batch has submitted its reply tasks; cut there, it would be
+// redelivered and submit them again.
 func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 	h := newKafkaHarness(t, testPartitions)
-	stop := h.startConsumer(t)
+	ctx, shutdown := context.WithCancel(context.Background())
+	defer shutdown()
+	h.notifier.onComplete = shutdown
+	c := h.consumer(t)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
 	f := crawler.Crawl{OriginalTaskID: 501, Tweets: 20, RepliesPerTweet: 1}
 	if _, err := f.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "completion", func() bool { return h.notifier.count(501) > 0 })
-	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("timed out waiting for the completion and shutdown")
+	}
+	h.notifier.onComplete = nil
 	h.startConsumer(t)
 	g := crawler.Crawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
 	if _, err := g.Produce(context.Background(), h.producer, testTopics); err != nil {
@@ -227,6 +243,63 @@ func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 	// 20 + 4 replies: nothing of the first task was submitted again.
 	if tasks := h.readTopic(t, testSchedulerTopic, 24); len(tasks) != 24 {
 		t.Fatalf("scheduler got %d tasks, want 24", len(tasks))
+	}
+	if n := h.notifier.count(501); n != 1 {
+		t.Fatalf("task 501 completed %d times, want once", n)
+	}
+}
+
+// hungScheduler never answers, as a dependency that accepted the connection
+// and stopped responding.
+type hungScheduler struct{ called chan struct{} }
+
+func (s hungScheduler) Submit(ctx context.Context, _ []crawl.ReplyTask) error {
+	select {
+	case s.called <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A batch in flight at shutdown gets the grace, not forever: a dependency
+// that hangs leaves it cut, unmarked, and the next member counts it once.
+func TestConsumerShutdownCutsHungBatchAfterGrace(t *testing.T) {
+	h := newKafkaHarness(t, 1)
+	proc := h.processor(nil)
+	hung := hungScheduler{called: make(chan struct{}, 1)}
+	proc.Scheduler = hung
+	const grace = 300 * time.Millisecond
+	c, err := NewConsumer(ConsumerConfig{Brokers: h.brokers, Group: h.group, Topics: testTopics, ShutdownGrace: grace}, proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, shutdown := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	h.produce(t, fakeCrawlRecords(t, crawler.Crawl{OriginalTaskID: 801, Tweets: 3, RepliesPerTweet: 1})...)
+	select {
+	case <-hung.called:
+	case <-time.After(20 * time.Second):
+		t.Fatal("timed out waiting for a batch in flight")
+	}
+	began := time.Now()
+	shutdown()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown waited on a hung dependency past its grace")
+	}
+	if took := time.Since(began); took < grace {
+		t.Fatalf("shutdown took %v: the batch in flight did not get its grace (%v)", took, grace)
+	}
+	h.startConsumer(t)
+	waitFor(t, "completion by the next member", func() bool { return h.notifier.count(801) == 1 })
+	if p := h.progress(t, 801); p.ProcessedTweets != 3 || p.DuplicateTweets != 0 {
+		t.Fatalf("progress = %+v", p)
 	}
 }
 

@@ -38,6 +38,9 @@ type recordingNotifier struct {
 	announced map[int64]int
 	// byInit counts completions whose last counted record was a TASK_INIT.
 	byInit map[int64]int
+	// onComplete, when set before the consumer starts, runs after each
+	// completion is recorded, in the middle of the batch that made it.
+	onComplete func()
 }
 
 func (n *recordingNotifier) TaskAnnounced(_ context.Context, id int64) error {
@@ -57,6 +60,9 @@ func (n *recordingNotifier) announcements(task int64) int {
 }
 
 func (n *recordingNotifier) TaskCompleted(_ context.Context, c crawl.Completion) error {
+	if n.onComplete != nil {
+		defer n.onComplete()
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.calls == nil {
@@ -165,13 +171,19 @@ func (h *kafkaHarness) processor(log *slog.Logger) *Processor {
 // startConsumer runs a group member until the returned stop is called.
 func (h *kafkaHarness) startConsumer(t testing.TB) (stop func()) {
 	t.Helper()
+	return testenv.Go(t, h.consumer(t).Run)
+}
+
+// consumer is a group member with short commit and fetch intervals.
+func (h *kafkaHarness) consumer(t testing.TB) *Consumer {
+	t.Helper()
 	c, err := NewConsumer(ConsumerConfig{Brokers: h.brokers, Group: h.group, Topics: testTopics,
 		ExtraOpts: []kgo.Opt{kgo.AutoCommitInterval(100 * time.Millisecond), kgo.FetchMaxWait(50 * time.Millisecond)}},
 		h.processor(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Go(t, c.Run)
+	return c
 }
 
 func (h *kafkaHarness) produce(t testing.TB, recs ...*kgo.Record) {
