@@ -3,6 +3,7 @@ package taskecho
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,8 @@ type faultStore struct {
 	// down, when set, answers the store methods it names (by their method name) instead of the
 	// store, as a database that stopped answering would.
 	down func(method string) error
+	// statements and won count the guarded statements WriteTasks sent and those that applied.
+	statements, won atomic.Int64
 }
 
 func (s *faultStore) fail(method string) error {
@@ -89,7 +92,10 @@ func (s *faultStore) WriteTasks(ctx context.Context, op string, ws []TaskWrite) 
 	if err := s.fail("WriteTasks"); err != nil {
 		return nil, err
 	}
-	return s.Store.WriteTasks(ctx, op, ws)
+	won, err := s.Store.WriteTasks(ctx, op, ws)
+	s.statements.Add(int64(len(ws)))
+	s.won.Add(int64(len(won)))
+	return won, err
 }
 
 func (s *faultStore) InsertAudit(ctx context.Context, e AuditEntry) error {

@@ -83,8 +83,9 @@ func (s *Leases) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResu
 			res.PulledAt = s.now()
 			res.LeaseExpiresAt = res.PulledAt.Add(s.set.PullTimeout)
 		}
-		claimable := expiredBy(batch, res.PulledAt)
+		claimable := expiredBy(slices.Clone(batch), res.PulledAt)
 		got, err := s.claimForPull(ctx, actor, claimable, res)
+		s.share.claimed(key, batch)
 		if err != nil {
 			return nil, err
 		}

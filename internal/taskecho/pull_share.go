@@ -3,6 +3,7 @@ package taskecho
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +16,12 @@ import (
 // every pull waiting for it and each takes a disjoint part, so pulls in one process do not lose
 // to each other; the revision guard still arbitrates between processes. A group lives only while a pull with its filter
 // runs, so a client pulling alone reads the database as of its own call.
+//
+// A read that begins while another pull's claim is being written, or that was answered from
+// before that claim was written, still lists the claimed tasks: handing them out again would
+// only lose the race (a lost statement, a find by the write's marker, another round). So the
+// group remembers the tasks its pulls are claiming, and those claimed since its newest read
+// began, and no read hands them out.
 
 // maxReadReuse bounds how old a finished read may be and still hand out its leftovers, so a
 // steady stream of pulls cannot keep serving a stale head of the queue.
@@ -32,11 +39,16 @@ type candidateShare struct {
 type candidateGroup struct {
 	active int
 	read   *candidateRead
+	// claims holds each task handed out to a pull of the group: the zero time while its claim is
+	// being written, then when the write answered, until a read begins after that.
+	claims map[ID]time.Time
 }
 
 // candidateRead is one find of pull candidates. Its fields are guarded by candidateShare.mu.
 type candidateRead struct {
+	group    *candidateGroup
 	window   int
+	started  time.Time
 	done     chan struct{} // closed when the find has answered
 	finished time.Time
 	tasks    []*Task // not handed out yet, in pull order
@@ -63,7 +75,7 @@ func (sh *candidateShare) join(key string) {
 	defer sh.mu.Unlock()
 	g := sh.groups[key]
 	if g == nil {
-		g = &candidateGroup{}
+		g = &candidateGroup{claims: map[ID]time.Time{}}
 		sh.groups[key] = g
 	}
 	g.active++
@@ -88,9 +100,23 @@ func (sh *candidateShare) current(key string, need int) (r *candidateRead, lead 
 	if r := g.read; r != nil && (r.finished.IsZero() || r.err == nil && len(r.tasks) > 0 && time.Since(r.finished) < maxReadReuse) {
 		return r, false
 	}
-	r = &candidateRead{done: make(chan struct{}), window: min(need*claimWindowFactor*g.active, maxClaimWindow)}
+	r = &candidateRead{group: g, started: time.Now(), done: make(chan struct{}), window: min(need*claimWindowFactor*g.active, maxClaimWindow)}
 	g.read = r
+	// Claims written before this read began are in what it will see.
+	maps.DeleteFunc(g.claims, func(_ ID, written time.Time) bool { return !written.IsZero() })
 	return r, true
+}
+
+// claimed records that the claim of batch, handed out to a pull of group key, was written (or
+// failed): from now on a read that begins sees it.
+func (sh *candidateShare) claimed(key string, batch []*Task) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	g := sh.groups[key]
+	now := time.Now()
+	for _, t := range batch {
+		g.claims[t.ID] = now
+	}
 }
 
 // finish records the answer of r's find, takes the leader's part and then wakes the waiters.
@@ -114,8 +140,16 @@ func (r *candidateRead) takeLocked(need int, contended bool) ([]*Task, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	claims := r.group.claims
+	r.tasks = slices.DeleteFunc(r.tasks, func(t *Task) bool {
+		written, ok := claims[t.ID]
+		return ok && (written.IsZero() || written.After(r.started))
+	})
 	batch, rest := nextBatch(r.tasks, need, contended)
 	r.tasks = rest
+	for _, t := range batch {
+		claims[t.ID] = time.Time{}
+	}
 	return slices.Clone(batch), nil
 }
 

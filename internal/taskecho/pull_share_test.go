@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 func tasksNamed(n int) []*Task {
 	out := make([]*Task, n)
 	for i := range out {
-		out[i] = &Task{TaskID: fmt.Sprintf("t%02d", i)}
+		out[i] = &Task{ID: ID{byte(i + 1)}, TaskID: fmt.Sprintf("t%02d", i)}
 	}
 	return out
 }
@@ -96,6 +97,51 @@ func TestLeftoversAreReusedOnlyWhileFreshAndGroupIsActive(t *testing.T) {
 	}
 }
 
+// A read that overlaps a claim of the group's — begun while it is written, or answered from
+// before it was — lists the claimed tasks again; they are not handed out again, where they
+// would only lose the race to the claim. A read begun after the claim was written hands out
+// whatever it lists.
+func TestReadsDoNotHandOutTasksTheGroupIsClaiming(t *testing.T) {
+	sh := newCandidateShare()
+	sh.join("k")
+	sh.join("k")
+	all := tasksNamed(6)
+	first, _ := sh.current("k", 6)
+	a, err := sh.finish(first, slices.Clone(all[:4]), nil, 4, false)
+	if err != nil || len(a) != 4 {
+		t.Fatalf("pull A took %v (%v)", ids(a), err)
+	}
+	// A's claim is being written; its read has nothing left, so B reads again and the answer
+	// still lists A's four.
+	overlapping, lead := sh.current("k", 6)
+	if !lead || overlapping == first {
+		t.Fatal("an emptied read must not be reused")
+	}
+	b, err := sh.finish(overlapping, slices.Clone(all), nil, 1, false)
+	if err != nil || !slices.Equal(ids(b), []string{"t04"}) {
+		t.Fatalf("pull B took %v (%v), want t04: t00–t03 are being claimed by A", ids(b), err)
+	}
+	sh.claimed("k", a) // A's claim is written after the read began: still not handed out
+	c, _, err := sh.take(overlapping, 6, false)
+	if err != nil || !slices.Equal(ids(c), []string{"t05"}) {
+		t.Fatalf("pull C took %v (%v), want t05", ids(c), err)
+	}
+	sh.claimed("k", b) // C's claim is still being written
+	after, lead := sh.current("k", 6)
+	if !lead {
+		t.Fatal("an emptied read must not be reused")
+	}
+	d, err := sh.finish(after, []*Task{all[0], all[4], all[5]}, nil, 6, false)
+	if err != nil || !slices.Equal(ids(d), []string{"t00", "t04"}) {
+		t.Fatalf("a read begun after A's and B's claims were written took %v (%v), want t00 and t04 (t05 is C's, in flight)", ids(d), err)
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if n := len(sh.groups["k"].claims); n != 3 {
+		t.Fatalf("%d claims remembered, want C's in flight and the 2 handed out since the last read began", n)
+	}
+}
+
 // The filters of two pulls share reads only when every field but the limit is equal.
 func TestShareKeyIgnoresOnlyTheLimit(t *testing.T) {
 	q := "q1"
@@ -145,6 +191,42 @@ func TestConcurrentPullsOnTheStoreAreDisjoint(t *testing.T) {
 	}
 	if len(seen) != total {
 		t.Fatalf("%d pulls of %d delivered %d tasks, want all %d", pullers, limit, len(seen), total)
+	}
+}
+
+// Pulls in one process lose no claim to each other, also when a read overlaps claims still
+// being written (each write takes 30 ms here): every statement they send applies.
+func TestConcurrentPullsInOneProcessLoseNoClaim(t *testing.T) {
+	f := newFixture(t)
+	const total, pullers, limit = 200, 8, 10
+	f.seedServerTasks("p", total)
+	f.fault.down = func(method string) error {
+		if method == "WriteTasks" {
+			time.Sleep(30 * time.Millisecond)
+		}
+		return nil
+	}
+	var delivered atomic.Int64
+	var wg sync.WaitGroup
+	for i := range pullers {
+		wg.Go(func() {
+			for {
+				r, err := f.svc.Pull(f.ctx, Actor{Name: fmt.Sprint("w", i)}, PullFilter{ProjectID: "p", Limit: limit})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(r.Tasks) == 0 {
+					return
+				}
+				delivered.Add(int64(len(r.Tasks)))
+			}
+		})
+	}
+	wg.Wait()
+	statements, won := f.fault.statements.Load(), f.fault.won.Load()
+	if delivered.Load() != total || won != total || statements != won {
+		t.Fatalf("delivered %d of %d; %d claim statements, %d applied: want every statement to apply", delivered.Load(), total, statements, won)
 	}
 }
 
