@@ -23,10 +23,12 @@ const (
 	noisyUserA    = "bench-noisy-a"
 	noisyUserB    = "bench-noisy-b"
 	// noisyB is how many tasks the quiet user submits at once, alone and behind the backlog, in
-	// each of noisyRounds rounds: the p95 of 30 is a percentile, where that of 10 was the
-	// slowest task of one round, which one scheduling hiccup decided.
+	// each of noisyRounds rounds. The p95 of 10 was the slowest task of one round, which one
+	// scheduling hiccup decided; that of 30 the second slowest, still moving ~2× between runs
+	// alone; that of 50 the third. Five rounds still all run behind A's backlog (the row's notes
+	// say how much of it was left as each round was sent).
 	noisyB      = 10
-	noisyRounds = 3
+	noisyRounds = 5
 )
 
 // benchNoisy is "noisy neighbour": user A fires 1,000 1-step pipeline tasks at once over
