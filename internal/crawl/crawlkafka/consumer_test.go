@@ -224,14 +224,7 @@ func TestConsumerCommitsProcessedOffsets(t *testing.T) {
 	if _, err := f.Produce(context.Background(), h.producer, testTopics); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("timed out waiting for the completion and shutdown")
-	}
+	awaitReturn(t, done, 20*time.Second, "the completion and shutdown")
 	h.notifier.onComplete = nil
 	h.startConsumer(t)
 	g := crawler.Crawl{OriginalTaskID: 502, Tweets: 4, RepliesPerTweet: 1}
@@ -285,14 +278,7 @@ func TestConsumerShutdownCutsHungBatchAfterGrace(t *testing.T) {
 	}
 	began := time.Now()
 	shutdown()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("shutdown waited on a hung dependency past its grace")
-	}
+	awaitReturn(t, done, 10*time.Second, "a shutdown that a hung dependency may delay only by its grace")
 	if took := time.Since(began); took < grace {
 		t.Fatalf("shutdown took %v: the batch in flight did not get its grace (%v)", took, grace)
 	}

@@ -199,6 +199,19 @@ func (h *kafkaHarness) readTopic(t testing.TB, topic string, want int) []*kgo.Re
 	return testenv.ReadTopic(t, h.brokers, topic, want)
 }
 
+// awaitReturn waits up to d for a Run that reports on done to return nil.
+func awaitReturn(t testing.TB, done <-chan error, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(d):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
