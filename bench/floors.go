@@ -66,10 +66,10 @@ var refreshes = []string{"find providers", "find provider_health", "find api_key
 // without them, as a MongoDB floor is without the refreshes.
 var handshakes = []string{"hello", "client"}
 
-// commands is a command floor's figure: a row's commands per unit (perUnit), less the keys of
-// its by-command split (by) that follow the clock or the pool rather than the units, which the
-// check shows apart as what.
-func commands(perUnit func(Result) float64, by func(Result) map[string]float64, keys []string, what string) measure {
+// commands is a command floor's figure: a row's commands per unit, the sum of its by-command
+// split (by), less the keys of it that follow the clock or the pool rather than the units, which
+// the check shows apart as what.
+func commands(by func(Result) map[string]float64, keys []string, what string) measure {
 	leftOut := func(r Result) float64 {
 		var n float64
 		for _, k := range keys {
@@ -77,7 +77,7 @@ func commands(perUnit func(Result) float64, by func(Result) map[string]float64, 
 		}
 		return n
 	}
-	return measure{of: func(r Result) (float64, bool) { return perUnit(r) - leftOut(r), r.Costed }, leftOut: leftOut, leftOutAs: what}
+	return measure{of: func(r Result) (float64, bool) { return total(by(r)) - leftOut(r), r.Costed }, leftOut: leftOut, leftOutAs: what}
 }
 
 // perCall is m over the row's API calls instead of its units.
@@ -97,10 +97,8 @@ func (m measure) perCall() measure {
 }
 
 var (
-	mongoPerUnit = commands(func(r Result) float64 { return r.MongoPerUnit },
-		func(r Result) map[string]float64 { return r.MongoByCommand }, refreshes, "cache refreshes")
-	redisPerUnit = commands(func(r Result) float64 { return r.RedisPerUnit },
-		func(r Result) map[string]float64 { return r.RedisByCommand }, handshakes, "connection handshakes")
+	mongoPerUnit   = commands(func(r Result) map[string]float64 { return r.MongoByCommand }, refreshes, "cache refreshes")
+	redisPerUnit   = commands(func(r Result) map[string]float64 { return r.RedisByCommand }, handshakes, "connection handshakes")
 	mongoPerCall   = mongoPerUnit.perCall()
 	redisPerCall   = redisPerUnit.perCall()
 	actionsPerUnit = measure{of: func(r Result) (float64, bool) {
