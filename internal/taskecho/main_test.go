@@ -53,8 +53,9 @@ func (s *testServer) findTasks(ctx context.Context, what string, filter any) ([]
 type faultStore struct {
 	Store
 	push func(ctx context.Context, next Store, ws []PushWrite) (bool, error)
-	// down, when set, answers the store methods it names (by their method name) instead of the
-	// store, as a database that stopped answering would.
+	// down, when set, is asked before each store method it names (by their method name): an
+	// error answers instead of the store, as a database that stopped answering would; nil lets
+	// the call through (after whatever delay down took, as a slow database would).
 	down func(method string) error
 	// statements and won count the guarded statements WriteTasks sent and those that applied.
 	statements, won atomic.Int64

@@ -197,6 +197,7 @@ func TestActivitiesAreDispatchedEagerly(t *testing.T) {
 // attributes are kept) from its database so far. The server publishes its counters once a
 // second, so it first waits for what came before to be published.
 func clusterMetadataReads(ctx context.Context, t *testing.T) float64 {
+	t.Helper()
 	time.Sleep(1500 * time.Millisecond)
 	return serverCounter(ctx, t, "persistence_requests", map[string]string{"operation": "GetCurrentClusterMetadata"})
 }
