@@ -2,7 +2,6 @@ package entry
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -42,28 +41,8 @@ type bulkRequest struct {
 func (r *bulkRequest) filter() (entry.BulkFilter, error) {
 	f := entry.BulkFilter{WorkflowID: r.Filter.WorkflowID, Channel: r.Filter.Channel, ChatID: r.Filter.ChatID, Reason: r.Filter.Reason}
 	var err error
-	if f.SuspendedSince, err = parseTime("filter.suspendedSince", r.Filter.SuspendedSince); err != nil {
-		return f, err
-	}
-	if f.SuspendedUntil, err = parseTime("filter.suspendedUntil", r.Filter.SuspendedUntil); err != nil {
-		return f, err
-	}
-	if f.SuspendedSince != nil && f.SuspendedUntil != nil && f.SuspendedUntil.Before(*f.SuspendedSince) {
-		return f, httpx.Validation("filter.suspendedUntil", "field \"filter.suspendedUntil\" must not be before filter.suspendedSince")
-	}
-	return f, nil
-}
-
-func parseTime(field, v string) (*time.Time, error) {
-	if v == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return nil, httpx.Validation(field, fmt.Sprintf("field %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z", field))
-	}
-	t = t.UTC()
-	return &t, nil
+	f.SuspendedSince, f.SuspendedUntil, err = httpx.TimeRange("filter.suspendedSince", r.Filter.SuspendedSince, "filter.suspendedUntil", r.Filter.SuspendedUntil)
+	return f, err
 }
 
 // bulkResume is POST /internal/tasks/resume: resume every suspended task of a filter.

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -99,28 +98,8 @@ func (r *bulkRedriveRequest) filter() (pipeline.RedriveFilter, error) {
 	f := pipeline.RedriveFilter{Pipeline: r.Filter.Pipeline, Version: r.Filter.Version, UserID: r.Filter.UserID,
 		Provider: r.Filter.Provider, Error: r.Filter.Error}
 	var err error
-	if f.FailedSince, err = parseTime("filter.failed_since", r.Filter.FailedSince); err != nil {
-		return f, err
-	}
-	if f.FailedUntil, err = parseTime("filter.failed_until", r.Filter.FailedUntil); err != nil {
-		return f, err
-	}
-	if f.FailedSince != nil && f.FailedUntil != nil && f.FailedUntil.Before(*f.FailedSince) {
-		return f, httpx.Validation("filter.failed_until", "field \"filter.failed_until\" must not be before filter.failed_since")
-	}
-	return f, nil
-}
-
-func parseTime(field, v string) (*time.Time, error) {
-	if v == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return nil, httpx.Validation(field, fmt.Sprintf("field %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z", field))
-	}
-	t = t.UTC()
-	return &t, nil
+	f.FailedSince, f.FailedUntil, err = httpx.TimeRange("filter.failed_since", r.Filter.FailedSince, "filter.failed_until", r.Filter.FailedUntil)
+	return f, err
 }
 
 // redriveBulk redrives the failed tasks of a filter (README, "Redrive"). With dry_run: 200 with
