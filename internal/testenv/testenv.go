@@ -149,11 +149,16 @@ func startTemporal() (devServer, error) {
 	if err != nil {
 		return devServer{}, fmt.Errorf("a port for the Temporal metrics: %w", err)
 	}
+	// The frontend's port too: left empty, the SDK picks one by listening on port 0.
+	frontend, err := loopback.FreeAddr()
+	if err != nil {
+		return devServer{}, fmt.Errorf("a port for the Temporal frontend: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  bin,
-		ClientOptions: &client.Options{Namespace: "default", Logger: quietLogger()},
+		ClientOptions: &client.Options{HostPort: frontend, Namespace: "default", Logger: quietLogger()},
 		// The Web UI, as `make dev` runs it, so a browser test can look at what an operator sees.
 		EnableUI:  true,
 		UIPort:    uiPort,
@@ -169,14 +174,14 @@ func startTemporal() (devServer, error) {
 	return devServer{DevServer: srv, ui: "http://127.0.0.1:" + uiPort, metrics: "http://127.0.0.1:" + metricsPort + "/metrics"}, nil
 }
 
-// freePort is a loopback port nothing listens on right now.
+// freePort is a loopback port nothing listens on right now, from outside the ephemeral range
+// (loopback.FreeAddr says why).
 func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
+	_, port, err := net.SplitHostPort(addr)
 	return port, err
 }
 
