@@ -36,7 +36,7 @@ var (
 // only ever taken by a listener that asks for it.
 func FreeAddr() (string, error) {
 	hi := ephemeralLow()
-	if hi-lowestPort < attempts {
+	if hi <= lowestPort {
 		return kernelPicked() // no room below the range: the kernel's choice, as before
 	}
 	mu.Lock()
@@ -46,13 +46,14 @@ func FreeAddr() (string, error) {
 		if handedOut[port] {
 			continue
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			continue // taken
 		}
 		_ = l.Close()
 		handedOut[port] = true
-		return "127.0.0.1:" + strconv.Itoa(port), nil
+		return addr, nil
 	}
 	return kernelPicked()
 }
@@ -67,8 +68,11 @@ func kernelPicked() (string, error) {
 }
 
 // ephemeralLow is the first port of the kernel's ephemeral range (Linux:
-// /proc/sys/net/ipv4/ip_local_port_range), or ephemeralDefault where it cannot be read.
-func ephemeralLow() int {
+// /proc/sys/net/ipv4/ip_local_port_range), or ephemeralDefault where it cannot be read; read
+// once per process.
+var ephemeralLow = sync.OnceValue(readEphemeralLow)
+
+func readEphemeralLow() int {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
 		return ephemeralDefault
