@@ -67,7 +67,7 @@ type ConsumerConfig struct {
 
 // Consumer reads task_control_topic and x_com_scraped_data in one consumer
 // group. Offsets are committed only for records that were processed:
-// records are marked after ProcessBatch succeeds, marks are autocommitted and
+// records are marked once counted, marks are autocommitted and
 // committed again when partitions are revoked. Rebalances wait for the
 // current poll's processing (BlockRebalanceOnPoll), so two members never
 // count the same partition at once in this process; the script's dedupe
@@ -169,42 +169,103 @@ func byPartition(fetches kgo.Fetches) [][]*kgo.Record {
 }
 
 // processPartition runs one partition's records in bounded batches, in
-// order, retrying a failed batch until it succeeds or ctx ends. A failure
-// here is a dependency being down or slow (malformed records never fail),
-// so waiting is right; skipping would lose counts. A failed batch is retried
-// at half its size: a dependency that timed out on a large batch (a slow
-// Redis running a 500-record script call past its read timeout) gets
-// smaller ones instead of the same work again on top of what it is still
-// doing.
-// Successes grow the size back. Batches run under work, which outlives ctx
-// by the shutdown grace; once ctx ends no new batch starts.
+// offset order, in two stages that overlap: while one batch is counted in
+// Redis, the next is parsed and its replies submitted (Processor.Prepare,
+// then Processor.Count), so a partition waits for Redis and for the
+// scheduler's acknowledgements at the same time instead of one after the
+// other. A batch is counted only after its replies were acknowledged, and
+// batches are counted and marked in order. A failure in either stage is a
+// dependency being down or slow (malformed records never fail), so waiting
+// is right; skipping would lose counts. Batches run under work, which
+// outlives ctx by the shutdown grace; once ctx ends no new batch is
+// prepared, and every batch already prepared (its replies submitted) is
+// still counted, so a shutdown does not submit them twice.
 func (c *Consumer) processPartition(ctx, work context.Context, recs []*kgo.Record) {
-	size := c.batchSize
-	wait := retryMinDefault
+	prepared := make(chan preparedBatch)
+	go c.prepareAll(ctx, work, recs, prepared)
+	cut := false
+	for b := range prepared {
+		// Once a batch is given up, the ones prepared after it are not
+		// counted either (counting is in order): all stay unmarked and are
+		// redelivered.
+		cut = cut || !c.countBatch(ctx, work, b)
+	}
+}
+
+// preparedBatch is a batch whose dead letters and replies are out: what is
+// left is to count it and mark its records.
+type preparedBatch struct {
+	recs    []*kgo.Record
+	updates []crawl.Update
+	took    time.Duration // Prepare's, for the batch metric
+}
+
+// prepareAll prepares recs in batches and hands each to out, which it closes
+// when done or when ctx ends. A failed batch is retried at half its size: a
+// dependency that timed out on a large batch gets smaller ones instead of
+// the same work again on top of what it is still doing. Successes grow the
+// size back.
+func (c *Consumer) prepareAll(ctx, work context.Context, recs []*kgo.Record, out chan<- preparedBatch) {
+	defer close(out)
+	size, wait := c.batchSize, retryMinDefault
 	for len(recs) > 0 && ctx.Err() == nil {
 		batch := recs[:min(size, len(recs))]
 		start := time.Now()
-		err := c.proc.ProcessBatch(work, batch)
-		c.proc.Metrics.Batch(time.Since(start))
+		updates, err := c.proc.Prepare(work, batch)
 		if err == nil {
-			c.cl.MarkCommitRecords(batch...)
+			out <- preparedBatch{recs: batch, updates: updates, took: time.Since(start)}
 			recs = recs[len(batch):]
 			size, wait = min(2*size, c.batchSize), retryMinDefault
 			continue
 		}
-		if ctx.Err() != nil {
+		size = max(1, len(batch)/2)
+		if !c.retryAfter(ctx, wait, "prepare", coordinatesOf(batch[0]), len(batch), size, err) {
 			return // shutting down: the batch stays unmarked and is redelivered
 		}
-		c.proc.Metrics.Retried()
-		size = max(1, len(batch)/2)
-		c.log.Warn("crawl consumer: batch failed, retrying smaller", "topic", batch[0].Topic, "partition", batch[0].Partition,
-			"offset", batch[0].Offset, "records", len(batch), "next_records", size, "retry_in", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
+		wait = min(2*wait, retryMaxDefault)
+	}
+}
+
+// countBatch counts a prepared batch and marks its records, retrying a
+// failure at half its updates (a slow Redis running a 500-record script
+// call past its read timeout gets smaller ones). It reports false when it
+// gave up because ctx ended.
+func (c *Consumer) countBatch(ctx, work context.Context, b preparedBatch) bool {
+	start := time.Now()
+	updates, size, wait := b.updates, len(b.updates), retryMinDefault
+	for len(updates) > 0 {
+		part := updates[:min(size, len(updates))]
+		err := c.proc.Count(work, part)
+		if err == nil {
+			updates = updates[len(part):]
+			size, wait = min(2*size, len(b.updates)), retryMinDefault
+			continue
+		}
+		size = max(1, len(part)/2)
+		if !c.retryAfter(ctx, wait, "count", part[0].Coord, len(part), size, err) {
+			return false
 		}
 		wait = min(2*wait, retryMaxDefault)
+	}
+	c.proc.Metrics.Batch(b.took + time.Since(start))
+	c.cl.MarkCommitRecords(b.recs...)
+	return true
+}
+
+// retryAfter logs a failed stage and waits before its retry; it reports
+// false, without waiting, once ctx has ended.
+func (c *Consumer) retryAfter(ctx context.Context, wait time.Duration, stage string, at crawl.Coordinates, n, next int, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	c.proc.Metrics.Retried()
+	c.log.Warn("crawl consumer: batch failed, retrying smaller", "stage", stage, "topic", at.Topic, "partition", at.Partition,
+		"offset", at.Offset, "records", n, "next_records", next, "retry_in", wait, "err", err)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(wait):
+		return true
 	}
 }
 

@@ -12,9 +12,9 @@ import (
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
 )
 
-// Processor turns a batch of records of one partition into dead letters,
-// reply tasks and counts. Every step is safe to repeat, so a failed batch is
-// retried whole.
+// Processor turns a batch of records of one partition into dead letters and
+// reply tasks (Prepare), then counts them (Count). Every step is safe to
+// repeat, so a failed half is retried.
 type Processor struct {
 	Topics      crawl.Topics
 	Store       crawl.ProgressCounter
@@ -50,15 +50,16 @@ func (p *Processor) Validate() error {
 	return nil
 }
 
-// ProcessBatch handles records of one partition in offset order: rejected
-// records go to the dead-letter topic, replies go to the scheduler, and only
-// then are the tweets counted, together with the dead letters that name
-// their task (in offset order too, which the script's redelivery check
-// needs). Only the script knows whether a tweet is a copy, so a copy's
-// replies are submitted too; they carry the original's idempotency keys
-// (ReplyKey) and the scheduler drops them. A nil error means every record
-// may be marked for commit.
-func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error {
+// Prepare is a partition batch's first half, in offset order: rejected
+// records go to the dead-letter topic and replies go to the scheduler. It
+// returns the updates Count applies: every tweet and TASK_INIT, and the dead
+// letters that name their task (in offset order too, which the script's
+// redelivery check needs). Only the script knows whether a tweet is a copy,
+// so a copy's replies are submitted too; they carry the original's
+// idempotency keys (ReplyKey) and the scheduler drops them. Prepare may be
+// repeated: the dead letters and replies it sends again are copies the
+// script and the scheduler tell apart.
+func (p *Processor) Prepare(ctx context.Context, recs []*kgo.Record) ([]crawl.Update, error) {
 	var (
 		letters []DeadLetter
 		// Sized for the common batch: every record a tweet with two replies.
@@ -79,7 +80,7 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 		updates = append(updates, u)
 	}
 	if err := p.DeadLetters.Send(ctx, letters); err != nil {
-		return err
+		return nil, err
 	}
 	for _, l := range letters {
 		p.Metrics.Records(l.Record.Topic, resultDeadLettered, 1)
@@ -87,8 +88,18 @@ func (p *Processor) ProcessBatch(ctx context.Context, recs []*kgo.Record) error 
 			"offset", l.Record.Offset, "reason", l.Reason)
 	}
 	if err := p.Scheduler.Submit(ctx, tasks); err != nil {
-		return err
+		return nil, err
 	}
+	return updates, nil
+}
+
+// Count is a batch's second half, once Prepare succeeded for it: its
+// updates are counted and the workflows told of completions and new tasks.
+// Updates must come in offset order per partition, after every earlier
+// record of their partitions was counted. A nil error means the batch's
+// records may be marked for commit; a failed Count may be repeated (what
+// was counted comes back as duplicates).
+func (p *Processor) Count(ctx context.Context, updates []crawl.Update) error {
 	outcomes, err := p.Store.ApplyBatch(ctx, updates)
 	if err != nil {
 		return err

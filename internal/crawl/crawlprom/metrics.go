@@ -37,7 +37,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		})),
 		batchSeconds: platform.Register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "taskloom_crawl_batch_seconds",
-			Help:    "Time to process one partition batch (dead letters, replies, counting, signals).",
+			Help:    "Time to process one partition batch: preparing it (dead letters, replies) plus counting it (Redis, signals), without the wait between.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
 		})),
 	}
@@ -64,7 +64,8 @@ func (m *Metrics) Retried() {
 	}
 }
 
-// Batch observes how long one partition batch took.
+// Batch observes how long one partition batch took: its preparing and its
+// counting, without the time it waited between the two.
 func (m *Metrics) Batch(d time.Duration) {
 	if m != nil {
 		m.batchSeconds.Observe(d.Seconds())
