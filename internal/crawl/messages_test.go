@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -215,4 +216,43 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FuzzParseRawScrapedDataPaths: the common record's fast path answers every
+// record exactly as the strict path alone would, the message or the error
+// (a dead letter's reason) alike.
+func FuzzParseRawScrapedDataPaths(f *testing.F) {
+	for _, b := range messageCorpus(f) {
+		f.Add(b)
+	}
+	f.Add(benchTweet)
+	f.Add([]byte(`{"original_task_id":7,"tweet_data":{"id":"1","url":"u","author":"a","full_text":"","reply_count":"0","repost_count":"0","like_count":"0","bookmark_count":"0","view_count":"0"}}`))
+	f.Add([]byte(`{"original_task_id":7,"tweet_data":{"id":"1","url":"u","author":"a","full_text":"t","reply_count":"0","repost_count":"0","like_count":"0","bookmark_count":"0","view_count":"0","replies":[null]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gotErr := ParseRawScrapedData(b)
+		want, wantErr := parseStrictScraped(b)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("ParseRawScrapedData = %#v, %v\nstrict path = %#v, %v", got, gotErr, want, wantErr)
+		}
+	})
+}
+
+// benchTweet is a record as the fake crawler sends it.
+var benchTweet = []byte(`{"original_task_id":900,"tweet_data":{"id":"900000017","url":"https://x.com/fake/status/900000017","author":"fake_author","full_text":"fake tweet 17 of task 900","reply_count":"2","repost_count":"0","like_count":"0","bookmark_count":"0","view_count":"0","replies":[{"author":"replier_0","text":"reply 0 to tweet 900000017"},{"author":"replier_1","text":"reply 1 to tweet 900000017"}]}}`)
+
+// go test -run XXX -bench ParseRawScrapedData ./internal/crawl/
+func BenchmarkParseRawScrapedData(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		parse func([]byte) (RawScrapedDataMessage, error)
+	}{{"common", ParseRawScrapedData}, {"strict", parseStrictScraped}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tc.parse(benchTweet); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
