@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,22 +24,22 @@ const (
 	// per task of the batch, carrying all of that task's records.
 	BatchSizeDefault = 500
 	// pollBatches bounds one poll at this many batches (over all
-	// partitions). A poll is processed whole before the next, so a larger
-	// one drains what the client has buffered sooner: its next fetch then
-	// runs while the poll's records are counted instead of after (4
+	// partitions). A larger poll drains what the client has buffered
+	// sooner, so its next fetch runs while the records are counted (4
 	// batches a poll measured 49–60k tweets/s in the bench's crawl row, 16
-	// measured 70–74k, interleaved). A rebalance waits for the poll being
-	// processed: 16 batches of 500 take a fraction of a second.
+	// measured 70–74k, interleaved, when a poll was processed whole before
+	// the next). A partition's worker holds at most two polls' share (one
+	// in flight, one queued), and a rebalance waits for its batch in
+	// flight: a fraction of a second.
 	pollBatches = 16
 	// fetchPartitionBytes caps one partition's share of a fetch (Kafka's
 	// max.partition.fetch.bytes, 1 MiB by default). A poll takes records in
-	// the fetch's partition order and only its partitions are counted in
-	// parallel: at 1 MiB one partition's compressed share filled a whole
-	// poll (8,000 of the bench's records), so a poll was nearly always one
-	// partition counted by one goroutine while the others waited. At 256 KiB
-	// a poll spans 2–3 of 4 partitions: 63–66k tweets/s in the bench's crawl
-	// row against 47–53k, three runs each, interleaved (128 KiB was no
-	// better).
+	// the fetch's partition order: at 1 MiB one partition's compressed share
+	// filled a whole poll (8,000 of the bench's records), so the partitions
+	// were fed one at a time. At 256 KiB a poll spans 2–3 of 4 partitions:
+	// 63–66k tweets/s in the bench's crawl row against 47–53k, three runs
+	// each, interleaved, when a poll was processed whole before the next
+	// (128 KiB was no better).
 	fetchPartitionBytes = 256 << 10
 	retryMinDefault     = 100 * time.Millisecond
 	retryMaxDefault     = 5 * time.Second
@@ -66,16 +65,19 @@ type ConsumerConfig struct {
 }
 
 // Consumer reads task_control_topic and x_com_scraped_data in one consumer
-// group. Offsets are committed only for records that were processed:
-// records are marked once counted, marks are autocommitted and
-// committed again when partitions are revoked. Rebalances wait for the
-// current poll's processing (BlockRebalanceOnPoll), so two members never
-// count the same partition at once in this process; the script's dedupe
-// covers members in different processes and redelivery after a crash.
+// group, each partition counted by a goroutine of its own
+// (partitionWorkers). Offsets are committed only for records that were
+// processed: records are marked once counted, marks are autocommitted and
+// committed again when partitions are revoked, after their workers stopped.
+// A rebalance waits for the poll loop to hand a poll's records over
+// (BlockRebalanceOnPoll) and then for the revoked partitions' batches in
+// flight, so two members never count one partition at once; the script's
+// dedupe covers redelivery after a crash.
 type Consumer struct {
 	cl        *kgo.Client
 	proc      *Processor
 	log       *slog.Logger
+	workers   *partitionWorkers
 	batchSize int
 	grace     time.Duration
 }
@@ -97,7 +99,8 @@ func NewConsumer(cfg ConsumerConfig, proc *Processor) (*Consumer, error) {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = ShutdownGraceDefault
 	}
-	log := proc.Log
+	c := &Consumer{proc: proc, log: proc.Log, batchSize: cfg.BatchSize, grace: cfg.ShutdownGrace}
+	c.workers = newPartitionWorkers(c.processPartition)
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
@@ -105,17 +108,30 @@ func NewConsumer(cfg ConsumerConfig, proc *Processor) (*Consumer, error) {
 		kgo.AutoCommitMarks(),
 		kgo.FetchMaxPartitionBytes(fetchPartitionBytes),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
-			if err := cl.CommitMarkedOffsets(ctx); err != nil {
-				log.Warn("crawl consumer: commit on revoke failed; those records will be redelivered and deduplicated", "err", err)
-			}
-		}),
+		kgo.OnPartitionsRevoked(c.revoked),
+		kgo.OnPartitionsLost(c.lost),
 	}, cfg.ExtraOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("crawl consumer client: %w", err)
 	}
-	return &Consumer{cl: cl, proc: proc, log: log, batchSize: cfg.BatchSize, grace: cfg.ShutdownGrace}, nil
+	c.cl = cl
+	return c, nil
+}
+
+// revoked stops the revoked partitions' workers, then commits what they
+// counted, before another member may take the partitions over.
+func (c *Consumer) revoked(ctx context.Context, cl *kgo.Client, partitions map[string][]int32) {
+	c.workers.stop(partitions)
+	if err := cl.CommitMarkedOffsets(ctx); err != nil {
+		c.log.Warn("crawl consumer: commit on revoke failed; those records will be redelivered and deduplicated", "err", err)
+	}
+}
+
+// lost stops the lost partitions' workers; nothing can be committed for
+// them any more, so what they counted is redelivered and deduplicated.
+func (c *Consumer) lost(_ context.Context, _ *kgo.Client, partitions map[string][]int32) {
+	c.workers.stop(partitions)
 }
 
 // Run consumes until ctx ends, then commits what was processed and leaves
@@ -126,6 +142,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.close()
 	work, stopWork := withGrace(ctx, c.grace)
 	defer stopWork()
+	defer c.workers.stop(nil) // first: the batches in flight finish under work
 	for {
 		fetches := c.cl.PollRecords(ctx, c.batchSize*pollBatches)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -135,11 +152,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		fetches.EachError(func(topic string, partition int32, err error) {
 			c.log.Warn("crawl consumer: fetch error", "topic", topic, "partition", partition, "err", err)
 		})
-		var wg sync.WaitGroup
 		for _, recs := range byPartition(fetches) {
-			wg.Go(func() { c.processPartition(ctx, work, recs) })
+			c.workers.feed(ctx, work, recs)
 		}
-		wg.Wait()
 		c.cl.AllowRebalance()
 	}
 }
@@ -149,14 +164,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 // script's dedupe relies on each partition being counted in order, and a
 // partition can appear in two fetches of one poll after a leader change.
 func byPartition(fetches kgo.Fetches) [][]*kgo.Record {
-	type tp struct {
-		topic     string
-		partition int32
-	}
-	index := map[tp]int{}
+	index := map[topicPartition]int{}
 	var out [][]*kgo.Record
 	fetches.EachRecord(func(r *kgo.Record) {
-		k := tp{r.Topic, r.Partition}
+		k := topicPartition{r.Topic, r.Partition}
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
