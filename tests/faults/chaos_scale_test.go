@@ -3,6 +3,7 @@
 package faults_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -60,9 +61,13 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 	d := newScaleDeployment(t)
 
 	for range 2 {
-		out := runStarter(t, &d.child, "schedules", "apply")
+		out := runStarter(t, &d.child, "schedules", "apply", "-o", "json")
+		var applied []struct{ ID, State string }
+		if err := json.Unmarshal([]byte(out), &applied); err != nil {
+			t.Fatalf("schedules apply -o json: %v\n%s", err, out)
+		}
 		for _, id := range d.schedules {
-			if !strings.Contains(out, "schedule "+id+" applied") {
+			if !slices.Contains(applied, struct{ ID, State string }{id, "applied"}) {
 				t.Fatalf("schedules apply did not apply %s:\n%s", id, out)
 			}
 		}
