@@ -142,7 +142,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.close()
 	work, stopWork := withGrace(ctx, c.grace)
 	defer stopWork()
-	defer c.workers.stop(nil) // first: the batches in flight finish under work
+	defer c.workers.stopAll() // first: the batches in flight finish under work
 	for {
 		fetches := c.cl.PollRecords(ctx, c.batchSize*pollBatches)
 		if fetches.IsClientClosed() || ctx.Err() != nil {

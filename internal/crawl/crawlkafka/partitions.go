@@ -66,13 +66,23 @@ func (w *partitionWorker) run(ctx, work context.Context, process func(ctx, work 
 	}
 }
 
-// stop stops the workers of the given partitions (all of them when nil) and
-// waits until each has finished its batch in flight.
+// stop stops the workers of the given partitions and waits until each has
+// finished its batch in flight.
 func (ws *partitionWorkers) stop(partitions map[string][]int32) {
+	ws.stopWhere(func(k topicPartition) bool { return slices.Contains(partitions[k.topic], k.partition) })
+}
+
+// stopAll stops every worker and waits until each has finished its batch in
+// flight.
+func (ws *partitionWorkers) stopAll() {
+	ws.stopWhere(func(topicPartition) bool { return true })
+}
+
+func (ws *partitionWorkers) stopWhere(match func(topicPartition) bool) {
 	ws.mu.Lock()
 	var stopped []*partitionWorker
 	for k, w := range ws.byTP {
-		if partitions != nil && !slices.Contains(partitions[k.topic], k.partition) {
+		if !match(k) {
 			continue
 		}
 		w.cancel()
