@@ -41,11 +41,11 @@ func (g *overlapGuard) ApplyBatch(ctx context.Context, us []crawl.Update) ([]cra
 		g.busy[k] = false
 		g.mu.Unlock()
 	}()
+	sleep := g.delay
 	if g.slow.Load() {
-		time.Sleep(g.slowDelay)
-	} else {
-		time.Sleep(g.delay)
+		sleep = g.slowDelay
 	}
+	time.Sleep(sleep)
 	return g.ProgressCounter.ApplyBatch(ctx, us)
 }
 
@@ -105,7 +105,6 @@ func TestConsumerRebalanceNeverCountsAPartitionTwiceAtOnce(t *testing.T) {
 	}
 	stopFirst := member()
 	waitFor(t, "the first member counting", counted(40))
-	<-assigned
 	rebalance("a second member joined", func() { member() })
 	rebalance("a third member joined", func() { member() })
 	rebalance("the first member left", stopFirst)

@@ -3,7 +3,6 @@ package crawlkafka
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -14,25 +13,28 @@ import (
 )
 
 // stageLog sits in front of the scheduler and the progress store and
-// records, in one sequence, which tweets' replies were acknowledged and
-// which tweets were counted, so a test can check the order of the two
-// stages across batches.
+// records which tweets' replies were acknowledged and which tweets were
+// counted, in order, so a test can check the two stages across batches. Its
+// first count of tweets waits until a second Submit was acknowledged (or 10 s
+// passed), and overlapped says which happened.
 type stageLog struct {
 	scheduler crawl.Scheduler
 	store     crawl.ProgressCounter
+	// secondSubmit is closed when a second Submit with replies is acknowledged.
+	secondSubmit chan struct{}
+	overlapped   chan bool
 
 	mu        sync.Mutex
 	submitted map[string]bool // tweet id → its replies were acknowledged
-	submits   int             // Submit calls acknowledged
-	counted   []crawl.Update  // in the order Count applied them
+	submits   int             // Submit calls with replies acknowledged
+	held      bool            // the first count of tweets was held
+	counted   []crawl.Update  // in the order they were counted
 	early     []string        // tweets counted before their replies were acknowledged
+}
 
-	// holdFirstCount, when set, keeps the first ApplyBatch of tweets waiting until
-	// a second Submit was acknowledged (or the wait times out), and
-	// overlapped says which one happened.
-	holdFirstCount bool
-	overlapped     chan bool
-	countCalls     int
+func newStageLog(scheduler crawl.Scheduler, store crawl.ProgressCounter) *stageLog {
+	return &stageLog{scheduler: scheduler, store: store, secondSubmit: make(chan struct{}),
+		overlapped: make(chan bool, 1), submitted: map[string]bool{}}
 }
 
 func (l *stageLog) Submit(ctx context.Context, tasks []crawl.ReplyTask) error {
@@ -47,19 +49,24 @@ func (l *stageLog) Submit(ctx context.Context, tasks []crawl.ReplyTask) error {
 	for _, t := range tasks {
 		l.submitted[t.TweetID] = true
 	}
-	l.submits++
+	if l.submits++; l.submits == 2 {
+		close(l.secondSubmit)
+	}
 	return nil
 }
 
 func (l *stageLog) ApplyBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
 	l.mu.Lock()
-	if us[0].TweetID != "" {
-		l.countCalls++
-	}
-	first := l.countCalls == 1 && us[0].TweetID != ""
+	hold := !l.held && us[0].TweetID != ""
+	l.held = l.held || hold
 	l.mu.Unlock()
-	if first && l.holdFirstCount {
-		l.overlapped <- l.waitForSubmits(2, 10*time.Second)
+	if hold {
+		select {
+		case <-l.secondSubmit:
+			l.overlapped <- true
+		case <-time.After(10 * time.Second):
+			l.overlapped <- false
+		}
 	}
 	l.mu.Lock()
 	for _, u := range us {
@@ -76,20 +83,6 @@ func (l *stageLog) MarkSignaled(ctx context.Context, taskID int64) error {
 	return l.store.MarkSignaled(ctx, taskID)
 }
 
-func (l *stageLog) waitForSubmits(n int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		done := l.submits >= n
-		l.mu.Unlock()
-		if done {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return false
-}
-
 // The two stages of a partition overlap: while the first batch is being
 // counted, the second batch's replies are submitted. Across the overlap a
 // tweet is still counted only after its replies were acknowledged, the
@@ -97,8 +90,7 @@ func (l *stageLog) waitForSubmits(n int, d time.Duration) bool {
 func TestConsumerPreparesNextBatchWhileCounting(t *testing.T) {
 	h := newKafkaHarness(t, 1)
 	proc := h.processor(nil)
-	log := &stageLog{scheduler: proc.Scheduler, store: proc.Store, submitted: map[string]bool{},
-		holdFirstCount: true, overlapped: make(chan bool, 1)}
+	log := newStageLog(proc.Scheduler, proc.Store)
 	proc.Scheduler, proc.Store = log, log
 	c, err := NewConsumer(ConsumerConfig{Brokers: h.brokers, Group: h.group, Topics: testTopics, BatchSize: 10}, proc)
 	if err != nil {
@@ -119,11 +111,11 @@ func TestConsumerPreparesNextBatchWhileCounting(t *testing.T) {
 	if len(log.early) > 0 {
 		t.Fatalf("tweets counted before their replies were acknowledged: %v", log.early)
 	}
-	last := map[string]int64{}
+	last := map[topicPartition]int64{}
 	for _, u := range log.counted {
-		k := fmt.Sprintf("%s/%d", u.Coord.Topic, u.Coord.Partition)
+		k := topicPartition{u.Coord.Topic, u.Coord.Partition}
 		if prev, ok := last[k]; ok && u.Coord.Offset <= prev {
-			t.Fatalf("%s counted at offset %d after offset %d", k, u.Coord.Offset, prev)
+			t.Fatalf("%+v counted at offset %d after offset %d", k, u.Coord.Offset, prev)
 		}
 		last[k] = u.Coord.Offset
 	}
