@@ -62,12 +62,13 @@ func TestScaleOutTwoAPIsTwoWorkersRollingRestart(t *testing.T) {
 
 	for range 2 {
 		out := runStarter(t, &d.child, "schedules", "apply", "-o", "json")
-		var applied []struct{ ID, State string }
+		type scheduleState struct{ ID, State string }
+		var applied []scheduleState
 		if err := json.Unmarshal([]byte(out), &applied); err != nil {
 			t.Fatalf("schedules apply -o json: %v\n%s", err, out)
 		}
 		for _, id := range d.schedules {
-			if !slices.Contains(applied, struct{ ID, State string }{id, "applied"}) {
+			if !slices.Contains(applied, scheduleState{id, "applied"}) {
 				t.Fatalf("schedules apply did not apply %s:\n%s", id, out)
 			}
 		}
