@@ -7,29 +7,31 @@
 --
 -- "apply": ARGV[2] the TTL in seconds once COMPLETED, ARGV[3] the TTL in
 -- seconds while not completed (refreshed by every record that changes the
--- hash), then six arguments per record from ARGV[4]:
---   kind         "init" (a TASK_INIT record), "tweet" (a tweet record) or
---                "dead" (a dead-lettered record naming this task)
---   offset field of the record's topic-partition: "offset:<topic>:<partition>"
---   offset       the record's offset
---   total        total_tweets (init only)
---   coordinates  the record's "<topic>:<partition>:<offset>"
---   tweet id     tweet_data.id (tweet only)
+-- hash), ARGV[4] the offset field of the records' topic-partition,
+-- "offset:<topic>:<partition>" (one call carries records of one partition),
+-- then three arguments per record from ARGV[5]:
+--   kind    "i" (a TASK_INIT record), "t" (a tweet record) or "d" (a
+--           dead-lettered record naming this task)
+--   offset  the record's offset
+--   value   total_tweets (init), tweet_data.id (tweet), "" (dead)
 -- The records are applied one after the other exactly as if each had a call
 -- of its own, but the hash is read once (one HMGET of every field they
 -- touch) and written once (one HSET, at most one EXPIRE): one call per task
 -- per partition batch instead of one per record, still atomic.
 -- "fail": ARGV[2] the TTL in seconds of a finished hash.
 --
--- "apply" returns, for each record in order, {result, processed_tweets,
--- total_tweets or -1, status, completer, duplicate_tweets,
--- dead_lettered_records} flattened into one array (seven values per
--- record); "signaled" and "fail" return one such group. result is
--- "initialized", "counted", "duplicate", "dead_lettered", "signaled" or
--- "failed"; completer is 1 for the one record whose processing made the
--- task COMPLETED, as long as the completion signal for it has not been
--- confirmed (so a redelivery of that record after a crash between counting
--- and signalling signals again).
+-- Each record's outcome is {result, processed_tweets, total_tweets or -1,
+-- status, completer, duplicate_tweets, dead_lettered_records}. "signaled"
+-- and "fail" return one such group. "apply" returns {codes, groups...}:
+-- codes has one character per record, "c" for a tweet counted that changed
+-- nothing but processed_tweets (its outcome is the previous record's with
+-- one more processed tweet: the common record costs one byte of the reply),
+-- "g" for every other record, whose group follows in order. The first
+-- record is always "g". result is "initialized", "counted", "duplicate",
+-- "dead_lettered", "signaled" or "failed"; completer is 1 for the one record
+-- whose processing made the task COMPLETED, as long as the completion signal
+-- for it has not been confirmed (so a redelivery of that record after a
+-- crash between counting and signalling signals again).
 --
 -- The unit of work is a distinct tweet (the crawler announces total_tweets
 -- as its number of distinct tweets). Every counted tweet id is a field "tweet:<id>" of
@@ -75,32 +77,27 @@ end
 
 
 -- "apply": the hot path of every record. Redis runs scripts one at a time,
--- so the whole call reads once, works in Lua tables and writes once: each
--- field gets the value the last record left in it, as if every record had
--- written it.
+-- so the whole call reads once, works in Lua locals and tables and writes
+-- once: each field gets the value the last record left in it, as if every
+-- record had written it.
 local completedTTL = tonumber(ARGV[2])
 local idleTTL = tonumber(ARGV[3])
-local records = (#ARGV - 3) / 6
+local offsetField = ARGV[4]
+local first = 5
 
--- The fields every record may read, then each record's watermark and tweet
--- id field, each named once.
+-- The fields every record may read, the partition's watermark, then each
+-- tweet id field, each named once.
 local names = {'total_tweets', 'processed_tweets', 'status', 'completed_by', 'completion_signaled',
-  'duplicate_tweets', 'dead_lettered_records'}
-local at = {}
-local idFields = {}
-local function want(f)
-  if not at[f] then
-    names[#names + 1] = f
-    at[f] = #names
-  end
-end
-for i = 0, records - 1 do
-  local a = 4 + 6 * i
-  want(ARGV[a + 1])
-  if ARGV[a] == 'tweet' then
-    local f = 'tweet:' .. ARGV[a + 5]
-    idFields[i] = f
-    want(f)
+  'duplicate_tweets', 'dead_lettered_records', offsetField}
+local fixed = #names
+local idAt = {}
+for a = first, #ARGV, 3 do
+  if ARGV[a] == 't' then
+    local f = 'tweet:' .. ARGV[a + 2]
+    if not idAt[f] then
+      names[#names + 1] = f
+      idAt[f] = #names
+    end
   end
 end
 local h = redis.call('HMGET', key, unpack(names))
@@ -112,39 +109,40 @@ local completedBy = h[4]
 local signaled = h[5]
 local dups = tonumber(h[6]) or 0
 local dead = tonumber(h[7]) or 0
--- field: the current value of each watermark and tweet id field (false
--- when absent); moved: the fields set by this call, in first-set order;
--- changed: which of the fixed fields to write.
-local field, moved, isMoved = {}, {}, {}
-for f, i in pairs(at) do
-  field[f] = h[i]
-end
-local function set(f, v)
-  if not isMoved[f] then
-    isMoved[f] = true
-    moved[#moved + 1] = f
-  end
-  field[f] = v
+-- mark: the partition's watermark; markArg: the offset it moved to, as the
+-- record gave it (written as sent, not as a Lua number).
+local mark = tonumber(h[fixed]) or -1
+local markArg = nil
+-- counted: the tweet id fields present, read or set by this call; added:
+-- those this call sets, in order.
+local counted, added = {}, {}
+for f, i in pairs(idAt) do
+  counted[f] = h[i] ~= false
 end
 local changed = {}
 -- ttl: the last EXPIRE a record asked for (all would run at the same
 -- instant, so the last one is the one that holds).
 local ttl = nil
-local out = {}
 
 local function finishedNow()
   return status == 'COMPLETED' or status == 'FAILED'
 end
 
+-- "<topic>:<partition>:<offset>", the record's coordinates, from the field's
+-- "offset:" on.
+local function coordinates(offsetArg)
+  return string.sub(offsetField, 8) .. ':' .. offsetArg
+end
+
 -- A record the consumer could not use but that names this task: counted
 -- once (the watermark dedupes redelivery), nothing else changes. The
 -- task's status and completion are the tweets' business only.
-local function applyDead(offsetField, offset)
-  if offset <= tonumber(field[offsetField] or '-1') then
+local function applyDead(offset, offsetArg)
+  if offset <= mark then
     return 'duplicate', 0
   end
   dead = dead + 1
-  set(offsetField, offset)
+  mark, markArg = offset, offsetArg
   changed.dead = true
   if not finishedNow() then
     ttl = idleTTL
@@ -153,25 +151,25 @@ local function applyDead(offsetField, offset)
 end
 
 -- A TASK_INIT or a tweet; returns the result and the completer flag.
-local function applyCounted(kind, offsetField, offset, announced, coord, idField)
+local function applyCounted(kind, offset, offsetArg, value)
   local finished = finishedNow()
-  if offset <= tonumber(field[offsetField] or '-1') then
+  if offset <= mark then
     -- A redelivered record: nothing changes. Only the completing record's
     -- redelivery, before its signal was confirmed, asks for the signal again.
-    if status == 'COMPLETED' and completedBy == coord and not signaled then
+    if status == 'COMPLETED' and not signaled and completedBy == coordinates(offsetArg) then
       return 'duplicate', 1
     end
     return 'duplicate', 0
   end
-  set(offsetField, offset)
+  mark, markArg = offset, offsetArg
   local result
-  if kind == 'init' then
+  if kind == 'i' then
     if finished then
       -- The task is over; a late TASK_INIT changes nothing but the watermark.
       return 'duplicate', 0
     end
     result = 'initialized'
-    total = announced
+    total = tonumber(value)
     changed.total = true
     if status == '' then
       status = 'INITIALIZED'
@@ -181,16 +179,20 @@ local function applyCounted(kind, offsetField, offset, announced, coord, idField
       processed = total
       changed.dups = true
     end
-  elseif status == 'COMPLETED' or field[idField] or (total ~= nil and processed >= total) then
-    result = 'duplicate'
-    dups = dups + 1
-    changed.dups = true
   else
-    result = 'counted'
-    processed = processed + 1
-    set(idField, 1)
-    if not finished then
-      status = 'PROCESSING'
+    local idField = 'tweet:' .. value
+    if status == 'COMPLETED' or counted[idField] or (total ~= nil and processed >= total) then
+      result = 'duplicate'
+      dups = dups + 1
+      changed.dups = true
+    else
+      result = 'counted'
+      processed = processed + 1
+      counted[idField] = true
+      added[#added + 1] = idField
+      if not finished then
+        status = 'PROCESSING'
+      end
     end
   end
   local completer = 0
@@ -201,7 +203,7 @@ local function applyCounted(kind, offsetField, offset, announced, coord, idField
       status = 'COMPLETED'
       completer = 1
       ttl = completedTTL
-      completedBy = coord
+      completedBy = coordinates(offsetArg)
       changed.completedBy = true
     end
   end
@@ -209,24 +211,39 @@ local function applyCounted(kind, offsetField, offset, announced, coord, idField
   return result, completer
 end
 
-for i = 0, records - 1 do
-  local a = 4 + 6 * i
-  local kind, offset = ARGV[a], tonumber(ARGV[a + 2])
+local codes, out = {}, {''}
+-- A counted tweet changes processed_tweets and perhaps the status: when the
+-- status stayed and it did not complete the task, its outcome is the
+-- previous record's with one more processed tweet, and its code says so.
+local prevStatus = nil
+for a = first, #ARGV, 3 do
+  local kind, offsetArg = ARGV[a], ARGV[a + 1]
+  local offset = tonumber(offsetArg)
   local result, completer
-  if kind == 'dead' then
-    result, completer = applyDead(ARGV[a + 1], offset)
+  if kind == 'd' then
+    result, completer = applyDead(offset, offsetArg)
   else
-    result, completer = applyCounted(kind, ARGV[a + 1], offset, tonumber(ARGV[a + 3]), ARGV[a + 4], idFields[i])
+    result, completer = applyCounted(kind, offset, offsetArg, ARGV[a + 2])
   end
-  local n = #out
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = result, processed, total or -1, status
-  out[n + 5], out[n + 6], out[n + 7] = completer, dups, dead
+  if result == 'counted' and completer == 0 and status == prevStatus then
+    codes[#codes + 1] = 'c'
+  else
+    codes[#codes + 1] = 'g'
+    local n = #out
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4] = result, processed, total or -1, status
+    out[n + 5], out[n + 6], out[n + 7] = completer, dups, dead
+  end
+  prevStatus = status
 end
+out[1] = table.concat(codes)
 
 local args = {}
-for _, f in ipairs(moved) do
+if markArg then
+  args[1], args[2] = offsetField, markArg
+end
+for _, f in ipairs(added) do
   args[#args + 1] = f
-  args[#args + 1] = field[f]
+  args[#args + 1] = 1
 end
 local function write(flag, f, v)
   if flag then

@@ -8,6 +8,7 @@ package progress
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -79,19 +80,21 @@ const updatesPerCallMax = 1000
 // the client's read timeout.
 const callsPerRoundTripMax = 100
 
-// call is one script call: records of one task, in their order in the batch.
+// call is one script call: records of one task from one topic-partition, in
+// their order in the batch.
 type call struct {
 	taskID int64
 	index  []int // positions in the batch
 }
 
-// ApplyBatch applies records with one script call per task (records of one
-// task in batch order; more than updatesPerCallMax take more calls, run in
-// order), the calls pipelined in one round trip of at most
-// callsPerRoundTripMax. Each call is atomic and applies its records exactly
-// as one call per record would, so the outcomes are the same. A failed batch
-// may be retried whole: records already applied come back as duplicates and
-// change nothing.
+// ApplyBatch applies records with one script call per task and
+// topic-partition (records in batch order; more than updatesPerCallMax take
+// more calls, run in order), the calls pipelined in one round trip of at
+// most callsPerRoundTripMax. A consumer's batch is one partition's, so it
+// takes one call per task. Each call is atomic and applies its records
+// exactly as one call per record would, so the outcomes are the same. A
+// failed batch may be retried whole: records already applied come back as
+// duplicates and change nothing.
 func (s *Store) ApplyBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outcome, error) {
 	calls := splitCalls(us)
 	outs := make([]crawl.Outcome, len(us))
@@ -114,13 +117,16 @@ func (s *Store) ApplyBatch(ctx context.Context, us []crawl.Update) ([]crawl.Outc
 	return outs, nil
 }
 
-// splitCalls groups the batch per task, in order of first appearance.
+// splitCalls groups the batch per task, in order of first appearance: a
+// task's records go to its last call while that call has room and they
+// come from its topic-partition, else to a new call after it, so a task's
+// calls keep the batch's order.
 func splitCalls(us []crawl.Update) []call {
 	var calls []call
-	open := map[int64]int{} // task → its last call, while that call has room
+	open := map[int64]int{} // task → its last call
 	for i, u := range us {
 		c, ok := open[u.TaskID]
-		if !ok || len(calls[c].index) == updatesPerCallMax {
+		if !ok || len(calls[c].index) == updatesPerCallMax || !samePartition(u.Coord, us[calls[c].index[0]].Coord) {
 			c = len(calls)
 			calls = append(calls, call{taskID: u.TaskID, index: make([]int, 0, min(len(us)-i, updatesPerCallMax))})
 			open[u.TaskID] = c
@@ -130,9 +136,13 @@ func splitCalls(us []crawl.Update) []call {
 	return calls
 }
 
+func samePartition(a, b crawl.Coordinates) bool {
+	return a.Partition == b.Partition && a.Topic == b.Topic
+}
+
 // argsPerUpdate is how many script arguments one record takes after the
-// call's own (see progress.lua, "apply").
-const argsPerUpdate = 6
+// call's own four (see progress.lua, "apply").
+const argsPerUpdate = 3
 
 func (s *Store) runCalls(ctx context.Context, us []crawl.Update, calls []call, outs []crawl.Outcome) error {
 	cmds := make([]*redis.Cmd, len(calls))
@@ -147,38 +157,27 @@ func (s *Store) runCalls(ctx context.Context, us []crawl.Update, calls []call, o
 	}
 	for i, c := range cmds {
 		call := calls[i]
-		vals, ok := c.Val().([]any)
-		if !ok || len(vals) != outcomeLen*len(call.index) {
-			return fmt.Errorf("crawl progress of task %d: unexpected script reply %#v", call.taskID, c.Val())
-		}
-		for j, at := range call.index {
-			o, err := parseOutcome(vals[j*outcomeLen : (j+1)*outcomeLen])
-			if err != nil {
-				return fmt.Errorf("crawl progress of task %d at %s: %w", call.taskID, us[at].Coord, err)
-			}
-			outs[at] = o
+		if err := decodeOutcomes(c.Val(), call.index, outs); err != nil {
+			return fmt.Errorf("crawl progress of task %d at %s: %w", call.taskID, us[call.index[0]].Coord, err)
 		}
 	}
 	return nil
 }
 
 func (s *Store) args(us []crawl.Update, c call) []any {
-	args := make([]any, 0, 3+argsPerUpdate*len(c.index))
-	args = append(args, "apply", int64(s.completedTTL/time.Second), int64(s.idleTTL/time.Second))
-	var field string // the offset field of the previous record, reused while its partition lasts
-	for i, at := range c.index {
+	args := make([]any, 0, 4+argsPerUpdate*len(c.index))
+	args = append(args, "apply", int64(s.completedTTL/time.Second), int64(s.idleTTL/time.Second),
+		offsetField(us[c.index[0]].Coord))
+	for _, at := range c.index {
 		u := us[at]
-		if i == 0 || u.Coord.Topic != us[c.index[i-1]].Coord.Topic || u.Coord.Partition != us[c.index[i-1]].Coord.Partition {
-			field = offsetField(u.Coord)
-		}
-		kind := "tweet"
 		switch {
 		case u.Init:
-			kind = "init"
+			args = append(args, "i", u.Coord.Offset, u.TotalTweets)
 		case u.DeadLetter:
-			kind = "dead"
+			args = append(args, "d", u.Coord.Offset, "")
+		default:
+			args = append(args, "t", u.Coord.Offset, u.TweetID)
 		}
-		args = append(args, kind, field, u.Coord.Offset, u.TotalTweets, u.Coord.String(), u.TweetID)
 	}
 	return args
 }
@@ -239,6 +238,49 @@ func (s *Store) Get(ctx context.Context, taskID int64) (crawl.Progress, error) {
 
 // outcomeLen is how many values of the script's reply describe one record.
 const outcomeLen = 7
+
+// decodeOutcomes reads an "apply" reply into outs at the records' positions:
+// a code per record, "c" for a tweet counted that changed nothing else (the
+// previous record's outcome with one more processed tweet), "g" for a
+// record whose outcome group follows (see progress.lua).
+func decodeOutcomes(v any, index []int, outs []crawl.Outcome) error {
+	vals, ok := v.([]any)
+	if !ok || len(vals) == 0 {
+		return fmt.Errorf("unexpected script reply %#v", v)
+	}
+	codes, ok := vals[0].(string)
+	if !ok || len(codes) != len(index) {
+		return fmt.Errorf("script reply codes %#v for %d records", vals[0], len(index))
+	}
+	groups := vals[1:]
+	var prev crawl.Outcome
+	for i, at := range index {
+		switch codes[i] {
+		case 'c':
+			if i == 0 {
+				return errors.New("script reply: the first record has no outcome group")
+			}
+			prev.Result, prev.Completer = crawl.ResultCounted, false
+			prev.Progress.ProcessedTweets++
+		case 'g':
+			if len(groups) < outcomeLen {
+				return fmt.Errorf("script reply: %d outcome groups for codes %q", (len(vals)-1)/outcomeLen, codes)
+			}
+			o, err := parseOutcome(groups[:outcomeLen])
+			if err != nil {
+				return err
+			}
+			prev, groups = o, groups[outcomeLen:]
+		default:
+			return fmt.Errorf("script reply: code %q", codes[i])
+		}
+		outs[at] = prev
+	}
+	if len(groups) != 0 {
+		return fmt.Errorf("script reply: %d values left after codes %q", len(groups), codes)
+	}
+	return nil
+}
 
 func parseOutcome(v any) (crawl.Outcome, error) {
 	arr, ok := v.([]any)
