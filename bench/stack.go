@@ -82,7 +82,40 @@ func startStack(ctx context.Context, root string) (*stack, error) {
 		s.close()
 		return nil, fmt.Errorf("bench config: %w", err)
 	}
+	if s.redisSrc == "redis" {
+		s.stops = append(s.stops, func() { removeKeys(c.Redis.URL, c.Redis.KeyPrefix) })
+	}
 	return s, nil
+}
+
+// removeKeys deletes what a run left in a shared Redis under its prefix: a
+// crawl run alone leaves a progress hash of every tweet id it counted (200,000
+// at BENCH_SCALE=10), which would otherwise live out its 7-day TTL.
+func removeKeys(url, prefix string) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if err := c.Unlink(ctx, keys[:n]...).Err(); err != nil {
+			logf("removing the run's Redis keys (%s*): %v", prefix, err)
+			return
+		}
+		keys = keys[n:]
+	}
+	if err := iter.Err(); err != nil {
+		logf("listing the run's Redis keys (%s*): %v", prefix, err)
+	}
 }
 
 func (s *stack) close() {
