@@ -586,3 +586,37 @@ func ttlClass(d time.Duration) string {
 		return "idle"
 	}
 }
+
+// A reply that does not match its records is an error naming what is wrong,
+// never a panic or outcomes made up for the records it does not cover.
+func TestDecodeOutcomesRefusesMalformedReplies(t *testing.T) {
+	group := []any{"counted", int64(1), int64(-1), "PROCESSING", int64(0), int64(0), int64(0)}
+	cases := []struct {
+		name  string
+		reply any
+	}{
+		{"not an array", "counted"},
+		{"empty", []any{}},
+		{"codes not a string", append([]any{int64(1)}, group...)},
+		{"fewer codes than records", append([]any{"g"}, group...)},
+		{"first record without a group", append([]any{"cc"}, group...)},
+		{"unknown code", append(append([]any{"gx"}, group...), group...)},
+		{"group missing", append([]any{"gg"}, group...)},
+		{"group cut short", []any{"gc", "counted", int64(1)}},
+		{"values left over", append(append([]any{"gc"}, group...), group...)},
+		{"count not a number", []any{"gc", "counted", "1", int64(-1), "PROCESSING", int64(0), int64(0), int64(0)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			outs := make([]crawl.Outcome, 2)
+			if err := decodeOutcomes(tc.reply, []int{0, 1}, outs); err == nil {
+				t.Fatalf("reply %#v decoded as %+v", tc.reply, outs)
+			}
+		})
+	}
+	outs := make([]crawl.Outcome, 2)
+	if err := decodeOutcomes(append([]any{"gc"}, group...), []int{0, 1}, outs); err != nil || outs[1].Progress.ProcessedTweets != 2 ||
+		outs[1].Result != crawl.ResultCounted || outs[1].Progress.Status != crawl.ProgressProcessing {
+		t.Fatalf("a well-formed reply: %+v, %v", outs, err)
+	}
+}
