@@ -25,7 +25,7 @@ var fuzzRound atomic.Int64
 // all occur.
 func fuzzSequence(data []byte) (us []crawl.Update, cuts []bool, signal []bool) {
 	next := map[string]int64{}
-	for i := 0; i+2 < len(data) && len(us) < 64; i += 3 {
+	for i := 0; i+2 < len(data) && len(us) < 24; i += 3 {
 		a, b, c := data[i], data[i+1], data[i+2]
 		task := fuzzTasks[a&1]
 		topic := crawl.DataTopicDefault
@@ -66,6 +66,9 @@ func FuzzProgressBatchEqualsOneCallPerRecord(f *testing.F) {
 	f.Add([]byte("\x0c\x10\x02\x00\x10\x11\x00\x10\x12\x00\x00\x12\x0e\x10\xf1"))
 	f.Add([]byte("\x00\x10\x01\x01\x10\x01\x00\x00\x01\x0c\x12\x02\x00\x12\x03\x0e\x12\xc4\x00\x12\x05"))
 	f.Add([]byte("\x0c\x10\x00\x00\x10\x01\x0c\x11\x03\x00\x11\x02\x00\x30\x03\x00\x00\x04"))
+	// TASK_INIT alone, then a batch whose dead letter leaves the task INITIALIZED and whose tweet
+	// makes it PROCESSING: the tweet's outcome is not the one before it plus one.
+	f.Add([]byte("\x0c\x10\x05\x0e\x10\x10\x00\x10\x11"))
 	backends := redisBackends(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		us, cuts, signal := fuzzSequence(data)
