@@ -100,21 +100,8 @@ func removeKeys(url, prefix string) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		if err := c.Unlink(ctx, keys[:n]...).Err(); err != nil {
-			logf("removing the run's Redis keys (%s*): %v", prefix, err)
-			return
-		}
-		keys = keys[n:]
-	}
-	if err := iter.Err(); err != nil {
-		logf("listing the run's Redis keys (%s*): %v", prefix, err)
+	if err := devstack.RemoveKeys(ctx, c, prefix); err != nil {
+		logf("the run's Redis keys: %v", err)
 	}
 }
 

@@ -422,10 +422,7 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
+		_ = devstack.RemoveKeys(ctx, c, prefix)
 		_ = c.Close()
 	})
 	return c, prefix
