@@ -86,14 +86,16 @@ local offsetField = ARGV[4]
 local first = 5
 
 -- The fields every record may read, the partition's watermark, then each
--- tweet id field, each named once.
+-- tweet id field, each named once; idField: each tweet record's field, by
+-- its first argument's position.
 local names = {'total_tweets', 'processed_tweets', 'status', 'completed_by', 'completion_signaled',
   'duplicate_tweets', 'dead_lettered_records', offsetField}
 local fixed = #names
-local idAt = {}
+local idAt, idField = {}, {}
 for a = first, #ARGV, 3 do
   if ARGV[a] == 't' then
     local f = 'tweet:' .. ARGV[a + 2]
+    idField[a] = f
     if not idAt[f] then
       names[#names + 1] = f
       idAt[f] = #names
@@ -151,7 +153,7 @@ local function applyDead(offset, offsetArg)
 end
 
 -- A TASK_INIT or a tweet; returns the result and the completer flag.
-local function applyCounted(kind, offset, offsetArg, value)
+local function applyCounted(kind, offset, offsetArg, value, idField)
   local finished = finishedNow()
   if offset <= mark then
     -- A redelivered record: nothing changes. Only the completing record's
@@ -180,7 +182,6 @@ local function applyCounted(kind, offset, offsetArg, value)
       changed.dups = true
     end
   else
-    local idField = 'tweet:' .. value
     if status == 'COMPLETED' or counted[idField] or (total ~= nil and processed >= total) then
       result = 'duplicate'
       dups = dups + 1
@@ -223,7 +224,7 @@ for a = first, #ARGV, 3 do
   if kind == 'd' then
     result, completer = applyDead(offset, offsetArg)
   else
-    result, completer = applyCounted(kind, offset, offsetArg, ARGV[a + 2])
+    result, completer = applyCounted(kind, offset, offsetArg, ARGV[a + 2], idField[a])
   end
   if result == 'counted' and completer == 0 and status == prevStatus then
     codes[#codes + 1] = 'c'
