@@ -9,7 +9,7 @@ import (
 
 	entryact "github.com/taskloom/taskloom/activities/entry"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/workflows/bulk"
 )
 
 // QueryBulkProgress returns a bulk resume/drop's BulkProgress, also of a closed run.
@@ -22,8 +22,6 @@ const (
 	// MaxBulkOutcomes bounds the per-task outcomes a bulk operation keeps; the counters cover
 	// every task.
 	MaxBulkOutcomes = 1000
-	// bulkBatchesPerRun bounds one run's history; the operation continues as new after it.
-	bulkBatchesPerRun = 200
 )
 
 // BulkInput starts (or continues) a bulk resume or drop.
@@ -78,16 +76,11 @@ func (p *BulkProgress) add(outs []entry.BulkOutcome) {
 // BulkWorkflowID is the workflow ID of bulk operation id of kind op.
 func BulkWorkflowID(op, id string) string { return "entry-bulk-" + op + ":" + id }
 
-var bulkBatchOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 5 * time.Minute,
-	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10},
-}
-
 // EntryBulkWorkflow resumes or drops the suspended tasks of a filter at a bounded rate: one
 // batch activity (EntryBulkBatch) per Interval, paging by task id, each task through the
 // single-task path (a task no longer suspended is skipped, so a repeated batch does nothing
 // twice). It answers QueryBulkProgress and returns the progress with the per-task outcomes; a
-// large operation continues as new every bulkBatchesPerRun batches.
+// large operation continues as new every bulk.BatchesPerRun batches.
 func EntryBulkWorkflow(ctx workflow.Context, in BulkInput) (*BulkProgress, error) {
 	if in.ID == "" || in.BatchSize <= 0 || in.Interval <= 0 || (in.Op != entry.BulkResume && in.Op != entry.BulkDrop) {
 		return nil, temporal.NewNonRetryableApplicationError("bulk input needs an op, an id, a batch size and an interval", "InvalidInput", nil)
@@ -97,29 +90,20 @@ func EntryBulkWorkflow(ctx workflow.Context, in BulkInput) (*BulkProgress, error
 	if err := workflow.SetQueryHandler(ctx, QueryBulkProgress, func() (BulkProgress, error) { return *p, nil }); err != nil {
 		return nil, fmt.Errorf("register %s query: %w", QueryBulkProgress, err)
 	}
-	actx := workflow.WithActivityOptions(ctx, bulkBatchOptions)
+	actx := workflow.WithActivityOptions(ctx, bulk.BatchOptions)
 	var a *entryact.Activities
-	for batch := 0; ; batch++ {
-		if batch == bulkBatchesPerRun {
-			return nil, workflow.NewContinueAsNewError(ctx, EntryBulkWorkflow, in)
-		}
+	err := bulk.Run(ctx, &in.Cursor, in.Interval, func(ctx workflow.Context, after string) (string, bool, error) {
 		var res entry.BulkBatchResult
 		if err := workflow.ExecuteActivity(actx, a.EntryBulkBatch, entry.BulkBatchRequest{Op: in.Op, Filter: in.Filter,
-			After: in.Cursor, Limit: in.BatchSize, Payload: in.Payload}).Get(ctx, &res); err != nil {
-			return nil, err
+			After: after, Limit: in.BatchSize, Payload: in.Payload}).Get(ctx, &res); err != nil {
+			return "", false, err
 		}
 		p.add(res.Outcomes)
-		in.Cursor = res.Last
-		if res.Done {
-			break
-		}
-		if err := workflow.Sleep(ctx, in.Interval); err != nil {
-			return nil, err
-		}
+		return res.Last, res.Done, nil
+	}, func() error { return workflow.NewContinueAsNewError(ctx, EntryBulkWorkflow, in) }, entry.StatusCompleted)
+	if err != nil {
+		return nil, err
 	}
 	p.Finished = true
-	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(entry.StatusCompleted)); err != nil {
-		workflow.GetLogger(ctx).Warn("upsert TaskloomStatus failed", "err", err)
-	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
+	"github.com/taskloom/taskloom/workflows/bulk"
 )
 
 // KindRedriveBulk is the TaskloomKind search attribute value of bulk redrive workflows.
@@ -25,8 +26,6 @@ const (
 	// MaxBulkOutcomes bounds the per-task outcomes a bulk redrive keeps (in its query answer, its
 	// result and its continue-as-new input); the counters cover every task.
 	MaxBulkOutcomes = 1000
-	// bulkBatchesPerRun bounds one run's history; the operation continues as new after it.
-	bulkBatchesPerRun = 200
 )
 
 // BulkInput starts (or continues) a bulk redrive.
@@ -81,18 +80,11 @@ func (p *BulkProgress) add(outs []pipeline.RedriveOutcome) {
 // BulkWorkflowID is the workflow ID of bulk redrive id.
 func BulkWorkflowID(id string) string { return "pipeline-redrive-bulk:" + id }
 
-// bulkBatchOptions: a batch asks for up to BatchSize redrives, each waiting for its run's
-// admission; retried a few times (each redrive is idempotent), then the operation fails.
-var bulkBatchOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 5 * time.Minute,
-	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10},
-}
-
 // PipelineRedriveBulkWorkflow redrives the failed tasks of a filter at a bounded rate: one batch
 // activity (PipelineRedriveBatch) per Interval, paging by task id, each task redriven under the
 // operation's redrive id so that a repeated batch redrives nothing twice. It answers
 // QueryBulkProgress while it runs and returns the progress with the per-task outcomes; a large
-// operation continues as new every bulkBatchesPerRun batches.
+// operation continues as new every bulk.BatchesPerRun batches.
 func PipelineRedriveBulkWorkflow(ctx workflow.Context, in BulkInput) (*BulkProgress, error) {
 	if in.ID == "" || in.BatchSize <= 0 || in.Interval <= 0 {
 		return nil, temporal.NewNonRetryableApplicationError("bulk redrive input needs an id, a batch size and an interval", "InvalidInput", nil)
@@ -102,29 +94,21 @@ func PipelineRedriveBulkWorkflow(ctx workflow.Context, in BulkInput) (*BulkProgr
 	if err := workflow.SetQueryHandler(ctx, QueryBulkProgress, func() (BulkProgress, error) { return *p, nil }); err != nil {
 		return nil, fmt.Errorf("register %s query: %w", QueryBulkProgress, err)
 	}
-	actx := workflow.WithActivityOptions(ctx, bulkBatchOptions)
+	// A batch asks for up to BatchSize redrives, each waiting for its run's admission.
+	actx := workflow.WithActivityOptions(ctx, bulk.BatchOptions)
 	var a *pipelineact.Activities
-	for batch := 0; ; batch++ {
-		if batch == bulkBatchesPerRun {
-			return nil, workflow.NewContinueAsNewError(ctx, PipelineRedriveBulkWorkflow, in)
-		}
+	err := bulk.Run(ctx, &in.Cursor, in.Interval, func(ctx workflow.Context, after string) (string, bool, error) {
 		var res pipeline.RedriveBatchResult
-		if err := workflow.ExecuteActivity(actx, a.PipelineRedriveBatch, pipeline.RedriveBatchRequest{BulkID: in.ID, Filter: in.Filter,
-			After: in.Cursor, Limit: in.BatchSize}).Get(ctx, &res); err != nil {
-			return nil, err
+		if err := workflow.ExecuteActivity(actx, a.PipelineRedriveBatch, pipeline.RedriveBatchRequest{BulkID: in.ID,
+			Filter: in.Filter, After: after, Limit: in.BatchSize}).Get(ctx, &res); err != nil {
+			return "", false, err
 		}
 		p.add(res.Outcomes)
-		in.Cursor = res.Last
-		if res.Done {
-			break
-		}
-		if err := workflow.Sleep(ctx, in.Interval); err != nil {
-			return nil, err
-		}
+		return res.Last, res.Done, nil
+	}, func() error { return workflow.NewContinueAsNewError(ctx, PipelineRedriveBulkWorkflow, in) }, pipeline.StatusSuccess)
+	if err != nil {
+		return nil, err
 	}
 	p.Finished = true
-	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(pipeline.StatusSuccess)); err != nil {
-		workflow.GetLogger(ctx).Warn("upsert TaskloomStatus failed", "err", err)
-	}
 	return p, nil
 }

@@ -76,7 +76,7 @@ func TestRedriveRefusedRunsNothing(t *testing.T) {
 }
 
 // The bulk redrive pages with a timer between batches, counts the outcomes, and continues as new
-// after bulkBatchesPerRun batches carrying its cursor and progress.
+// after bulk.BatchesPerRun batches carrying its cursor and progress.
 func TestBulkRedrivePacesAndContinuesAsNew(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
