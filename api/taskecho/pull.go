@@ -292,7 +292,10 @@ func (a *api) endLease(c echo.Context, end func(context.Context, taskecho.Actor,
 // releaseBatchMissing is TaskEcho's batch-release reason for a task that is missing or not pulled.
 const releaseBatchMissing = "任务不存在或未被拉取"
 
-func batchAnswer(items []taskecho.BatchItem, doneKey, atKey string) map[string]any {
+// batchAnswer is a batch release's or confirm's data, TaskEcho's shape: the tasks done (with
+// atKey's time) and those that failed (with a reason, and a code where TaskEcho gives one), and
+// its message: headline with the number done, then how many failed.
+func batchAnswer(items []taskecho.BatchItem, doneKey, atKey, headline string) (map[string]any, string) {
 	done, failed := []map[string]any{}, []map[string]any{}
 	for _, it := range items {
 		if it.Err == nil {
@@ -310,7 +313,11 @@ func batchAnswer(items []taskecho.BatchItem, doneKey, atKey string) map[string]a
 		}
 		failed = append(failed, f)
 	}
-	return map[string]any{doneKey: done, "failed": failed, doneKey + "_count": len(done), "failed_count": len(failed)}
+	msg := fmt.Sprintf(headline, len(done))
+	if len(failed) > 0 {
+		msg += fmt.Sprintf("，%d 个任务失败", len(failed))
+	}
+	return map[string]any{doneKey: done, "failed": failed, doneKey + "_count": len(done), "failed_count": len(failed)}, msg
 }
 
 func (a *api) releaseBatch(c echo.Context) error {
@@ -329,11 +336,7 @@ func (a *api) releaseBatch(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	data := batchAnswer(items, "released", "released_at")
-	msg := fmt.Sprintf("成功释放 %d 个任务的拉取锁定", data["released_count"])
-	if n := data["failed_count"].(int); n > 0 {
-		msg += fmt.Sprintf("，%d 个任务失败", n)
-	}
+	data, msg := batchAnswer(items, "released", "released_at", "成功释放 %d 个任务的拉取锁定")
 	return ok(c, http.StatusOK, data, msg)
 }
 
@@ -352,11 +355,7 @@ func (a *api) confirmBatch(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	data := batchAnswer(items, "confirmed", "confirmed_at")
-	msg := fmt.Sprintf("成功确认 %d 个任务", data["confirmed_count"])
-	if n := data["failed_count"].(int); n > 0 {
-		msg += fmt.Sprintf("，%d 个任务失败", n)
-	}
+	data, msg := batchAnswer(items, "confirmed", "confirmed_at", "成功确认 %d 个任务")
 	return ok(c, http.StatusOK, data, msg)
 }
 

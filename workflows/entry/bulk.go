@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/workflows/bulk"
 )
 
 // QueryBulkProgress returns a bulk resume/drop's BulkProgress, also of a closed run.

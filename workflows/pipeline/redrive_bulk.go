@@ -8,9 +8,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
-	"github.com/taskloom/taskloom/workflows/bulk"
 )
 
 // KindRedriveBulk is the TaskloomKind search attribute value of bulk redrive workflows.

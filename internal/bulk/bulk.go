@@ -51,3 +51,4 @@ func Run(ctx workflow.Context, cursor *string, interval time.Duration, batch Bat
 	}
 	return nil
 }
+
