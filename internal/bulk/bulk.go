@@ -51,4 +51,3 @@ func Run(ctx workflow.Context, cursor *string, interval time.Duration, batch Bat
 	}
 	return nil
 }
-
