@@ -97,7 +97,10 @@ func TestWorkerProcessKilledMidPoll(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Right after a poll the loop sleeps on a durable timer: kill the process there.
+	// The vendor counts a status request when it arrives, so the kill lands either while that
+	// request is in flight (the poll activity dies with the process and the new worker retries it
+	// after its start-to-close timeout, maxPollCallTimeout: the test then takes about a minute) or
+	// while the loop sleeps on its durable timer. Either way the job is not submitted again.
 	child.Kill()
 	h.StartWorker()
 	task := h.waitTask(id, 2*time.Minute)
