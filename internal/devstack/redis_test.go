@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -26,5 +27,25 @@ func TestRemoveKeysRemovesOnlyThePrefix(t *testing.T) {
 	}
 	if left := c.Keys(ctx, "*").Val(); len(left) != 2 {
 		t.Fatalf("keys left: %v, want run:ab and other:a:1", left)
+	}
+}
+
+// A prefix is text, not a pattern: its glob characters match only themselves, so a run whose
+// prefix holds one removes its own keys and no one else's.
+func TestRemoveKeysTakesThePrefixLiterally(t *testing.T) {
+	mr := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	for _, k := range []string{"r[ab]*?\\:1", "ra*?\\:1", "rb:1", "r[ab]x:1"} {
+		c.Set(ctx, k, 1, 0)
+	}
+	if err := RemoveKeys(ctx, c, "r[ab]*?\\:"); err != nil {
+		t.Fatal(err)
+	}
+	left := c.Keys(ctx, "*").Val()
+	slices.Sort(left)
+	if want := []string{"r[ab]x:1", "ra*?\\:1", "rb:1"}; !slices.Equal(left, want) {
+		t.Fatalf("keys left: %q, want %q", left, want)
 	}
 }
