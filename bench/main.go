@@ -133,7 +133,7 @@ func mainErr(ctx context.Context) error {
 	rep.print(os.Stdout)
 	printFloors(os.Stdout, rep.Floors)
 	printBreakdown(os.Stdout, rep.Results)
-	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisSrc, rep.Duration)
+	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisName(), rep.Duration)
 	if md := os.Getenv("BENCH_MARKDOWN"); md != "" {
 		f, err := os.Create(md)
 		if err != nil {

@@ -55,7 +55,9 @@ type stack struct {
 	// assistant is the fake Telegram server's assistant endpoint, the provider of the apply
 	// scenario's pipeline (as in make dev).
 	assistant *telegram.Server
-	redisSrc  string
+	// redis is the shared Redis the run uses, kept for removing the run's keys at the end; nil
+	// when the run uses miniredis.
+	redis *redis.Client
 	// feishuLatency is added to every emulator call (BENCH_FEISHU_LATENCY).
 	feishuLatency time.Duration
 	stops         []func()
@@ -82,8 +84,8 @@ func startStack(ctx context.Context, root string) (*stack, error) {
 		s.close()
 		return nil, fmt.Errorf("bench config: %w", err)
 	}
-	if s.redisSrc == "redis" {
-		s.stops = append(s.stops, func() { removeKeys(c.Redis.URL, c.Redis.KeyPrefix) })
+	if s.redis != nil {
+		s.stops = append(s.stops, func() { removeKeys(s.redis, c.Redis.KeyPrefix) })
 	}
 	return s, nil
 }
@@ -91,18 +93,20 @@ func startStack(ctx context.Context, root string) (*stack, error) {
 // removeKeys deletes what a run left in a shared Redis under its prefix: a
 // crawl run alone leaves a progress hash of every tweet id it counted (200,000
 // at BENCH_SCALE=10), which would otherwise live out its 7-day TTL.
-func removeKeys(url, prefix string) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
+func removeKeys(c *redis.Client, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := devstack.RemoveKeys(ctx, c, prefix); err != nil {
 		logf("the run's Redis keys: %v", err)
 	}
+}
+
+// redisName says which Redis the run used.
+func (s *stack) redisName() string {
+	if s.redis != nil {
+		return "redis"
+	}
+	return "miniredis"
 }
 
 func (s *stack) close() {
@@ -191,18 +195,19 @@ func (s *stack) startRedis(ctx context.Context, _ string) error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		err = c.Ping(pctx).Err()
 		cancel()
-		_ = c.Close()
 		if err == nil {
-			s.cfg.Redis.URL, s.redisSrc = u, "redis"
+			s.cfg.Redis.URL, s.redis = u, c
+			s.stops = append(s.stops, func() { _ = c.Close() })
 			return nil
 		}
+		_ = c.Close()
 	}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {
 		return fmt.Errorf("miniredis: %w", err)
 	}
 	s.stops = append(s.stops, mr.Close)
-	s.cfg.Redis.URL, s.redisSrc = "redis://"+mr.Addr(), "miniredis"
+	s.cfg.Redis.URL = "redis://" + mr.Addr()
 	return nil
 }
 
