@@ -181,19 +181,17 @@ local function applyCounted(kind, offset, offsetArg, value, idField)
       processed = total
       changed.dups = true
     end
+  elseif status == 'COMPLETED' or counted[idField] or (total ~= nil and processed >= total) then
+    result = 'duplicate'
+    dups = dups + 1
+    changed.dups = true
   else
-    if status == 'COMPLETED' or counted[idField] or (total ~= nil and processed >= total) then
-      result = 'duplicate'
-      dups = dups + 1
-      changed.dups = true
-    else
-      result = 'counted'
-      processed = processed + 1
-      counted[idField] = true
-      added[#added + 1] = idField
-      if not finished then
-        status = 'PROCESSING'
-      end
+    result = 'counted'
+    processed = processed + 1
+    counted[idField] = true
+    added[#added + 1] = idField
+    if not finished then
+      status = 'PROCESSING'
     end
   end
   local completer = 0
