@@ -106,11 +106,19 @@ func (p *Platform) openRedis(c config.Redis) error {
 	return nil
 }
 
+// kafkaLinger is how long the producer holds a partition's records for more to join them. Every
+// produce of taskloom's (crawl reply tasks, dead letters) waits for its acknowledgements before
+// the batch is counted, so lingering only adds to that wait — franz-go's default, 10 ms, once per
+// partition batch. Without it records still share requests: those produced while one is in
+// flight go out together in the next (bench crawl row, five runs each, interleaved: 142 ms
+// against 154 ms from the first record sent to the completion signal).
+const kafkaLinger = 0
+
 func (p *Platform) openKafka(c config.Kafka) error {
 	if len(c.Brokers) == 0 {
 		return nil
 	}
-	kc, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...), kgo.AllowAutoTopicCreation())
+	kc, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(kafkaLinger))
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
