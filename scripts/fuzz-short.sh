@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# Runs each Fuzz target of the module for $FUZZTIME beyond its seed corpus, one at a time
-# (go test -fuzz takes one target per run). The default is an iteration count, not a duration:
-# a short time-based run can end with a spurious "context deadline exceeded" from the fuzz
-# coordinator on a loaded machine, and a count gives every target the same work however noisy
-# the machine is.
+# Runs each Fuzz target of the module for $FUZZTIME beyond its seed corpus (go test -fuzz takes one
+# target per run), $FUZZ_JOBS targets at a time: most of a short run is the go command linking and
+# starting the target's binary and replaying its corpus, which leaves a core idle, so two runs
+# overlap on the project's 2 cores. The default is an iteration count, not a duration: a short
+# time-based run can end with a spurious "context deadline exceeded" from the fuzz coordinator on a
+# loaded machine, and a count gives every target the same work however noisy the machine is.
+# The first failure stops the rest and prints that target's output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FUZZTIME=${FUZZTIME:-5000x}
-count=0
-while IFS=: read -r file _ line; do
-  name=$(sed -E 's/^func (Fuzz[A-Za-z0-9_]*).*/\1/' <<<"$line")
-  pkg="./$(dirname "$file")"
-  echo "fuzz $pkg $name ($FUZZTIME)"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg" >/tmp/fuzz-$$.log 2>&1 || { cat /tmp/fuzz-$$.log; exit 1; }
-  count=$((count + 1))
-done < <(git ls-files '*_test.go' | xargs grep -nE '^func Fuzz[A-Za-z0-9_]*\(' || true)
+export FUZZTIME=${FUZZTIME:-5000x}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+LOGS=$(mktemp -d)
+export LOGS
+trap 'rm -rf "$LOGS"' EXIT
+
+# fuzz_one PKG NAME runs one target; its exit status 255 makes xargs stop starting others.
+fuzz_one() {
+  local log="$LOGS/${1//\//_}.$2.log"
+  echo "fuzz $1 $2 ($FUZZTIME)"
+  go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1" >"$log" 2>&1 || { cat "$log"; exit 255; }
+}
+export -f fuzz_one
+
+targets=$(git ls-files '*_test.go' | xargs grep -nE '^func Fuzz[A-Za-z0-9_]*\(' |
+  sed -E 's#^(.*)/[^/]*:[0-9]+:func (Fuzz[A-Za-z0-9_]*).*#./\1 \2#' || true)
+count=$(grep -c . <<<"$targets" || true)
+xargs -r -P "$FUZZ_JOBS" -n 2 bash -c 'fuzz_one "$@"' _ <<<"$targets"
 echo "fuzz-short: $count targets ran without a failure"
