@@ -33,7 +33,8 @@ export -f binary
 # The binary runs in its package's folder, as go test runs it: the corpus is testdata/fuzz there.
 fuzz_one() {
   [[ -e "$WORK/failed" ]] && return 0
-  local log="$WORK/${1//\//_}.$2.log"
+  local log
+  log="$(binary "$1").$2.log"
   echo "fuzz $1 $2 ($FUZZTIME)"
   (cd "$1" && "$(binary "$1")" -test.run='^$' -test.fuzz="^$2\$" -test.fuzztime="$FUZZTIME" \
     -test.fuzzcachedir="$FUZZ_CACHE/${1#./}" -test.timeout=10m -test.paniconexit0) >"$log" 2>&1 ||
