@@ -7,18 +7,19 @@ import (
 
 func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 	cases := map[string]string{
-		"API_ADDR":             "notaport",
-		"MONGO_URI":            "xx://",
-		"REDIS_URL":            "http://localhost:6379",
-		"TEMPORAL_ADDRESS":     "localhost",
-		"KAFKA_BROKERS":        "a:b:c",
-		"LOG_LEVEL":            "loud",
-		"TASKLOOM_ENV":         "staging",
-		"API_BODY_LIMIT":       "lots",
-		"API_SHUTDOWN_TIMEOUT": "soon",
-		"DEV_LOG_LEVEL":        "chatty",
-		"TEMPORAL_PORT":        "70000",
-		"TEMPORAL_UI_PORT":     "0",
+		"API_ADDR":               "notaport",
+		"MONGO_URI":              "xx://",
+		"REDIS_URL":              "http://localhost:6379",
+		"TEMPORAL_ADDRESS":       "localhost",
+		"KAFKA_BROKERS":          "a:b:c",
+		"LOG_LEVEL":              "loud",
+		"TASKLOOM_ENV":           "staging",
+		"API_BODY_LIMIT":         "lots",
+		"API_SHUTDOWN_TIMEOUT":   "soon",
+		"DEV_LOG_LEVEL":          "chatty",
+		"TEMPORAL_PORT":          "70000",
+		"TEMPORAL_UI_PORT":       "0",
+		"PIPELINE_ALLOWED_HOSTS": "10.0.0.0/33",
 
 		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
 		"FEISHU_REQUEST_TIMEOUT":       "0s",
@@ -48,5 +49,24 @@ func TestProdRequiresStores(t *testing.T) {
 func TestDefaultsValidate(t *testing.T) {
 	if err := Defaults().Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
+	}
+}
+
+// PIPELINE_ALLOWED_HOSTS reaches the outbound policy, which allows loopback only in dev.
+func TestEgressPolicyFollowsEnvAndAllowList(t *testing.T) {
+	t.Setenv("PIPELINE_ALLOWED_HOSTS", "vendor.corp.example, 10.20.0.0/16")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Egress().CheckURL("http://10.20.1.1/"); err != nil {
+		t.Fatalf("allow-listed range refused: %v", err)
+	}
+	if err := c.Egress().CheckURL("http://127.0.0.1:9000/"); err != nil {
+		t.Fatalf("dev refused loopback: %v", err)
+	}
+	c.Env = "prod"
+	if err := c.Egress().CheckURL("http://127.0.0.1:9000/"); err == nil {
+		t.Fatal("prod accepted loopback")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/egress"
 )
 
 // Pipeline is the pipeline subsystem's configuration.
@@ -43,6 +45,10 @@ type Pipeline struct {
 	// BreakerRateLimitWindow is how long a provider must keep answering 429 (and nothing else)
 	// before those answers open its breaker.
 	BreakerRateLimitWindow time.Duration `env:"PIPELINE_BREAKER_RATE_LIMIT_WINDOW" envDefault:"1m"`
+	// AllowedHosts lets the URLs users register (provider base_url and health_url, function
+	// invoke_url) reach internal vendors the outbound policy refuses otherwise: host names and
+	// CIDR ranges or addresses, comma-separated. Loopback is allowed in dev without it.
+	AllowedHosts egress.AllowList `env:"PIPELINE_ALLOWED_HOSTS"`
 	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
 	// them and sets it when empty; set it to reuse an already running `go run ./starter/dev pipeline fakes`.
 	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
@@ -117,4 +123,10 @@ func (c *Config) PipelineBackendURL() string {
 		return c.API.PublicURL
 	}
 	return "http://" + c.API.Addr
+}
+
+// Egress is the outbound policy for the URLs users register: public addresses, loopback too in
+// dev (its fakes listen there), and whatever PIPELINE_ALLOWED_HOSTS allows.
+func (c *Config) Egress() *egress.Policy {
+	return egress.New(c.Pipeline.AllowedHosts, c.Dev())
 }
