@@ -2,7 +2,6 @@ package worker
 
 import (
 	"log/slog"
-	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -27,13 +26,14 @@ func registerPipeline(w sdkworker.Registry, p *platform.Platform) error {
 }
 
 // PipelineActivities builds the pipeline activities over the pipelines' Mongo store, the vendor
-// HTTP client and the Prometheus series on reg.
+// HTTP client (held to the outbound policy: PIPELINE_ALLOWED_HOSTS, loopback only in dev) and
+// the Prometheus series on reg.
 func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger, reg prometheus.Registerer) *pipelineact.Activities {
 	store := pipelinedb.New(db)
 	metrics := pipelineprom.New(reg)
 	return &pipelineact.Activities{
 		Store: store,
-		Vendors: &vendorhttp.Client{HTTP: &http.Client{Timeout: cfg.Pipeline.HTTPTimeoutCap}, Calls: store,
+		Vendors: &vendorhttp.Client{HTTP: cfg.Egress().Client(cfg.Pipeline.HTTPTimeoutCap), Calls: store,
 			Metrics: metrics, Log: log, RetryAfterMax: cfg.Pipeline.RetryAfterMax},
 		Env:          pipelineact.AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),

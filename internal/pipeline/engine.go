@@ -13,7 +13,8 @@ const (
 	// ErrTypeVendorRejected: the vendor answered 4xx; retrying the same provider is pointless,
 	// another provider may still accept.
 	ErrTypeVendorRejected = "PipelineVendorRejected"
-	// ErrTypeConfig: a provider or function the schema names is not registered (any more).
+	// ErrTypeConfig: a provider or function the schema names is not registered (any more), or
+	// its URL reaches an address the outbound policy refuses.
 	ErrTypeConfig = "PipelineConfigError"
 
 	// Admission refusals: the task was not created (nothing charged, nothing written). The API

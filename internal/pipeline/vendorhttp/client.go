@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/taskloom/taskloom/internal/egress"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 )
@@ -34,7 +36,9 @@ type CallRecorder interface {
 	RecordCall(ctx context.Context, c pipeline.ProviderCall) error
 }
 
-// Client sends vendor requests. HTTP bounds each request (PIPELINE_HTTP_TIMEOUT_CAP).
+// Client sends vendor requests. HTTP bounds each request (PIPELINE_HTTP_TIMEOUT_CAP); the worker
+// builds it with egress.Policy.Client, so that no call reaches an address the outbound policy
+// refuses, however its URL resolves or redirects.
 type Client struct {
 	HTTP    *http.Client
 	Calls   CallRecorder
@@ -106,6 +110,11 @@ func (c *Client) do(ctx context.Context, p *pipeline.Provider, method, target st
 	}
 	start := time.Now()
 	doc, f := c.send(req, p.Ref)
+	if f != nil && f.refused {
+		// Not the vendor's failure, so not in its health: the outbound policy forbids the address,
+		// and neither a retry nor the next provider's attempt on this URL changes that.
+		return nil, temporal.NewNonRetryableApplicationError(f.msg, pipeline.ErrTypeConfig, nil)
+	}
 	c.observe(ctx, p.Ref, start, f)
 	if f != nil {
 		return nil, c.vendorError(ctx, f)
@@ -120,6 +129,8 @@ type failure struct {
 	// retryAfter is the answer's Retry-After, when it had a valid one (hasRetryAfter).
 	retryAfter    time.Duration
 	hasRetryAfter bool
+	// refused: the outbound policy (egress) refused the address dialled or a redirect.
+	refused bool
 }
 
 // send performs the request and decodes a 2xx JSON answer. Network errors (connection refused or
@@ -128,7 +139,8 @@ type failure struct {
 func (c *Client) send(req *http.Request, ref string) (any, *failure) {
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, &failure{class: pipeline.ClassTransient, msg: fmt.Sprintf("%s %s: %v", req.Method, req.URL, err)}
+		return nil, &failure{class: pipeline.ClassTransient, msg: fmt.Sprintf("%s %s: %v", req.Method, req.URL.Redacted(), err),
+			refused: errors.Is(err, egress.ErrRefused)}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
