@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/egress"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
@@ -24,7 +25,9 @@ type handlers struct {
 	verifier  pipeline.Verifier
 	// redriveWindow is PIPELINE_REDRIVE_WINDOW.
 	redriveWindow time.Duration
-	log           *slog.Logger
+	// egress refuses registered URLs the worker must not call (PIPELINE_ALLOWED_HOSTS allows).
+	egress *egress.Policy
+	log    *slog.Logger
 }
 
 // Mount attaches the pipeline routes: /api/v1/... behind API keys, and the SCF callback under
@@ -42,6 +45,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 		verifier: pipeline.Verifier{Secret: cfg.Pipeline.Secret(), RequireBody: cfg.Pipeline.RequireBodySignature,
 			MaxSkew: cfg.Pipeline.CallbackMaxSkew},
 		redriveWindow: cfg.Pipeline.RedriveWindow,
+		egress:        cfg.Egress(),
 	}
 	h.routes(e, d.Authn)
 	return nil

@@ -41,6 +41,19 @@ func validRef(ref string) error {
 	return nil
 }
 
+// checkURL refuses a URL the worker would call on the user's behalf when it points at an address
+// the outbound policy refuses (loopback in prod, private, link-local, metadata…). The worker
+// checks again when it connects, against what the name resolves to then.
+func (h *handlers) checkURL(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if err := h.egress.CheckURL(raw); err != nil {
+		return httpx.Validation(field, field+": "+err.Error())
+	}
+	return nil
+}
+
 func (h *handlers) putProvider(c echo.Context) error {
 	ref := c.Param("ref")
 	if err := validRef(ref); err != nil {
@@ -55,6 +68,12 @@ func (h *handlers) putProvider(c echo.Context) error {
 	}
 	if (req.AuthHeader == "") != (req.AuthValue == "") {
 		return httpx.Validation("auth_header", "auth_header and auth_value go together")
+	}
+	if err := h.checkURL("base_url", req.BaseURL); err != nil {
+		return err
+	}
+	if err := h.checkURL("health_url", req.HealthURL); err != nil {
+		return err
 	}
 	p, err := h.store.PutProvider(c.Request().Context(), &pipeline.Provider{Ref: ref, BaseURL: strings.TrimRight(req.BaseURL, "/"),
 		HealthURL: req.HealthURL, AuthHeader: req.AuthHeader, AuthValue: req.AuthValue})
@@ -157,6 +176,9 @@ func (h *handlers) putFunction(c echo.Context) error {
 		return err
 	}
 	if err := httpx.Validate(&req); err != nil {
+		return err
+	}
+	if err := h.checkURL("invoke_url", req.InvokeURL); err != nil {
 		return err
 	}
 	f, err := h.store.PutFunction(c.Request().Context(), &pipeline.Function{Name: name, InvokeURL: req.InvokeURL})
