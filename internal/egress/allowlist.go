@@ -66,6 +66,9 @@ func (a *AllowList) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// MarshalText writes the list as its environment variable reads it.
+func (a AllowList) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
 // String is the list as it would be written in the environment.
 func (a AllowList) String() string {
 	out := slices.Clone(a.hosts)

@@ -148,8 +148,10 @@ func TestAllowList(t *testing.T) {
 			t.Errorf("allow list %q parsed", bad)
 		}
 	}
-	if got := mustAllow(t, "a.example,10.0.0.5/8").String(); got != "a.example,10.0.0.0/8" {
-		t.Errorf("String() = %q", got)
+	var back AllowList
+	if text, _ := mustAllow(t, "A.example.,10.0.0.5/8").MarshalText(); string(text) != "a.example,10.0.0.0/8" ||
+		back.UnmarshalText(text) != nil || back.String() != string(text) {
+		t.Errorf("MarshalText = %q, read back as %q", text, back.String())
 	}
 }
 

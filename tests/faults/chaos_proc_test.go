@@ -3,6 +3,7 @@
 package faults_test
 
 import (
+	"encoding"
 	"fmt"
 	"os"
 	"os/exec"
@@ -160,6 +161,12 @@ func configEnv(t *testing.T, cfg *config.Config) []string {
 				}
 				slices.Sort(parts)
 				s = strings.Join(parts, separator(f))
+			case encoding.TextMarshaler: // e.g. PIPELINE_ALLOWED_HOSTS
+				b, err := x.MarshalText()
+				if err != nil {
+					t.Fatalf("configEnv: %s: %v", name, err)
+				}
+				s = string(b)
 			case []time.Duration:
 				parts := make([]string, len(x))
 				for i, d := range x {
