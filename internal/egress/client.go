@@ -27,7 +27,8 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 
 // DialContext wraps d so that each connection is refused unless the address it is about to
 // dial — after DNS, so a name that resolves (or rebinds) to a refused address is caught — passes
-// the policy. Host names on the allow list are dialled as they resolve.
+// the policy. Host names on the allow list are dialled as they resolve. The policy's hook
+// replaces any Control or ControlContext hook d has.
 func (p *Policy) DialContext(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	guarded := *d
 	guarded.ControlContext = nil
