@@ -1,0 +1,54 @@
+package taskecho_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/taskloom/taskloom/internal/auth"
+)
+
+// The push a key bound to A sent to rename project D and soft-delete its tasks: project_id names
+// D for the write, PROJECT_ID names A for a case-insensitive binding check. It is refused as a
+// whole, in either order, and D is untouched.
+func TestBoundKeyCannotPushIntoAnotherProjectWithACaseVariantKey(t *testing.T) {
+	e := env(t)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("A", "q", ctask("a", "pending")), http.StatusOK)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("D", "q", ctask("d1", "pending"), ctask("d2", "done")), http.StatusOK)
+	boundA := e.NewKey(auth.PermWrite, "A")
+
+	attack := submitBody("D", "q", ctask("x", "pending"))
+	attack["project_name"] = "renamed by A"
+	raw, err := json.Marshal(attack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := string(raw[:len(raw)-1]) + `,"PROJECT_ID":"A"}`
+	before := `{"PROJECT_ID":"A",` + string(raw[1:])
+	for _, body := range []string{after, before} {
+		res := call(t, e, http.MethodPost, "/api/v1/submit", boundA, body, http.StatusBadRequest)
+		wantError(t, res, "VALIDATION_ERROR")
+		if res.Error.Details["field"] != "project_id" {
+			t.Fatalf("the refusal must name project_id: %+v", res.Error.Details)
+		}
+	}
+
+	d := call(t, e, http.MethodGet, "/api/v1/projects/D", e.AdminKey, nil, http.StatusOK).Data
+	if d["name"] != "proj D" {
+		t.Fatalf("project D was renamed: %+v", d)
+	}
+	var ids []string
+	for _, it := range call(t, e, http.MethodGet, "/api/v1/projects/D/queues/q/tasks", e.AdminKey, nil, http.StatusOK).Data["items"].([]any) {
+		task := it.(map[string]any)
+		if task["deleted_at"] != nil {
+			t.Fatalf("task of D soft-deleted: %+v", task)
+		}
+		ids = append(ids, task["id"].(string))
+	}
+	if !slices.Equal(sorted(ids), []string{"d1", "d2"}) {
+		t.Fatalf("D's queue lists %v, want d1 and d2", ids)
+	}
+	// The key still pushes to its own project.
+	call(t, e, http.MethodPost, "/api/v1/submit", boundA, submitBody("A", "q", ctask("a", "done")), http.StatusOK)
+}
