@@ -52,3 +52,36 @@ func TestBoundKeyCannotPushIntoAnotherProjectWithACaseVariantKey(t *testing.T) {
 	// The key still pushes to its own project.
 	call(t, e, http.MethodPost, "/api/v1/submit", boundA, submitBody("A", "q", ctask("a", "done")), http.StatusOK)
 }
+
+// The tag list and the live totals were server-wide: a key bound to A listed B's tags and
+// counted every tenant's projects. A bound key now sees its project's; an unbound key all.
+func TestBoundKeySeesOnlyItsProjectInTagsAndTotals(t *testing.T) {
+	e := env(t)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("A", "q", ctask("a", "pending")), http.StatusOK)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("B", "q", ctask("b1", "pending"), ctask("b2", "done")), http.StatusOK)
+	call(t, e, http.MethodPut, "/api/v1/projects/A/metadata", e.AdminKey, map[string]any{"tags": []string{"shared", "a-only"}}, http.StatusOK)
+	call(t, e, http.MethodPut, "/api/v1/projects/B/metadata", e.AdminKey, map[string]any{"tags": []string{"shared", "b-secret"}}, http.StatusOK)
+	boundA := e.NewKey(auth.PermRead, "A")
+
+	tags := func(key string) []string {
+		var out []string
+		for _, tag := range call(t, e, http.MethodGet, "/api/v1/projects/tags", key, nil, http.StatusOK).Data["tags"].([]any) {
+			out = append(out, tag.(string))
+		}
+		return sorted(out)
+	}
+	if got := tags(boundA); !slices.Equal(got, []string{"a-only", "shared"}) {
+		t.Fatalf("a key bound to A lists tags %v, want only A's", got)
+	}
+	if got := tags(e.AdminKey); !slices.Equal(got, []string{"a-only", "b-secret", "shared"}) {
+		t.Fatalf("an unbound key lists tags %v, want every project's", got)
+	}
+
+	st := call(t, e, http.MethodGet, "/api/v1/stats", boundA, nil, http.StatusOK).Data
+	if st["project_count"] != 1.0 || st["queue_count"] != 1.0 || st["task_count"] != 1.0 {
+		t.Fatalf("a key bound to A got totals %+v, want A's (1 project, 1 queue, 1 task)", st)
+	}
+	if all := call(t, e, http.MethodGet, "/api/v1/stats", e.AdminKey, nil, http.StatusOK).Data; all["project_count"] != 2.0 || all["task_count"] != 3.0 {
+		t.Fatalf("an unbound key got totals %+v, want every project's", all)
+	}
+}
