@@ -85,3 +85,22 @@ func TestBoundKeySeesOnlyItsProjectInTagsAndTotals(t *testing.T) {
 		t.Fatalf("an unbound key got totals %+v, want every project's", all)
 	}
 }
+
+// A bound admin key manages its project's keys; another project's key is answered like one that
+// does not exist (404), so its id is not confirmed.
+func TestBoundAdminKeySeesOtherProjectsKeysAsMissing(t *testing.T) {
+	e := env(t)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("A", "q", ctask("a", "pending")), http.StatusOK)
+	call(t, e, http.MethodPost, "/api/v1/submit", e.AdminKey, submitBody("B", "q", ctask("b", "pending")), http.StatusOK)
+	ofB := call(t, e, http.MethodPost, "/api/v1/api-keys", e.AdminKey, map[string]any{"name": "b", "project_id": "B"}, http.StatusCreated).Data["id"].(string)
+	ofA := call(t, e, http.MethodPost, "/api/v1/api-keys", e.AdminKey, map[string]any{"name": "a", "project_id": "A"}, http.StatusCreated).Data["id"].(string)
+	adminA := e.NewKey(auth.PermAdmin, "A")
+
+	call(t, e, http.MethodGet, "/api/v1/api-keys/"+ofA, adminA, nil, http.StatusOK)
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		wantError(t, call(t, e, m, "/api/v1/api-keys/"+ofB, adminA, map[string]any{"is_active": false}, http.StatusNotFound), "RESOURCE_NOT_FOUND")
+	}
+	if b := call(t, e, http.MethodGet, "/api/v1/api-keys/"+ofB, e.AdminKey, nil, http.StatusOK).Data; b["is_active"] != true {
+		t.Fatalf("B's key was changed by A's admin: %+v", b)
+	}
+}
