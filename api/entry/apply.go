@@ -37,10 +37,9 @@ func (h *handlers) apply(c echo.Context) error {
 	if err != nil {
 		return toHTTP(err)
 	}
-	may := reader(c)
-	if acc.Duplicate && acc.Owner != "" && may != nil && !may(acc.Owner) {
-		// The key names a task another caller submitted: nothing was enqueued for this caller,
-		// and nothing of that task is shown.
+	// A duplicate whose record was read (Recorded, or an owner) names a task another caller may
+	// have submitted: then nothing was enqueued for this caller, and nothing of that task is shown.
+	if may := reader(c); acc.Duplicate && (acc.Recorded != nil || acc.Owner != "") && may != nil && !may(acc.Owner) {
 		return httpx.Conflict("idempotencyKey names a task another API key submitted; send a key of your own").
 			WithDetail("field", "idempotencyKey")
 	}
