@@ -14,7 +14,8 @@ import (
 // effective configuration for operators.
 func mountOps(e *echo.Echo, d httpx.Deps) {
 	e.GET("/api/v1/me", me, d.Authn)
-	e.GET("/internal/config", effectiveConfig(d.Platform), d.Authn, auth.Require(auth.PermAdmin))
+	// The configuration is the whole deployment's, so a project-bound admin key may not read it.
+	e.GET("/internal/config", effectiveConfig(d.Platform), d.Authn, auth.RequireGlobal(auth.PermAdmin))
 }
 
 func me(c echo.Context) error {

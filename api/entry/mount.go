@@ -29,12 +29,14 @@ type handlers struct {
 }
 
 // Mount attaches the entry routes. Callers need a write key to apply and a read key for status;
-// the operator routes need an admin key; the Telegram webhook authenticates by its secret token.
+// the operator routes need an admin key bound to no project; the Telegram webhook authenticates
+// by its secret token.
 func Mount(e *echo.Echo, d httpx.Deps) error {
 	p := d.Platform
 	wf := entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)
 	h := &handlers{cfg: &p.Config.Entry, sub: intake.NewSubmitter(p, wf), tasks: intake.NewTasks(p, wf), wf: wf, now: time.Now}
-	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
+	// The operator routes see and change every caller's tasks: an admin key bound to no project.
+	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.RequireGlobal(auth.PermAdmin)
 	e.POST("/api/workflows/apply", h.apply, d.Authn, write)
 	e.GET("/api/workflows/tasks/:task_id", h.taskStatus, d.Authn, read)
 

@@ -43,7 +43,7 @@ func (h *handlers) telegram(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"ok": true, "ignored": true, "reason": err.Error()})
 	}
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelTelegram, Source: "telegram-bot", RetryMax: h.cfg.RetryMax,
-		Now: h.now(), KeyTS: keyTS})
+		Now: h.now(), KeyTS: keyTS, Owner: entry.OwnerTelegram})
 	acc, err := h.sub.Submit(c.Request().Context(), env)
 	var fe *entry.FieldError
 	if errors.As(err, &fe) {

@@ -52,7 +52,9 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 }
 
 func (h *handlers) routes(e *echo.Echo, authn echo.MiddlewareFunc) {
-	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.Require(auth.PermAdmin)
+	// Schemas, providers, health pins, functions and quotas are shared by every project: managing
+	// them needs an admin key bound to no project.
+	read, write, admin := auth.Require(auth.PermRead), auth.Require(auth.PermWrite), auth.RequireGlobal(auth.PermAdmin)
 	v1 := e.Group("/api/v1", authn)
 	v1.POST("/pipelines", h.publishPipeline, admin)
 	v1.GET("/pipelines", h.listPipelines, read)

@@ -14,19 +14,24 @@ import (
 // submit is POST /api/v1/submit, TaskEcho's full-queue push. ?conflict=reject (or the project's
 // conflict_policy) makes a push over an unseen server edit a 409.
 func (a *api) submit(c echo.Context) error {
-	b, err := body(c)
+	raw, err := body(c)
 	if err != nil {
 		return err
 	}
-	// TaskEcho checks a project-bound key's scope before validating the body.
-	if err := auth.RequireProject(c, taskecho.PeekProjectID(b)); err != nil {
+	b, err := taskecho.DecodeSubmit(raw)
+	if err != nil {
+		return fail(err)
+	}
+	// TaskEcho checks a project-bound key's scope before validating the body; the check reads
+	// the same decoded project_id that the push writes to.
+	if err := auth.RequireProject(c, b.ProjectID); err != nil {
 		return err
 	}
 	conflict := strings.ToLower(c.QueryParam("conflict"))
 	if conflict != "" && conflict != taskecho.ConflictOverwrite && conflict != taskecho.ConflictReject {
 		return httpx.Validation("conflict", "conflict 必须是 overwrite 或 reject")
 	}
-	in, err := taskecho.ParseSubmit(b, timeNow())
+	in, err := b.Parse(timeNow())
 	if err != nil {
 		return fail(err)
 	}

@@ -110,15 +110,18 @@ func (a *api) createKey(c echo.Context) error {
 	return ok(c, http.StatusCreated, v, "API Key 创建成功")
 }
 
-// ownKey loads a key and checks a bound admin may manage it.
+// ownKey loads a key and checks a bound admin may manage it. Another project's key is answered
+// like a missing one, so a bound admin cannot learn which key ids exist elsewhere.
 func (a *api) ownKey(c echo.Context) (auth.Key, error) {
 	id := c.Param("id")
 	k, err := a.keys.Get(c.Request().Context(), id)
-	if err != nil {
-		return k, keyErr(err, id)
+	if err == nil {
+		if b := boundProject(c); b != "" && k.ProjectID != b {
+			err = auth.ErrNotFound
+		}
 	}
-	if b := boundProject(c); b != "" && k.ProjectID != b {
-		return k, httpx.Forbidden("this API key is bound to another project")
+	if err != nil {
+		return auth.Key{}, keyErr(err, id)
 	}
 	return k, nil
 }

@@ -62,7 +62,8 @@ func (a *api) projectTags(c echo.Context) error {
 	if err != nil || limit < 1 {
 		return httpx.Validation("limit", "limit 必须是正整数")
 	}
-	tags, err := a.svc.Admin.PopularTags(c.Request().Context(), min(limit, 100))
+	// A project-bound key counts its own project's tags only.
+	tags, err := a.svc.Admin.PopularTags(c.Request().Context(), min(limit, 100), boundProject(c))
 	if err != nil {
 		return fail(err)
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho/stats"
 )
 
-// stats answers GET /api/v1/stats: live counts over all projects.
+// stats answers GET /api/v1/stats: live counts over all projects, or over its own project for a
+// project-bound key.
 func (a *api) stats(c echo.Context) error {
-	st, err := a.lists.Totals(c.Request().Context())
+	st, err := a.lists.Totals(c.Request().Context(), boundProject(c))
 	if err != nil {
 		return fail(err)
 	}

@@ -34,7 +34,7 @@ func (u *UI) home(c echo.Context) error {
 	if err != nil {
 		return u.failPage(c, err)
 	}
-	if d.Tags, err = u.svc.Admin.PopularTags(ctx, 50); err != nil {
+	if d.Tags, err = u.svc.Admin.PopularTags(ctx, 50, ""); err != nil {
 		return u.failPage(c, err)
 	}
 	d.Projects, d.Pager = ps, pg.with(total, c)

@@ -105,6 +105,23 @@ func Require(p Permission) echo.MiddlewareFunc {
 	}
 }
 
+// RequireGlobal is route middleware for resources that belong to no project (pipeline schemas,
+// providers and their health pins, functions, quotas, the effective configuration, the entry
+// operator routes): it demands permission p from a key bound to no project. A project-bound
+// key, admin included, is limited to its project, so it is refused here with a 403 whatever
+// its level; the refusal names no resource, so it reveals nothing about what exists.
+func RequireGlobal(p Permission) echo.MiddlewareFunc {
+	level := Require(p)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return level(func(c echo.Context) error {
+			if bound := From(c).ProjectID; bound != "" {
+				return forbidden("this API key is bound to project "+bound+"; the route acts on every project and needs a key bound to none", "")
+			}
+			return next(c)
+		})
+	}
+}
+
 // RequireProject returns a 403 unless the caller may touch project.
 func RequireProject(c echo.Context, project string) error {
 	id := From(c)

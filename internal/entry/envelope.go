@@ -77,13 +77,26 @@ type Telemetry struct {
 	RequestID string `json:"requestId,omitempty"`
 }
 
-// Context carries the idempotency key and tracing ids.
+// Context carries the idempotency key, tracing ids and the task's owner.
 type Context struct {
 	IdempotencyKey string         `json:"idempotencyKey"`
 	TraceID        string         `json:"traceId,omitempty"`
 	User           map[string]any `json:"user,omitempty"`
 	RequestID      string         `json:"requestId,omitempty"`
+	// Owner is who submitted the task (see OwnerKey); the intake sets it, never the body, and
+	// only the owner or a key bound to no project with admin level reads the task.
+	Owner string `json:"owner,omitempty"`
 }
+
+// Owners of tasks that no API key submitted. No key is either of them, so only an admin key
+// bound to no project reads such a task over HTTP.
+const (
+	OwnerTelegram = "telegram"
+	OwnerCLI      = "cli"
+)
+
+// OwnerKey is the owner of a task submitted over HTTP with the API key keyID.
+func OwnerKey(keyID string) string { return "key:" + keyID }
 
 // Retry is the envelope's retry budget: Count retries done out of Max; NextAttemptAt is when the
 // next one runs (zero when none is scheduled).

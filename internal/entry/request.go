@@ -203,6 +203,8 @@ type Defaults struct {
 	// KeyTS, when set, is the {ts} of a generated key instead of the time bucket (Telegram's
 	// update id).
 	KeyTS string
+	// Owner is who submits the envelope (Context.Owner); whatever the body says is replaced.
+	Owner string
 }
 
 // Envelope builds the TaskEnvelope of a validated request. The key is idempotencyKey, else
@@ -243,7 +245,7 @@ func (r *ApplyRequest) Envelope(d Defaults) TaskEnvelope {
 		metadata["source"] = source
 	}
 	ctx := r.Context
-	ctx.IdempotencyKey = key
+	ctx.IdempotencyKey, ctx.Owner = key, d.Owner
 	if ctx.RequestID == "" {
 		ctx.RequestID = r.Telemetry.RequestID
 	}

@@ -68,3 +68,17 @@ func TestRetryCurvesPerChannel(t *testing.T) {
 		t.Fatalf("a zero budget still needs one delay entry, got %d", n)
 	}
 }
+
+// The owner is the intake's to say: a body's context.owner is replaced, and the accepted record
+// carries the owner in the write that records the task.
+func TestOwnerComesFromTheIntake(t *testing.T) {
+	req, err := entry.ParseApplyRequest([]byte(`{"workflowId":"w","userText":"x","historyChunks":[],
+		"coreEnvelope":{"metadata":{"chat_id":"1"}},"context":{"owner":"key:victim"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := req.Envelope(entry.Defaults{Channel: entry.ChannelHTTP, Now: time.Now(), Window: time.Second, Owner: entry.OwnerKey("k1")})
+	if env.Context.Owner != "key:k1" || entry.NewRun(env).Owner != "key:k1" {
+		t.Fatalf("owner %q (record %q), want key:k1", env.Context.Owner, entry.NewRun(env).Owner)
+	}
+}

@@ -13,13 +13,16 @@ var ErrNotFound = errors.New("entry task not found")
 // updates it at every status change, so it answers status queries once the workflow has closed
 // (and after Temporal's retention has forgotten it).
 type Run struct {
-	TaskID          string         `bson:"_id" json:"taskId"`
-	IdempotencyKey  string         `bson:"idempotency_key" json:"idempotencyKey"`
-	WorkflowID      string         `bson:"workflow_id" json:"workflowId"`
-	WorkflowVersion string         `bson:"workflow_version,omitempty" json:"workflowVersion,omitempty"`
-	Channel         string         `bson:"channel" json:"channel"`
-	Source          string         `bson:"source" json:"source"`
-	ChatID          string         `bson:"chat_id" json:"chatId"`
+	TaskID          string `bson:"_id" json:"taskId"`
+	IdempotencyKey  string `bson:"idempotency_key" json:"idempotencyKey"`
+	WorkflowID      string `bson:"workflow_id" json:"workflowId"`
+	WorkflowVersion string `bson:"workflow_version,omitempty" json:"workflowVersion,omitempty"`
+	Channel         string `bson:"channel" json:"channel"`
+	Source          string `bson:"source" json:"source"`
+	ChatID          string `bson:"chat_id" json:"chatId"`
+	// Owner is who submitted the task (Context.Owner); empty on tasks recorded before owners
+	// were, which only an unbound admin key reads.
+	Owner           string         `bson:"owner,omitempty" json:"-"`
 	Status          string         `bson:"status" json:"status"`
 	Retry           Retry          `bson:"retry" json:"retry"`
 	Attempts        int            `bson:"attempts" json:"attempts"`
@@ -50,7 +53,7 @@ type Run struct {
 func NewRun(env TaskEnvelope) *Run {
 	return &Run{TaskID: env.TaskID, IdempotencyKey: env.Context.IdempotencyKey, WorkflowID: env.Payload.WorkflowID,
 		WorkflowVersion: env.Payload.WorkflowVersion, Channel: env.Payload.Telemetry.Channel, Source: env.Payload.Source,
-		ChatID: env.Payload.ChatID(), Status: StatusPending, Retry: env.Retry}
+		ChatID: env.Payload.ChatID(), Owner: env.Context.Owner, Status: StatusPending, Retry: env.Retry}
 }
 
 // StartedRun is the workflow_runs document of an accepted envelope whose first run has begun:

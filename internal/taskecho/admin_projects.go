@@ -132,10 +132,12 @@ func blankToNil(p *string) *string {
 	return &v
 }
 
-// PopularTags returns project tags by usage, most used first (GET /api/v1/projects/tags).
-func (s *Admin) PopularTags(ctx context.Context, limit int) ([]string, error) {
+// PopularTags returns project tags by usage, most used first (GET /api/v1/projects/tags): over
+// every project, or over projectID alone when it is not empty (a project-bound caller sees no
+// other tenant's tags).
+func (s *Admin) PopularTags(ctx context.Context, limit int, projectID string) ([]string, error) {
 	// Every tagged project is read to count its tags: a scan of the (small) project registry.
-	ps, err := s.store.TaggedProjects(ctx)
+	ps, err := s.store.TaggedProjects(ctx, projectID)
 	if err != nil {
 		return nil, wrap("read project tags", err)
 	}

@@ -107,8 +107,9 @@ type ProjectStore interface {
 	UpsertProject(ctx context.Context, projectID string, set, setOnInsert Fields) error
 	// DeleteProject removes a project with its tasks and queues and counts what went.
 	DeleteProject(ctx context.Context, projectID string) (tasks, queues int, err error)
-	// TaggedProjects reads every project with at least one tag.
-	TaggedProjects(ctx context.Context) ([]Project, error)
+	// TaggedProjects reads the projects with at least one tag: every one, or only projectID when
+	// it is not empty.
+	TaggedProjects(ctx context.Context, projectID string) ([]Project, error)
 }
 
 // QueueStore reads and writes queues.

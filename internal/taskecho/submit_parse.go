@@ -1,6 +1,7 @@
 package taskecho
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -41,14 +42,53 @@ type ErrInvalidJSON struct{ Err error }
 
 func (e *ErrInvalidJSON) Error() string { return "请求体解析失败: " + e.Err.Error() }
 
-// ParseSubmit decodes and validates a submit body with TaskEcho's rules, collecting every field
-// error. It returns *ErrInvalidJSON for a body that is not a JSON object and *ValidationError for
-// field errors. now stamps messages and logs sent without createdAt.
-func ParseSubmit(body []byte, now time.Time) (*SubmitInput, error) {
+// SubmitBody is a submit payload decoded once. The project a key's binding is checked against
+// and the project the push writes to are both read from this one decoding, so no spelling of
+// the body can name one project to the check and another to the write.
+type SubmitBody struct {
+	// ProjectID is the body's project_id when it is a string ("" otherwise; Parse reports why).
+	ProjectID string
+	top       map[string]json.RawMessage
+}
+
+// DecodeSubmit decodes a submit body far enough to know its project, because TaskEcho checks a
+// project-bound key's scope before validating the rest. It returns *ErrInvalidJSON for a body
+// that is not a JSON object, and *ValidationError when project_id is given more than once under
+// any spelling that differs only in case: a decoder that matches keys case-insensitively would
+// read one of them and an exact-match decoder the other.
+func DecodeSubmit(body []byte) (*SubmitBody, error) {
 	top, err := decodeTop(body)
 	if err != nil {
 		return nil, err
 	}
+	n, err := countKeyFold(body, "project_id")
+	if err != nil {
+		return nil, &ErrInvalidJSON{Err: err}
+	}
+	if n > 1 {
+		return nil, &ValidationError{Message: "请求参数验证失败", Errors: []FieldError{{
+			Field: "project_id", Reason: fmt.Sprintf("project_id 出现了 %d 次（键名不区分大小写），只能出现一次", n)}}}
+	}
+	b := &SubmitBody{top: top}
+	_ = json.Unmarshal(top["project_id"], &b.ProjectID) // a non-string is reported by Parse
+	return b, nil
+}
+
+// ParseSubmit decodes and validates a submit body with TaskEcho's rules (DecodeSubmit, then
+// Parse).
+func ParseSubmit(body []byte, now time.Time) (*SubmitInput, error) {
+	b, err := DecodeSubmit(body)
+	if err != nil {
+		return nil, err
+	}
+	return b.Parse(now)
+}
+
+// Parse validates the decoded body with TaskEcho's rules, collecting every field error, and
+// returns *ValidationError for field errors. now stamps messages and logs sent without
+// createdAt.
+func (b *SubmitBody) Parse(now time.Time) (*SubmitInput, error) {
+	top := b.top
 	c := &collector{}
 	in := &SubmitInput{
 		ProjectID:   c.str("project_id", top["project_id"], 255),
@@ -75,17 +115,29 @@ func ParseSubmit(body []byte, now time.Time) (*SubmitInput, error) {
 	return in, nil
 }
 
-// PeekProjectID reads project_id without validating the rest, because TaskEcho checks a
-// project-bound key's scope before validating the body.
-func PeekProjectID(body []byte) string {
-	var v struct {
-		ProjectID any `json:"project_id"`
+// countKeyFold counts the top-level keys of a JSON object that equal name under Unicode case
+// folding, exact repeats included (a map decoding keeps only the last of those). body has
+// already been checked to be one JSON object.
+func countKeyFold(body []byte, name string) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return 0, err
 	}
-	if json.Unmarshal(body, &v) != nil {
-		return ""
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, err
+		}
+		if k, _ := tok.(string); strings.EqualFold(k, name) {
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0, err
+		}
 	}
-	s, _ := v.ProjectID.(string)
-	return s
+	return n, nil
 }
 
 func decodeTop(body []byte) (map[string]json.RawMessage, error) {

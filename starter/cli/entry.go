@@ -60,7 +60,7 @@ func runApply(c *cobra.Command, p *platform.Platform, req *entry.ApplyRequest, w
 	wf := entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue)
 	sub := intake.NewSubmitter(p, wf)
 	env := req.Envelope(entry.Defaults{Channel: entry.ChannelCLI, Source: "cli", RetryMax: p.Config.Entry.RetryMax,
-		Now: time.Now(), Window: p.Config.Entry.IdempotencyWindow})
+		Now: time.Now(), Window: p.Config.Entry.IdempotencyWindow, Owner: entry.OwnerCLI})
 	acc, err := sub.Submit(ctx, env)
 	if err != nil {
 		return cliFieldError(err)

@@ -57,18 +57,49 @@ type Tasks struct {
 // Status returns the task's status; ErrNotFound when neither Temporal nor workflow_runs knows it.
 // While Temporal is unreachable the answer comes from workflow_runs.
 func (t *Tasks) Status(ctx context.Context, taskID string) (*entry.TaskStatus, error) {
+	return t.status(ctx, taskID, nil)
+}
+
+// MayRead decides whether a caller may read a task submitted by owner (entry.Context.Owner).
+type MayRead func(owner string) bool
+
+// StatusFor is Status for a caller that may read only some tasks: a task whose recorded owner
+// may refuses is ErrNotFound, like one not recorded yet, so the caller cannot tell another's
+// task from none. The owner is on the workflow_runs document, which the workflow's first write
+// records: that read comes first, and Status reuses it once the task has closed (while it runs,
+// the live query answers and the read is the one command added). A nil may reads every task.
+func (t *Tasks) StatusFor(ctx context.Context, taskID string, may MayRead) (*entry.TaskStatus, error) {
+	if may == nil {
+		return t.Status(ctx, taskID)
+	}
+	run, err := t.Runs.Get(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if !may(run.Owner) {
+		return nil, fmt.Errorf("task %s of another owner: %w", taskID, entry.ErrNotFound)
+	}
+	return t.status(ctx, taskID, run)
+}
+
+// status answers from a live query while the task runs, else from its workflow_runs document:
+// run when the caller has read it, or a read here.
+func (t *Tasks) status(ctx context.Context, taskID string, run *entry.Run) (*entry.TaskStatus, error) {
 	running, closed, derr := t.Workflows.Describe(ctx, taskID)
 	if running {
 		if st, err := t.query(ctx, taskID); err == nil {
 			return st, nil
 		}
 	}
-	run, err := t.Runs.Get(ctx, taskID)
-	if errors.Is(err, entry.ErrNotFound) && derr != nil {
-		return nil, derr // Temporal did not answer and Mongo has no record: say which failed
-	}
-	if err != nil {
-		return nil, err
+	if run == nil {
+		var err error
+		run, err = t.Runs.Get(ctx, taskID)
+		if errors.Is(err, entry.ErrNotFound) && derr != nil {
+			return nil, derr // Temporal did not answer and Mongo has no record: say which failed
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	st := statusOfRun(run)
 	if closed != "" && !entry.Terminal(st.Status) {

@@ -74,6 +74,9 @@ type Accepted struct {
 	// Recorded is the task's workflow_runs status when the answer came from that document (a key
 	// whose task has already run); nil otherwise.
 	Recorded *entry.TaskStatus `json:"-"`
+	// Owner is who submitted a duplicate's task when its workflow_runs document was read ("" when
+	// it was not), so that the intake answers another owner's task without its content.
+	Owner string `json:"-"`
 }
 
 // Submit enqueues env. The same key always yields the same task. The workflow is started with
@@ -104,7 +107,7 @@ func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accept
 	case prev.run != nil && !prev.run.Unstarted():
 		s.count(env, "duplicate")
 		return &Accepted{TaskID: prev.run.TaskID, Status: prev.run.Status, Retry: prev.run.Retry, Duplicate: true,
-			Recorded: statusOfRun(prev.run)}, nil
+			Recorded: statusOfRun(prev.run), Owner: prev.run.Owner}, nil
 	case err != nil:
 		return nil, s.failed(log, env, "temporal", err)
 	case prev.err != nil:
@@ -116,7 +119,11 @@ func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accept
 		// The key was seen before: another submit started the workflow (which may not have
 		// recorded itself yet), or an older intake recorded the task without starting it.
 		s.count(env, "duplicate")
-		return &Accepted{TaskID: env.TaskID, Status: entry.StatusPending, Retry: env.Retry, Duplicate: true}, nil
+		acc := &Accepted{TaskID: env.TaskID, Status: entry.StatusPending, Retry: env.Retry, Duplicate: true}
+		if prev.run != nil {
+			acc.Owner = prev.run.Owner
+		}
+		return acc, nil
 	}
 	s.count(env, "created")
 	log.Info("entry task accepted")

@@ -320,7 +320,7 @@ func (s *Reader) version(ctx context.Context, coll string, f bson.M) (*Version, 
 	return v, nil
 }
 
-// Totals are live counts over every project (queue tasks only, as TaskEcho).
+// Totals are live counts over every project, or over one (queue tasks only, as TaskEcho).
 type Totals struct {
 	ProjectCount int64     `json:"project_count"`
 	QueueCount   int64     `json:"queue_count"`
@@ -328,17 +328,26 @@ type Totals struct {
 	TaskStats    TaskStats `json:"task_stats"`
 }
 
-// Totals counts the live projects, queues and tasks.
-func (s *Reader) Totals(ctx context.Context) (*Totals, error) {
-	pn, err := s.projects.CountDocuments(ctx, bson.M{})
+// Totals counts the live projects, queues and tasks: of every project, or of projectID alone
+// when it is not empty (what a project-bound key may see).
+func (s *Reader) Totals(ctx context.Context, projectID string) (*Totals, error) {
+	scope := bson.M{}
+	if projectID != "" {
+		scope["project_id"] = projectID
+	}
+	pn, err := s.projects.CountDocuments(ctx, scope)
 	if err != nil {
 		return nil, wrap("count projects", err)
 	}
-	qn, err := s.queues.CountDocuments(ctx, bson.M{})
+	qn, err := s.queues.CountDocuments(ctx, scope)
 	if err != nil {
 		return nil, wrap("count queues", err)
 	}
-	st, err := s.statusCounts(ctx, bson.M{"queue_id": bson.M{"$ne": nil}})
+	tasks := bson.M{"queue_id": bson.M{"$ne": nil}}
+	if projectID != "" {
+		tasks["project_id"] = projectID
+	}
+	st, err := s.statusCounts(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}

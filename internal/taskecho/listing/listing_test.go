@@ -53,7 +53,7 @@ func TestListingsCountByStatus(t *testing.T) {
 	if err != nil || total != 2 || len(ts) != 2 || ts[0].TaskID != "2" {
 		t.Fatalf("done tasks %+v total %d (%v), want 2 and 3 in creation order", ts, total, err)
 	}
-	tot, err := r.Totals(ctx)
+	tot, err := r.Totals(ctx, "")
 	if err != nil || tot.ProjectCount != 1 || tot.QueueCount != 1 || tot.TaskStats != want {
 		t.Fatalf("totals %+v (%v)", tot, err)
 	}

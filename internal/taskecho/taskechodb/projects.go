@@ -58,10 +58,14 @@ func (s *Store) DeleteProject(ctx context.Context, projectID string) (int, int, 
 	return int(tasks.DeletedCount), int(queues.DeletedCount), nil
 }
 
-// TaggedProjects reads every project with at least one tag: a scan of the (small) project
-// registry.
-func (s *Store) TaggedProjects(ctx context.Context) ([]taskecho.Project, error) {
-	cur, err := s.projects.Find(mongox.DeliberateScan(ctx), bson.M{"metadata.tags.0": bson.M{"$exists": true}})
+// TaggedProjects reads the projects with at least one tag: one project by its key, or a scan of
+// the (small) project registry when projectID is empty.
+func (s *Store) TaggedProjects(ctx context.Context, projectID string) ([]taskecho.Project, error) {
+	f, find := bson.M{"metadata.tags.0": bson.M{"$exists": true}}, mongox.DeliberateScan(ctx)
+	if projectID != "" {
+		f["project_id"], find = projectID, ctx
+	}
+	cur, err := s.projects.Find(find, f)
 	if err != nil {
 		return nil, err
 	}
