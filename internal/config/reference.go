@@ -111,8 +111,8 @@ func yes(b bool) string {
 	return ""
 }
 
-// cell makes a doc comment one table cell: pipes escaped, and citations of a doc section
-// (docs/x.md "Heading") turned into links from this page, which is itself in docs/.
+// cell makes a doc comment one table cell: pipes escaped, and citations of a doc section (a
+// page of docs/ and a quoted heading) turned into links from this page, which is itself in docs/.
 func cell(doc string) string {
 	doc = strings.ReplaceAll(doc, "|", `\|`)
 	return mdlink.CitationRE.ReplaceAllStringFunc(doc, func(c string) string {

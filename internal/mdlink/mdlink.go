@@ -132,13 +132,8 @@ var codeSpan = regexp.MustCompile("(`+)[^`].*?(`+)")
 
 func stripCodeSpans(line string) string { return codeSpan.ReplaceAllString(line, "") }
 
-// Citation is a pointer from source code to a doc section: docs/x.md "Heading", or the page alone.
-type Citation struct {
-	Page    string // docs/x.md
-	Heading string // "" when the page alone is cited
-}
-
-// CitationRE matches a citation; the heading, in double quotes right after the path, is optional.
+// CitationRE matches a citation of the docs from source code: a page of docs/, then optionally
+// the cited heading in double quotes. Submatch 1 is the page's file name, 2 the heading.
 var CitationRE = regexp.MustCompile(`\bdocs/([a-z0-9-]+\.md)(?: "([^"\n]+)")?`)
 
 // Resolves reports whether a page's text has the cited heading (compared by anchor, so case and

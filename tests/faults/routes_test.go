@@ -140,7 +140,7 @@ func send(t testing.TB, env *e2e.Env, r request) *e2e.Response {
 	return &e2e.Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 }
 
-// envelope is the error body of README's "Using the API".
+// envelope is the error body docs/api.md describes.
 type envelope struct {
 	Success *bool `json:"success"`
 	Error   struct {
