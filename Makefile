@@ -42,7 +42,7 @@ test: tools lint
 	$(MAKE) --no-print-directory fuzz-short
 
 docs-test: tools
-	$(GO) test -count=1 -timeout 20m -v -run TestReadmeCommandsRun ./tests/readme/
+	$(GO) test -count=1 -timeout 25m -v -run TestDocsCommandsRun ./tests/readme/
 
 # Runs every Fuzz target briefly beyond its seed corpus (the corpus itself runs in `go test`).
 fuzz-short:
