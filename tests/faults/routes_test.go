@@ -41,7 +41,7 @@ func routeTable(env *e2e.Env) []route {
 // publicPaths need no API key: probes, the spec, and the two endpoints that carry their own
 // secret (the Telegram webhook's secret token and the pipeline callback's HMAC signature).
 var publicPaths = []string{
-	"/healthz", "/readyz", "/metrics", "/openapi.yaml",
+	"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/docs/api",
 	"/telegram/webhook",
 	"/api/internal/tasks/:taskId/steps/:stepIndex/callback",
 }
