@@ -46,7 +46,7 @@ type Echo struct {
 	SweepInterval time.Duration `env:"ECHO_SWEEP_INTERVAL" envDefault:"1m"`
 	// How long a reset / reset-error / re-run HTTP call waits for its workflow; after that it answers
 	// 202 with `op_id` and `state: running`.
-	QueueOpWait time.Duration `env:"ECHO_QUEUE_OP_WAIT" envDefault:"10s"`
+	QueueOpWait time.Duration `env:"ECHO_QUEUE_OP_WAIT" envDefault:"10s" readby:"api"`
 	// Window of the sweeper's alert checks.
 	AlertWindow time.Duration `env:"ECHO_ALERT_WINDOW" envDefault:"1h"`
 	// WARN `alert=pull_success_rate_low` when successful lease endings (push, confirm) over all

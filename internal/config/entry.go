@@ -27,9 +27,9 @@ type Entry struct {
 	TelegramEdits string `env:"ENTRY_TELEGRAM_EDITS" envDefault:"ignore"`
 
 	// `waitTimeoutSeconds` of a `waitForResult` request that sends none.
-	WaitTimeoutDefault time.Duration `env:"ENTRY_WAIT_TIMEOUT_DEFAULT" envDefault:"30s"`
+	WaitTimeoutDefault time.Duration `env:"ENTRY_WAIT_TIMEOUT_DEFAULT" envDefault:"30s" readby:"api"`
 	// Upper bound of `waitTimeoutSeconds`; past it the answer is 202 + `taskId`.
-	WaitTimeoutMax time.Duration `env:"ENTRY_WAIT_TIMEOUT_MAX" envDefault:"120s"`
+	WaitTimeoutMax time.Duration `env:"ENTRY_WAIT_TIMEOUT_MAX" envDefault:"120s" readby:"api"`
 	// Bound of the Temporal start call; past it the intake answers 503 + `Retry-After` and logs
 	// `queue.enqueue_failed`.
 	EnqueueTimeout time.Duration `env:"ENTRY_ENQUEUE_TIMEOUT" envDefault:"5s"`
@@ -61,7 +61,7 @@ type Entry struct {
 	TelegramAPIBaseURL string `env:"TELEGRAM_API_BASE_URL" envDefault:"https://api.telegram.org"`
 	// Must equal the `X-Telegram-Bot-Api-Secret-Token` header (setWebhook `secret_token`). Empty
 	// refuses every webhook call (401). Default: dev: `taskloom-dev-telegram-secret`.
-	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET"`
+	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET" readby:"api"`
 	// Pipeline a chat's messages run. Default: dev: `entry_echo`.
 	TelegramWorkflowID string `env:"TELEGRAM_WORKFLOW_ID"`
 	// Per-chat overrides, `chat_id:pipeline,chat_id:pipeline` (e.g. `-1001234:support_bot`).

@@ -15,9 +15,9 @@ type Pipeline struct {
 	// Refuse callbacks that carry only the v1 signature (`X-Internal-Signature`, HMAC of
 	// `taskId+stepIndex+timestamp`); require `X-Internal-Signature-256` = hex HMAC of
 	// `taskId.stepIndex.timestamp.sha256hex(body)`.
-	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false"`
+	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false" readby:"api"`
 	// Allowed distance between `X-Timestamp` and now (replay window).
-	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m"`
+	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m" readby:"api"`
 	// Base URL SCF functions call back (`${backend_url}` in `callback_config.url`). Default:
 	// `API_PUBLIC_URL`, else `http://API_ADDR`.
 	BackendURL string `env:"PIPELINE_BACKEND_URL"`
