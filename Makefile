@@ -1,13 +1,18 @@
-# taskloom — see README.md. `make dev` runs everything; `make test` runs every test.
+# taskloom — see README.md. `make dev` runs everything; `make test` runs every test; `make help` lists
+# every target (the `## …` comment after a target's name is its line in the help).
 SHELL := /bin/bash
 BIN := $(CURDIR)/.bin
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
+STATICCHECK_VERSION := v0.8.2
 
-.PHONY: dev dev-reset test docs-test starter fuzz-short bench chaos screenshots lint tools clean
+.PHONY: help dev dev-reset check test docs-test starter fuzz-short bench chaos screenshots lint staticcheck tools clean
 
-tools: $(BIN)/temporal $(BIN)/embedded-mongo $(BIN)/starter
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+tools: $(BIN)/temporal $(BIN)/embedded-mongo $(BIN)/starter ## build what the tests need into ./.bin (Temporal CLI, embedded FerretDB, starter)
 
 $(BIN)/temporal:
 	./temporal-dev.sh --install-only
@@ -18,7 +23,7 @@ $(BIN)/embedded-mongo: FORCE
 	$(GO) build -o $@ ./internal/devstack/cmd/embedded-mongo
 
 # The production CLI, which README's commands run as ./.bin/starter (go build is incremental).
-starter: $(BIN)/starter
+starter: $(BIN)/starter ## build the production CLI into ./.bin/starter
 $(BIN)/starter: FORCE
 	@mkdir -p $(BIN)
 	$(GO) build -o $@ ./starter
@@ -27,44 +32,56 @@ FORCE:
 
 # The dev stack keeps its state in ./.data across restarts (DEV_DATA_DIR); dev-reset starts clean.
 # The binary runs in the recipe's place (exec), so Ctrl-C reaches it once and it exits 0.
-dev: $(BIN)/temporal $(BIN)/starter
+dev: $(BIN)/temporal $(BIN)/starter ## run everything on embedded defaults (state kept in ./.data)
 	$(GO) build -o $(BIN)/dev ./starter/dev
 	exec $(BIN)/dev
 
-dev-reset: $(BIN)/temporal $(BIN)/starter
+dev-reset: $(BIN)/temporal $(BIN)/starter ## make dev, starting from empty Temporal and MongoDB state
 	$(GO) build -o $(BIN)/dev ./starter/dev
 	exec $(BIN)/dev --reset
 
-# `go test ./...` includes the README test (tests/readme: every ```sh block of README.md against a
-# fresh dev stack); docs-test runs it alone.
-test: tools lint
+# The contributor's fast loop: formatting, vet, staticcheck and every test that needs no
+# integration stack (-short skips the tests that start the Temporal dev server or FerretDB).
+check: lint staticcheck ## gofmt, vet, staticcheck and the unit tests (-short: no dev server, no FerretDB)
+	$(GO) test -short -count=1 ./...
+
+# `go test ./...` includes the docs test (tests/readme: every ```sh block of README.md and docs/
+# against a fresh dev stack); docs-test runs it alone.
+test: tools lint ## what CI runs: lint, every test under -race (integration included), then fuzz-short
 	$(GO) test $(GOFLAGS_TEST) ./...
 	$(MAKE) --no-print-directory fuzz-short
 
-docs-test: tools
-	$(GO) test -count=1 -timeout 20m -v -run TestReadmeCommandsRun ./tests/readme/
+docs-test: tools ## run every ```sh block of README.md and docs/ against a fresh dev stack
+	$(GO) test -count=1 -timeout 25m -v -run TestDocsCommandsRun ./tests/readme/
 
 # Runs every Fuzz target briefly beyond its seed corpus (the corpus itself runs in `go test`).
-fuzz-short:
+fuzz-short: ## run every fuzz target briefly beyond its corpus (FUZZTIME, FUZZ_JOBS)
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz-short.sh
 
-bench: tools
+bench: tools ## benchmarks, each row against a baseline measured in the same run (docs/benchmarks.md)
 	@if [ -d bench ]; then $(GO) run ./bench; else echo "no benchmarks yet"; fi
 
-chaos: tools
+chaos: tools ## the slow fault suite (-tags chaos): dependencies and workers broken under load
 	ECHO_CONCURRENCY_TASKS=10000 $(GO) test -count=1 -timeout 30m -tags chaos ./...
 
 # 1280×900 screenshots of every UI page, made by the browser tests over real workflows, into
 # .data/screenshots/ (not committed) for a reviewer who does not run a browser.
 SCREENSHOTS := $(CURDIR)/.data/screenshots
-screenshots: tools
+screenshots: tools ## 1280×900 PNGs of every UI page into .data/screenshots/
 	@mkdir -p $(SCREENSHOTS)
 	CI=true TASKLOOM_UI_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m ./api/ui/ -run 'TestConsolePages$$|TestConsoleWebhookPageShowsRealDeliveries|TestTemporalWebUIShowsSummaries|TestServerTasksPullStateAndQueueOperations|TestPullManagementReleaseStatsAndHistory|TestAPIKeysCreateShowOnceAndDeactivate|TestTaskDetailReRunMoveDeleteAndFilters'
 	@ls -1 $(SCREENSHOTS)
 
-lint:
+lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-clean:
+# staticcheck is pinned and installed into ./.bin, so every machine runs the same checks.
+staticcheck: $(BIN)/staticcheck ## staticcheck ./... (pinned, installed into ./.bin)
+	$(BIN)/staticcheck ./...
+
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+clean: ## delete ./.data (the dev stack's state)
 	rm -rf .data

@@ -11,7 +11,7 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 )
 
-// errorHandler renders every error in the one error envelope (README, "Using the API"). Client mistakes and
+// errorHandler renders every error in the one error envelope (docs/api.md). Client mistakes and
 // dependency outages get their own codes; only a bug is a 500, and it is logged.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {

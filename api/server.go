@@ -51,6 +51,11 @@ func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) (*
 	e.GET("/readyz", readyz(p))
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{})))
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", openapiSpec) })
+	docs, err := apiDocs(openapiSpec)
+	if err != nil {
+		return nil, err
+	}
+	e.GET("/docs/api", docs)
 
 	deps := httpx.Deps{Platform: p, Echo: echoSvc, Authn: auth.Middleware(keys), Keys: keys}
 	mountOps(e, deps)

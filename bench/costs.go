@@ -17,7 +17,7 @@ import (
 
 // costs is how many commands the app's processes (API and worker) had sent to MongoDB and
 // Redis at one moment, read from their /metrics. The difference over a scenario divided by
-// its units is the portable cost the README reports beside the timings: it holds on any
+// its units is the portable cost the bench reports beside the timings: it holds on any
 // engine, where FerretDB's timings do not. The load generator's own clients (seeding,
 // baselines) are in another process and never counted.
 type costs struct {

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 )
 
-// floor is one figure the project aims at for one row of the table (README "Benchmarks",
-// "Floors"): a cost at most limit, or a throughput ratio at least limit.
+// floor is one figure the project aims at for one row of the table (docs/benchmarks.md "Floors"):
+// a cost at most limit, or a throughput ratio at least limit.
 type floor struct {
 	row    string // Result.Scenario
 	what   string

@@ -127,7 +127,7 @@ func (r *report) print(w io.Writer) {
 	_ = tw.Flush()
 }
 
-// markdown renders the table for README "Benchmarks" (BENCH_MARKDOWN=path), then the floors.
+// markdown renders the table for docs/benchmarks.md (BENCH_MARKDOWN=path), then the floors.
 func (r *report) markdown(w io.Writer) {
 	fmt.Fprintln(w, "| "+strings.Join(columns, " | ")+" |")
 	fmt.Fprintln(w, strings.Repeat("|---", len(columns))+"|")

@@ -100,7 +100,7 @@ func awaitStarted(ctx context.Context, r *run, since time.Time, n int) error {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("A's %d tasks not all started within 5 minutes (count %d, err %v)", n, resp.GetCount(), err)
+			return fmt.Errorf("user A's %d tasks not all started within 5 minutes (count %d, err %v)", n, resp.GetCount(), err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -295,7 +295,7 @@ func (s *stack) env(apiAddr, metricsAddr string) []string {
 		"ECHO_PULL_QUOTA":                 fmt.Sprint(c.Echo.PullQuota),
 		"INTERNAL_CALLBACK_SECRET":        c.Pipeline.CallbackSecret,
 		"PIPELINE_FAKE_VENDORS_URL":       c.Pipeline.FakeVendorsURL,
-		// The worker's slots shape the noisy-neighbour row (README "Fair under load"); a run may set them.
+		// The worker's slots shape the noisy-neighbour row (docs/pipelines.md "Fair under load"); a run may set them.
 		"WORKER_MAX_CONCURRENT_WORKFLOW_TASKS": fmt.Sprint(c.Worker.MaxConcurrentWorkflowTasks),
 		"WORKER_MAX_CONCURRENT_ACTIVITIES":     fmt.Sprint(c.Worker.MaxConcurrentActivities),
 	}

@@ -42,7 +42,7 @@ func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, erro
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
 		WorkerStopTimeout: 10 * time.Second,
 		// Take only what this worker can run: the rest of a backlog waits on the server, which
-		// hands it out fairly across users (README "Fair under load").
+		// hands it out fairly across users (docs/pipelines.md "Fair under load").
 		MaxConcurrentWorkflowTaskExecutionSize: p.Config.Worker.MaxConcurrentWorkflowTasks,
 		MaxConcurrentActivityExecutionSize:     p.Config.Worker.MaxConcurrentActivities,
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// The circuit breaker per provider (README "Circuit breaker"). The calls that start vendor work, a
+// The circuit breaker per provider (docs/pipelines.md "Circuit breaker"). The calls that start vendor work, a
 // sync call and an async submit, go through guardedPost: it asks the provider's breaker before
 // calling and records the outcome after. Status polls of a submitted job are neither held back
 // (the job is paid for and may still finish) nor counted. The breaker lives in the provider's

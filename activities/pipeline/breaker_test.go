@@ -69,8 +69,8 @@ func circuitOf(t *testing.T, ctx context.Context, a *Activities, ref string) pip
 func TestBreakerConcurrentFailuresOpenItOnce(t *testing.T) {
 	ws, counter, ctx, ref := workers(t, 25)
 	// The 25th worker stays out of the stampede: a worker that lost every swap may still hold a
-	// cached view from before the opening, and may let one call through on it (README: "one stale
-	// call per worker per cache period"); a worker that reads the document sees the breaker open.
+	// cached view from before the opening, and may let one call through on it (one stale call
+	// per worker per cache period, at most); a worker that reads the document sees the breaker open.
 	ws, late := ws[:24], ws[24]
 	var held atomic.Int32
 	var wg sync.WaitGroup

@@ -176,7 +176,7 @@ func TestCrawlDeadlineFailsWithMissingCount(t *testing.T) {
 		return status == http.StatusOK && v.TotalTweets != nil &&
 			*v.TotalTweets == 20 && v.ProcessedTweets == 16 && v.MissingTweets == nil
 	})
-	// What the execution shows while the crawler runs (README, "What each execution shows").
+	// What the execution shows while the crawler runs (docs/operations.md "What each execution shows").
 	if _, v := e.get(t, id); v.WaitingFor == nil || v.WaitingFor.Reason != waiting.Crawler || v.WaitingFor.Until == nil {
 		t.Fatalf("waiting_for while the crawler runs = %+v", v.WaitingFor)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// Command budgets of an entry apply (README, "How entry tasks map onto pipelines"), not counting
+// Command budgets of an entry apply (docs/entry.md "How entry tasks map onto pipelines"), not counting
 // the pipeline lookup (pipeline_schemas, once per pipeline per API process) nor authentication
 // (api_keys, the same on every route):
 //   - applyBudget, the intake: the request's read of the key's workflow_runs document plus the

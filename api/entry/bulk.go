@@ -51,7 +51,7 @@ func (h *handlers) bulkResume(c echo.Context) error { return h.bulk(c, entry.Bul
 // bulkDrop is POST /internal/tasks/drop: drop every suspended task of a filter.
 func (h *handlers) bulkDrop(c echo.Context) error { return h.bulk(c, entry.BulkDrop) }
 
-// bulk resumes or drops the suspended tasks of a filter (README, "Redrive"). With dryRun: 200
+// bulk resumes or drops the suspended tasks of a filter (docs/operations.md "Redrive"). With dryRun: 200
 // with the count and a sample of task ids. Without: 202 with the operation's id; the operation
 // (a workflow whose ID comes from the Idempotency-Key, so a repeated request is answered with the
 // same operation and touches nothing twice) works at ratePerSecond through the single-task path

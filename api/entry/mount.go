@@ -1,4 +1,4 @@
-// Package entry is the HTTP face of the entry subsystem (README, "Entry"): the apply intake and task
+// Package entry is the HTTP face of the entry subsystem (docs/entry.md): the apply intake and task
 // status for callers, the operator routes under /internal/tasks, and the Telegram webhook.
 package entry
 

@@ -45,7 +45,8 @@ func TestExamplePipelinesEndToEnd(t *testing.T) {
 	})
 
 	// Three sync steps: each step's activity records its row in one write and chooses the next
-	// step's providers; the last one finishes the task (README "Cost per task").
+	// step's providers; the last one finishes the task, so a step costs one
+	// activity and one write.
 	t.Run("three_sync_steps", func(t *testing.T) {
 		name := h.publish("basic_clean_pipeline.json", func(d map[string]any) {
 			d["name"] = "basic_clean_three_steps"

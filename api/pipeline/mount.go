@@ -1,4 +1,4 @@
-// Package pipeline is the HTTP API of the pipeline subsystem (README, "Pipelines"): schemas,
+// Package pipeline is the HTTP API of the pipeline subsystem (docs/pipelines.md): schemas,
 // providers, functions, quotas, tasks, and the SCF callback endpoint.
 package pipeline
 

@@ -23,8 +23,8 @@ type redriveView struct {
 	Redrive      *pipeline.Redrive `json:"redrive"`
 }
 
-// redriveTask continues a failed task from its first step that did not succeed (README,
-// "Redrive"): 201 with the redrive, 200 for a repeated Idempotency-Key, 404 unknown task, 409 for
+// redriveTask continues a failed task from its first step that did not succeed
+// (docs/operations.md "Redrive"): 201 with the redrive, 200 for a repeated Idempotency-Key, 404 unknown task, 409 for
 // a running or succeeded task, 410 past PIPELINE_REDRIVE_WINDOW, 402 QUOTA_EXHAUSTED when the
 // failure refunded the unit and none is left. The checks here answer quickly; the redrive run's
 // own activity repeats them under its guards.
@@ -102,7 +102,7 @@ func (r *bulkRedriveRequest) filter() (pipeline.RedriveFilter, error) {
 	return f, err
 }
 
-// redriveBulk redrives the failed tasks of a filter (README, "Redrive"). With dry_run: 200 with
+// redriveBulk redrives the failed tasks of a filter (docs/operations.md "Redrive"). With dry_run: 200 with
 // the count and a sample of task ids. Without: 202 with the bulk operation's id; the operation
 // (a workflow whose ID comes from the Idempotency-Key, so a repeated request is answered with
 // the same operation and redrives nothing twice) works at rate_per_second and reports its

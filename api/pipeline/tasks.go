@@ -25,7 +25,7 @@ type createTaskRequest struct {
 }
 
 // taskView is GET /api/v1/pipeline-tasks/{id}: the task with every task_steps row, and, while
-// it runs, what it waits for (README, "What each execution shows").
+// it runs, what it waits for (docs/operations.md "What each execution shows").
 type taskView struct {
 	*pipeline.Task
 	Steps      []pipeline.StepRecord `json:"steps"`

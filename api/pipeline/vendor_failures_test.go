@@ -14,7 +14,7 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// Vendor failures handled as the vendor means them (README "Vendor failures"), end to end against
+// Vendor failures handled as the vendor means them (docs/pipelines.md "Vendor failures"), end to end against
 // a vendor stub written from HTTP's rules: 429/503 with Retry-After (RFC 9110 §10.2.3), 502 from a
 // gateway, 200 with a job status.
 

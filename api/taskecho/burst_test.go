@@ -138,7 +138,7 @@ func contents(v any) []string {
 	return out
 }
 
-// TestCommandBudgets asserts the task server's command budgets (README, "Echo / TaskEcho"),
+// TestCommandBudgets asserts the task server's command budgets (docs/taskecho.md),
 // counted with the driver's command monitor around one API request and, for Redis, with
 // taskloom_redis_commands_total around it. Each row is the floor of what the request must do:
 //   - submit of a queue of 20 ≤ 6 echo commands.

@@ -1,6 +1,6 @@
 // Package taskecho is the HTTP surface of the TaskEcho-compatible task server: TaskEcho's wire
 // format (paths, X-API-Key, the {success,data,message,timestamp} envelope, error codes) plus the
-// pull, lease and queue-operation routes (README, "Echo / TaskEcho"). Handlers are thin: decode,
+// pull, lease and queue-operation routes (docs/taskecho.md). Handlers are thin: decode,
 // authorize, call one method of a part of the internal/taskecho server or of its readers
 // (internal/taskecho/listing, internal/taskecho/stats), render.
 package taskecho

@@ -60,6 +60,8 @@ func (u *UI) addReader(c echo.Context) error {
 }
 
 // errNoTemporal: a UI built without a Temporal client (tests of the Mongo-only pages).
+//
+//lint:ignore ST1005 the message starts with the proper noun Temporal and is shown to operators as is
 var errNoTemporal = errors.New("Temporal 不可用：控制台的计数与列表来自 Temporal 可见性查询")
 
 // statusQuery matches a TaskloomStatus. Statuses are lower case in visibility; crawl runs that

@@ -13,7 +13,7 @@ import (
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
 
-// The console's redrive (README, "Redrive"): a button on a failed task's page, and a bulk form
+// The console's redrive (docs/operations.md "Redrive"): a button on a failed task's page, and a bulk form
 // that shows the dry-run count and a sample before the confirm button starts the bulk operation.
 // Both do what the JSON API's redrive endpoints do.
 

@@ -141,7 +141,7 @@ func TestMissingTaskRowKeepsWaiting(t *testing.T) {
 	if st := e.state(rec); len(st.Waiting) != 1 || st.Waiting[0] != "502=missing" {
 		t.Fatalf("state %+v", st)
 	}
-	// What the execution shows while it waits (README, "What each execution shows").
+	// What the execution shows while it waits (docs/operations.md "What each execution shows").
 	if st := e.state(rec); st.WaitingFor == nil || st.WaitingFor.Reason != waiting.TasksNotFinal ||
 		!strings.Contains(st.WaitingFor.Detail, "readiness: 1 of 2 TaskIDs not final: 502=missing") {
 		t.Fatalf("waiting_for %+v", st.WaitingFor)

@@ -188,7 +188,8 @@ func TestOverlappingSweepsDeliverOnce(t *testing.T) {
 	}
 }
 
-// Hyperlink and person cells of the capture table arrive as README documents: hyperlinks as
+// Hyperlink and person cells of the capture table arrive in the shapes Feishu's
+// record-structure documentation gives: hyperlinks as
 // {link, text}, persons as a list of names; rich text with a mention as its text.
 func TestHyperlinkAndPersonValuesArriveAsDocumented(t *testing.T) {
 	e := newEnv(t, emulator(feishuemu.Options{Users: map[string]string{"ou_1": "张三", "ou_2": "李四"}}))

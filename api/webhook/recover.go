@@ -49,7 +49,7 @@ func (r recoverReq) window(now time.Time) (since, until time.Time, err error) {
 }
 
 // recover re-delivers the result rows that ended failed or error with EndAt in [since, until)
-// (README "Redrive"). With dry_run: 200 with the count and a sample of record ids, read from the
+// (docs/operations.md "Redrive"). With dry_run: 200 with the count and a sample of record ids, read from the
 // table and nothing started. Without: 202 with the recover run's workflow ID; the run (ID from
 // the Idempotency-Key, else from the range) writes each row back to pending and ensures its
 // delivery workflow. The same request again answers 200 with the same run and starts nothing.

@@ -14,8 +14,8 @@ const cachedKeys = 1024
 // request costs no MongoDB command while its key is fresh (a busy client sends the same key on
 // every request). Only active keys are remembered: a new key works at once on every replica.
 // A change made through this Store (Apply, Revoke, Delete, Ensure) forgets every remembered key
-// at once; one made through another process reaches this one within ttl — the delay README gives
-// for revoking a key. ttl ≤ 0 leaves the store uncached.
+// at once; one made through another process reaches this one within ttl (API_KEY_CACHE_TTL), the
+// delay an operator waits for a revoked key to stop working everywhere. ttl ≤ 0 leaves the store uncached.
 func (s *Store) WithCache(ttl time.Duration) *Store {
 	if ttl > 0 {
 		s.verified = expirable.NewLRU[string, Key](cachedKeys, nil, ttl)

@@ -18,86 +18,106 @@ import (
 
 // Config is the whole configuration. Subsystem sections live in their own files.
 type Config struct {
-	Env      string `env:"TASKLOOM_ENV" envDefault:"dev"`
-	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	// `dev` lets the dev stack embed unset dependencies; `prod` requires `MONGO_URI` and `REDIS_URL`.
+	Env string `env:"TASKLOOM_ENV" envDefault:"dev" readby:"api,worker,cli"`
+	// `debug`, `info`, `warn` or `error` (JSON logs on stderr).
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info" readby:"api,worker,cli"`
 
-	Temporal Temporal
-	Mongo    Mongo
-	Redis    Redis
-	Kafka    Kafka
-	API      API
-	Worker   Worker
+	// The section tags title docs/configuration.md's tables; readby names the processes that read
+	// a section's variables (a field's own readby overrides it).
+	Temporal Temporal `section:"General" readby:"api,worker,cli"`
+	Mongo    Mongo    `section:"General" readby:"api,worker,cli"`
+	Redis    Redis    `section:"General" readby:"api,worker"`
+	Kafka    Kafka    `section:"General" readby:"api,worker"`
+	API      API      `section:"General" readby:"api"`
+	Worker   Worker   `section:"General" readby:"worker"`
 
-	Pipeline Pipeline
-	Entry    Entry
-	Echo     Echo
-	Webhook  Webhook
-	Crawl    Crawl
+	Pipeline Pipeline `section:"Pipelines" readby:"api,worker"`
+	Entry    Entry    `section:"Entry" readby:"api,worker"`
+	Echo     Echo     `section:"Echo / TaskEcho" readby:"api,worker"`
+	Webhook  Webhook  `section:"Webhook result table" readby:"api,worker,cli"`
+	Crawl    Crawl    `section:"Crawl progress" readby:"api,worker,cli"`
 
-	DevStack DevStack
+	DevStack DevStack `section:"Dev stack" readby:"dev"`
 }
 
 // Temporal says where the Temporal frontend is and how to reach it.
 type Temporal struct {
-	Address   string `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	// Temporal frontend; when unset, `make dev` starts the dev server.
+	Address string `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	// Temporal namespace.
 	Namespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	// Task queue of every taskloom workflow.
 	TaskQueue string `env:"TEMPORAL_TASK_QUEUE" envDefault:"taskloom"`
-	// UIURL is the Temporal Web UI the operations console links executions to.
-	UIURL string `env:"TEMPORAL_UI_URL" envDefault:"http://localhost:8233"`
-	// TLS is used when a cert/key pair or an API key is given (Temporal Cloud).
+	// Temporal Web UI the operations console (`/ui/console`) links executions to.
+	UIURL string `env:"TEMPORAL_UI_URL" envDefault:"http://localhost:8233" readby:"api"`
+	// mTLS client certificate file for a self-hosted cluster (with `TEMPORAL_TLS_KEY`).
 	TLSCertFile string `env:"TEMPORAL_TLS_CERT"`
-	TLSKeyFile  string `env:"TEMPORAL_TLS_KEY"`
-	TLSCAFile   string `env:"TEMPORAL_TLS_CA"`
-	APIKey      string `env:"TEMPORAL_API_KEY"`
+	// mTLS client key file for a self-hosted cluster (with `TEMPORAL_TLS_CERT`).
+	TLSKeyFile string `env:"TEMPORAL_TLS_KEY"`
+	// CA certificate file that verifies a self-hosted cluster's server certificate (mTLS).
+	TLSCAFile string `env:"TEMPORAL_TLS_CA"`
+	// API key for Temporal Cloud (turns TLS on).
+	APIKey string `env:"TEMPORAL_API_KEY"`
 }
 
 // Mongo is the document store (MongoDB ≥ 6 in production, FerretDB in dev).
 type Mongo struct {
-	URI      string `env:"MONGO_URI"`
+	// MongoDB ≥ 6 URI, e.g. `mongodb://db:27017/?replicaSet=rs0`. Default: embedded FerretDB in dev.
+	URI string `env:"MONGO_URI" prod:"required"`
+	// Database name.
 	Database string `env:"MONGO_DATABASE" envDefault:"taskloom"`
 }
 
 // Redis holds counters, rate limits and progress hashes.
 type Redis struct {
-	URL string `env:"REDIS_URL"`
-	// KeyPrefix namespaces every key taskloom writes, so several deployments (or tests) can
-	// share one Redis.
+	// Redis URL, e.g. `redis://host:6379/0`. Default: embedded miniredis in dev.
+	URL string `env:"REDIS_URL" prod:"required"`
+	// Prefix of every key taskloom writes (share a Redis between deployments).
 	KeyPrefix string `env:"REDIS_KEY_PREFIX"`
 }
 
 // Kafka is the crawl subsystem's broker.
 type Kafka struct {
+	// Comma-separated `host:port` list. Default: embedded kfake in dev.
 	Brokers []string `env:"KAFKA_BROKERS" envSeparator:","`
 }
 
 // API is the HTTP server.
 type API struct {
-	Addr            string        `env:"API_ADDR" envDefault:"127.0.0.1:8080"`
-	PublicURL       string        `env:"API_PUBLIC_URL"`
-	BodyLimit       string        `env:"API_BODY_LIMIT" envDefault:"2M"`
+	// HTTP listen address.
+	Addr string `env:"API_ADDR" envDefault:"127.0.0.1:8080"`
+	// The API's URL as others reach it (callback URLs); default `http://API_ADDR`.
+	PublicURL string `env:"API_PUBLIC_URL" readby:"api,worker"`
+	// Largest request body (413 beyond).
+	BodyLimit string `env:"API_BODY_LIMIT" envDefault:"2M"`
+	// Drain time on SIGTERM.
 	ShutdownTimeout time.Duration `env:"API_SHUTDOWN_TIMEOUT" envDefault:"8s"`
-	AdminKey        string        `env:"TASKLOOM_ADMIN_KEY"`
-	// KeyCacheTTL is how long an API process trusts an API key it verified before reading it
-	// again; a key revoked through another process stops working within it. 0 turns it off.
+	// In dev, ensured as an admin key (otherwise one is generated once and kept in `.data/admin-key`).
+	// Default: generated.
+	AdminKey string `env:"TASKLOOM_ADMIN_KEY" readby:"dev"`
+	// How long an API process trusts an API key it verified without reading MongoDB again; a key
+	// revoked or changed through another API replica stops working there within this time (at once on
+	// the replica that changed it); `0` reads MongoDB on every request.
 	KeyCacheTTL time.Duration `env:"API_KEY_CACHE_TTL" envDefault:"10s"`
 }
 
 // Worker is the Temporal worker process.
 type Worker struct {
+	// Worker's Prometheus endpoint (`/metrics`); empty turns it off.
 	MetricsAddr string `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9464"`
-	// ReconcileInterval is how often the worker's reconciler lists the executions ended from
-	// outside (terminated, timed out, canceled) and makes their tasks' records say terminated;
-	// ReconcileLookback is how far back each pass looks (CloseTime), so a pass missed while no
-	// worker ran is caught up by the next within it. 0 interval turns the reconciler off (the
-	// API still reconciles each task it reads).
+	// How often each worker's reconciler makes the records of executions ended from outside
+	// (terminate, timeout, cancel) say `terminated` (docs/operations.md "Runbook"). `0` turns it off;
+	// the API still fixes each task it reads.
 	ReconcileInterval time.Duration `env:"RECONCILE_INTERVAL" envDefault:"1m"`
+	// How far back (by `CloseTime`) each reconciler pass looks; at least `RECONCILE_INTERVAL`. A pass
+	// missed while no worker ran is caught up within it.
 	ReconcileLookback time.Duration `env:"RECONCILE_LOOKBACK" envDefault:"1h"`
-	// MaxConcurrentWorkflowTasks and MaxConcurrentActivities bound the tasks one worker runs at
-	// once. A backlog beyond them waits on the server's task queue, which dispatches it fairly
-	// across users (README "Fair under load"); a worker that took every queued task at once
-	// would serve them first come, first served, and swamp the database.
+	// Workflow tasks one worker runs at once (2–10000); a backlog beyond it waits on the task queue,
+	// where it is dispatched fairly across users (docs/pipelines.md "Fair under load").
 	MaxConcurrentWorkflowTasks int `env:"WORKER_MAX_CONCURRENT_WORKFLOW_TASKS" envDefault:"8"`
-	MaxConcurrentActivities    int `env:"WORKER_MAX_CONCURRENT_ACTIVITIES" envDefault:"128"`
+	// Activities one worker runs at once (1–10000); same reason.
+	MaxConcurrentActivities int `env:"WORKER_MAX_CONCURRENT_ACTIVITIES" envDefault:"128"`
 }
 
 // Load reads the environment and validates the result.

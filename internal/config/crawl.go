@@ -8,34 +8,59 @@ import (
 	"time"
 )
 
-// Crawl is the crawl subsystem's configuration (README, "Crawl progress"). The
+// Crawl is the crawl subsystem's configuration (docs/crawl.md "Crawl progress"). The
 // input topic names default to the crawler's contract; change them only if the
 // crawler does.
 type Crawl struct {
+	// Topic of the crawler's `TaskControlMessage` (`type` must be `TASK_INIT`). The name the crawler's
+	// contract fixes; change it only if the crawler does.
 	ControlTopic string `env:"CRAWL_CONTROL_TOPIC" envDefault:"task_control_topic"`
-	DataTopic    string `env:"CRAWL_DATA_TOPIC" envDefault:"x_com_scraped_data"`
-	// DeadLetterTopic receives records that can never be processed, with the reason in headers.
+	// Topic of the crawler's `RawScrapedDataMessage`, one tweet per record.
+	DataTopic string `env:"CRAWL_DATA_TOPIC" envDefault:"x_com_scraped_data"`
+	// Records that can never be processed (invalid JSON, wrong type, missing field), unchanged, with
+	// headers `dlq_reason`, `dlq_source_topic`, `dlq_source_partition`, `dlq_source_offset`.
 	DeadLetterTopic string `env:"CRAWL_DEAD_LETTER_TOPIC" envDefault:"crawl_dead_letter"`
-	// SchedulerTopic is where every reply is handed to the downstream task scheduler.
+	// Where every reply is handed to the downstream task scheduler (one JSON record per reply, keyed
+	// by tweet id, header `idempotency_key` = `crawl:<original_task_id>:<tweet id>:<reply index>`, so
+	// a redelivered record and a copy of a tweet repeat the original's keys and the scheduler can drop
+	// them). A tweet is counted only after all its replies are acknowledged.
 	SchedulerTopic string `env:"CRAWL_SCHEDULER_TOPIC" envDefault:"task_scheduler_replies"`
-	ConsumerGroup  string `env:"CRAWL_CONSUMER_GROUP" envDefault:"taskloom-crawl"`
-	// Consumers runs the two topic consumers inside the worker process.
+	// Kafka consumer group of the two consumers (all worker replicas share it).
+	ConsumerGroup string `env:"CRAWL_CONSUMER_GROUP" envDefault:"taskloom-crawl"`
+	// Run the consumers inside the worker process. Without `KAFKA_BROKERS` they are skipped with a
+	// warning.
 	Consumers bool `env:"CRAWL_CONSUMERS" envDefault:"true"`
-	// BatchSize bounds how many records of one partition share a produce and a Redis pipeline.
+	// Records of one partition that share a scheduler produce and a pass through Redis (one counting
+	// script call per task in the batch, at most 1,000 records a call), 1–10000. Each partition is
+	// counted by a goroutine of its own, its batches in order: a poll takes up to 16 batches' worth of
+	// records over all partitions, hands each partition's share to its goroutine (waiting only while
+	// that one still has an earlier poll queued) and polls again, so a slow partition holds up none of
+	// the others. A rebalance waits until a revoked partition's batch in flight has finished (what is
+	// queued behind it is left for the next owner), so two members never count one partition at once.
+	// A partition prepares its next batch (decoding, dead letters, replies produced and acknowledged)
+	// while the current one is counted in Redis; batches are counted and committed in order, each only
+	// after its own replies were acknowledged. A fetch takes at most 256 KiB of each partition, so a
+	// poll usually spans several partitions. A failed batch (its preparing or its counting) is retried
+	// at half its size (down to 1), so a slow dependency gets smaller requests; successes grow it
+	// back.
 	BatchSize int `env:"CRAWL_BATCH_SIZE" envDefault:"500"`
 
-	// CrawlerCommand is the crawler's command template, split like a shell would but run
-	// without one: {id} is the original task id, {brokers} the Kafka brokers, {self} this
-	// program. Empty means tasks fail with "no crawler configured".
+	// Crawler command template, split like a shell would (quotes, backslash) but run without one.
+	// `{id}` = original task id (required), `{brokers}` = `KAFKA_BROKERS`, `{self}` = the binary
+	// running the worker. E.g. `docker run --rm crawl4ai python crawlers/x_com/production_crawler.py
+	// --original-task-id {id}`. Empty outside dev: tasks fail with "no crawler configured". Default: –
+	// (dev: `{self} crawl fake-crawler --original-task-id {id} --tweets 450 --brokers {brokers}`,
+	// `{self}` being the dev binary).
 	CrawlerCommand string `env:"CRAWL_CRAWLER_COMMAND"`
-	// CrawlerTimeout bounds one crawler run.
+	// Longest crawler run; the run heartbeats every 5 s and is killed (whole process group) when the
+	// activity is cancelled or times out.
 	CrawlerTimeout time.Duration `env:"CRAWL_CRAWLER_TIMEOUT" envDefault:"2h"`
-	// CompletionDeadline is how long after the crawler exits the workflow waits for
-	// processed_tweets to reach total_tweets before failing with the missing count.
+	// After the crawler exits, how long to wait for `processed_tweets == total_tweets` before the task
+	// is `Failed` with the missing count (and the hash's `status` becomes `FAILED`).
 	CompletionDeadline time.Duration `env:"CRAWL_COMPLETION_DEADLINE" envDefault:"1h"`
-	// ProgressTTL is how long a completed task_progress hash is kept.
+	// Lifetime of a `task_progress:{id}` hash once it is `COMPLETED` or `FAILED`.
 	ProgressTTL time.Duration `env:"CRAWL_PROGRESS_TTL" envDefault:"168h"`
-	// ProgressIdleTTL expires hashes of tasks that never complete, counted from their last record.
+	// Lifetime of a hash that never completes, counted from its last record.
 	ProgressIdleTTL time.Duration `env:"CRAWL_PROGRESS_IDLE_TTL" envDefault:"720h"`
 }
 

@@ -8,16 +8,15 @@ import (
 // DevStack is the dev stack's own configuration (`make dev`, starter/dev); every other process
 // ignores it.
 type DevStack struct {
-	// LogLevel is the level of the stand-ins' logs — FerretDB, the Temporal dev server, kfake —
-	// which are noise unless one of them is what you are debugging. taskloom's own logs follow
-	// LOG_LEVEL.
+	// Dev stack only: level of the stand-ins' logs (FerretDB, the Temporal dev server); `debug` shows
+	// them all. taskloom's own logs follow `LOG_LEVEL`.
 	LogLevel string `env:"DEV_LOG_LEVEL" envDefault:"error"`
-	// DataDir keeps the dev stack's state across restarts: FerretDB's SQLite files, the Temporal
-	// dev server's database, the generated admin key and dev.env.
+	// Dev stack only: where its state is kept across restarts (FerretDB files, `temporal.db`,
+	// `admin-key`, `dev.env`).
 	DataDir string `env:"DEV_DATA_DIR" envDefault:".data"`
-	// TemporalPort and TemporalUIPort place the Temporal dev server the stack starts when
-	// TEMPORAL_ADDRESS is unset (temporal-dev.sh reads the same variables).
-	TemporalPort   int `env:"TEMPORAL_PORT" envDefault:"7233"`
+	// Dev stack only: gRPC port of the Temporal dev server it starts when `TEMPORAL_ADDRESS` is unset.
+	TemporalPort int `env:"TEMPORAL_PORT" envDefault:"7233"`
+	// Dev stack only: Web UI port of the Temporal dev server it starts when `TEMPORAL_ADDRESS` is unset.
 	TemporalUIPort int `env:"TEMPORAL_UI_PORT" envDefault:"8233"`
 }
 

@@ -10,61 +10,64 @@ import (
 // Entry is the entry subsystem's configuration: one durable intake for HTTP,
 // Telegram and the CLI. Every envelope becomes an EntryTaskWorkflow that runs a pipeline.
 type Entry struct {
-	// RetryMax is retry.max when a request does not send retryMax: how many times a failed run is
-	// retried before the task is suspended for an operator.
+	// `retry.max` when a request sends no `retryMax`: retries of a failed run before the task is
+	// **suspended**.
 	RetryMax int `env:"ENTRY_RETRY_MAX" envDefault:"3"`
-	// RetryMaxLimit bounds a request's retryMax, so one caller cannot keep a task cycling forever.
+	// Largest `retryMax` a request may ask for (400 `retryMax` above it).
 	RetryMaxLimit int `env:"ENTRY_RETRY_MAX_LIMIT" envDefault:"10"`
-	// HTTPRetryDelays is the fixed delay sequence of the http and cli channels; the last delay
-	// repeats when retry.max is longer than the list.
+	// Fixed retry delays of the `http` and `cli` channels; the last one repeats.
 	HTTPRetryDelays []time.Duration `env:"ENTRY_HTTP_RETRY_DELAYS" envSeparator:"," envDefault:"5s,30s,2m"`
-	// TelegramRetryBase is the first delay of the telegram channel; each next one doubles, capped
-	// by TelegramRetryCap (each Telegram retry waits twice as long as the one before).
+	// First retry delay of the `telegram` channel; each next one doubles, up to `ENTRY_TELEGRAM_RETRY_CAP`.
 	TelegramRetryBase time.Duration `env:"ENTRY_TELEGRAM_RETRY_BASE" envDefault:"2s"`
-	TelegramRetryCap  time.Duration `env:"ENTRY_TELEGRAM_RETRY_CAP" envDefault:"10m"`
-	// TelegramEdits says what an edited_message update does: "ignore" acknowledges it and runs
-	// nothing (the original message's task stands); "rerun" runs the edited text as a new task,
-	// with its own pipeline run, quota unit and reply.
+	// Upper bound of the `telegram` channel's doubling retry delay.
+	TelegramRetryCap time.Duration `env:"ENTRY_TELEGRAM_RETRY_CAP" envDefault:"10m"`
+	// What an `edited_message` update does. `ignore`: answered 200, nothing runs (the original
+	// message's task and reply stand). `rerun`: the edited text runs as a new task (its own pipeline
+	// run, quota unit and reply), keyed by the edit's `update_id`.
 	TelegramEdits string `env:"ENTRY_TELEGRAM_EDITS" envDefault:"ignore"`
 
-	// WaitTimeoutDefault is waitTimeoutSeconds when a waitForResult request does not send it;
-	// WaitTimeoutMax bounds it so a blocked request cannot hold a connection for long.
-	WaitTimeoutDefault time.Duration `env:"ENTRY_WAIT_TIMEOUT_DEFAULT" envDefault:"30s"`
-	WaitTimeoutMax     time.Duration `env:"ENTRY_WAIT_TIMEOUT_MAX" envDefault:"120s"`
-	// EnqueueTimeout bounds the Temporal start call; past it the intake answers 503.
+	// `waitTimeoutSeconds` of a `waitForResult` request that sends none.
+	WaitTimeoutDefault time.Duration `env:"ENTRY_WAIT_TIMEOUT_DEFAULT" envDefault:"30s" readby:"api"`
+	// Upper bound of `waitTimeoutSeconds`; past it the answer is 202 + `taskId`.
+	WaitTimeoutMax time.Duration `env:"ENTRY_WAIT_TIMEOUT_MAX" envDefault:"120s" readby:"api"`
+	// Bound of the Temporal start call; past it the intake answers 503 + `Retry-After` and logs
+	// `queue.enqueue_failed`.
 	EnqueueTimeout time.Duration `env:"ENTRY_ENQUEUE_TIMEOUT" envDefault:"5s"`
-	// IdempotencyWindow is the {ts} bucket of a generated idempotency key: repeated clicks within
-	// one window share a key and therefore a task.
+	// `{ts}` bucket of a generated key `{channel}:{workflowId}:{chatId}:{ts}`: repeated clicks within
+	// one window are one task. Callers needing exact dedupe send `idempotencyKey`.
 	IdempotencyWindow time.Duration `env:"ENTRY_IDEMPOTENCY_WINDOW" envDefault:"10s"`
 
-	// UserID and FeatureID are the pipeline_tasks user_id/feature_id (quota account) of entry tasks
-	// whose context.user carries no id. Give this user a quota for the feature.
-	UserID    string `env:"ENTRY_USER_ID" envDefault:"entry"`
+	// `pipeline_tasks.user_id` (quota account) of entry tasks whose `context.user.id` is empty.
+	// **Grant it a quota** (`PUT /api/v1/quotas/entry/entry`), or every run fails with
+	// `EntryQuotaExhausted` and ends suspended.
+	UserID string `env:"ENTRY_USER_ID" envDefault:"entry"`
+	// `pipeline_tasks.feature_id` of every entry task.
 	FeatureID string `env:"ENTRY_FEATURE_ID" envDefault:"entry"`
 
-	// SuspendedAlertThreshold: above this many suspended tasks the worker logs a warning and the
-	// taskloom_entry_suspended_over_threshold gauge turns 1. SuspendedCheckInterval is how often.
-	SuspendedAlertThreshold int           `env:"ENTRY_SUSPENDED_ALERT_THRESHOLD" envDefault:"20"`
-	SuspendedCheckInterval  time.Duration `env:"ENTRY_SUSPENDED_CHECK_INTERVAL" envDefault:"1m"`
-	// SuspendedDropAfter: a suspended task that no operator resumes within this long is dropped
-	// by its own workflow's timer (reason recorded, counted as autoDropped in the stats). 0 keeps
-	// suspended tasks waiting for an operator for ever. A task takes the value in force when it
-	// is accepted (it is part of the workflow's input, so a change never alters a running task).
+	// Above this many suspended tasks the worker logs a warning (`entry.suspended_threshold_exceeded`)
+	// and `taskloom_entry_suspended_over_threshold` is 1.
+	SuspendedAlertThreshold int `env:"ENTRY_SUSPENDED_ALERT_THRESHOLD" envDefault:"20"`
+	// How often the worker counts suspended tasks (`taskloom_entry_suspended_tasks`).
+	SuspendedCheckInterval time.Duration `env:"ENTRY_SUSPENDED_CHECK_INTERVAL" envDefault:"1m"`
+	// Auto-drop: a suspended task no operator resumes within this long is dropped by its own
+	// workflow's timer (`dropReason`, `autoDropped` on the task, `autoDropped` in the stats). `0`
+	// disables it. A task keeps the value in force when it was accepted.
 	SuspendedDropAfter time.Duration `env:"ENTRY_SUSPENDED_DROP_AFTER" envDefault:"24h"`
 
-	// TelegramBotToken authenticates sendMessage; empty disables replies (tasks still run).
+	// Bot token for `sendMessage`. Empty in prod: tasks run, no reply is sent. Default: (empty: `make
+	// dev` starts the fake Bot API).
 	TelegramBotToken string `env:"TELEGRAM_BOT_TOKEN"`
-	// TelegramAPIBaseURL is the Bot API origin (the dev stack's fake in dev).
+	// Bot API origin (the fake's URL in dev).
 	TelegramAPIBaseURL string `env:"TELEGRAM_API_BASE_URL" envDefault:"https://api.telegram.org"`
-	// TelegramWebhookSecret must equal X-Telegram-Bot-Api-Secret-Token (setWebhook's
-	// secret_token). Empty refuses every webhook call.
-	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET"`
-	// TelegramWorkflowID is the pipeline a chat's messages run; TelegramChatWorkflows overrides it
-	// per chat as chat_id:pipeline pairs.
-	TelegramWorkflowID    string            `env:"TELEGRAM_WORKFLOW_ID"`
+	// Must equal the `X-Telegram-Bot-Api-Secret-Token` header (setWebhook `secret_token`). Empty
+	// refuses every webhook call (401). Default: dev: `taskloom-dev-telegram-secret`.
+	TelegramWebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET" readby:"api"`
+	// Pipeline a chat's messages run. Default: dev: `entry_echo`.
+	TelegramWorkflowID string `env:"TELEGRAM_WORKFLOW_ID"`
+	// Per-chat overrides, `chat_id:pipeline,chat_id:pipeline` (e.g. `-1001234:support_bot`).
 	TelegramChatWorkflows map[string]string `env:"TELEGRAM_CHAT_WORKFLOWS" envSeparator:"," envKeyValSeparator:":"`
-	// TelegramReplyField is the field of the pipeline's final output sent back as the reply text;
-	// when it is absent the whole output is sent as JSON.
+	// Field of the pipeline's final output sent back as the reply; when absent the whole output is
+	// sent as JSON.
 	TelegramReplyField string `env:"TELEGRAM_REPLY_FIELD" envDefault:"text"`
 }
 

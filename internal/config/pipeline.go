@@ -10,48 +10,54 @@ import (
 
 // Pipeline is the pipeline subsystem's configuration.
 type Pipeline struct {
-	// CallbackSecret signs SCF callbacks (INTERNAL_CALLBACK_SECRET in the vendor contract). Required in prod;
-	// dev falls back to a fixed value shared with the fake SCF.
-	CallbackSecret string `env:"INTERNAL_CALLBACK_SECRET"`
-	// RequireBodySignature refuses callbacks without X-Internal-Signature-256 (the body-covering
-	// signature), for deployments whose functions all send it.
-	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false"`
-	// CallbackMaxSkew is the replay window around X-Timestamp (±5 minutes by default).
-	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m"`
-	// BackendURL is how SCF functions reach this API (`${backend_url}` in callback_config.url);
-	// empty means API_PUBLIC_URL, then http://API_ADDR.
+	// HMAC-SHA256 secret of SCF callbacks (`X-Internal-Signature`, `X-Internal-Signature-256`). Never
+	// readable by a schema. Default: dev: `taskloom-dev-callback-secret`; **required** when
+	// `TASKLOOM_ENV=prod`.
+	CallbackSecret string `env:"INTERNAL_CALLBACK_SECRET" prod:"required"`
+	// Refuse callbacks that carry only the v1 signature (`X-Internal-Signature`, HMAC of
+	// `taskId+stepIndex+timestamp`); require `X-Internal-Signature-256` = hex HMAC of
+	// `taskId.stepIndex.timestamp.sha256hex(body)`.
+	RequireBodySignature bool `env:"PIPELINE_CALLBACK_REQUIRE_BODY_SIGNATURE" envDefault:"false" readby:"api"`
+	// Allowed distance between `X-Timestamp` and now (replay window).
+	CallbackMaxSkew time.Duration `env:"PIPELINE_CALLBACK_MAX_SKEW" envDefault:"5m" readby:"api"`
+	// Base URL SCF functions call back (`${backend_url}` in `callback_config.url`). Default:
+	// `API_PUBLIC_URL`, else `http://API_ADDR`.
 	BackendURL string `env:"PIPELINE_BACKEND_URL"`
-	// EnvAllowlist names the only environment variables `${env.X}` may read, so a schema cannot
-	// read a secret.
+	// Comma-separated environment variables `${env.X}` may read in an `input_mapping`; anything else
+	// fails the step with a clear reason. Must not contain `INTERNAL_CALLBACK_SECRET`.
 	EnvAllowlist []string `env:"PIPELINE_ENV_ALLOWLIST" envSeparator:"," envDefault:"WATERMARK_URL"`
-	// HealthInterval is how often the provider-health schedule runs.
+	// Interval of the `pipeline-provider-health` schedule (`starter schedules apply`).
 	HealthInterval time.Duration `env:"PIPELINE_HEALTH_INTERVAL" envDefault:"30s"`
-	// HealthWindow is how far back calls count towards error_rate and avg_response_time.
+	// How far back vendor calls count towards `error_rate` and `avg_response_time`.
 	HealthWindow time.Duration `env:"PIPELINE_HEALTH_WINDOW" envDefault:"5m"`
-	// RedriveWindow is how long after its failure a pipeline task may be redriven (14 days).
+	// How long after its failure a pipeline task may be redriven; later the redrive answers 410 and a
+	// bulk redrive leaves the task out (docs/operations.md "Redrive"). Default: `336h` (14 days).
 	RedriveWindow time.Duration `env:"PIPELINE_REDRIVE_WINDOW" envDefault:"336h"`
-	// HTTPTimeoutCap bounds any single vendor request whatever the schema's timeout_seconds says.
+	// Upper bound of one vendor HTTP request, whatever a schema's `timeout_seconds` says.
 	HTTPTimeoutCap time.Duration `env:"PIPELINE_HTTP_TIMEOUT_CAP" envDefault:"10m"`
-	// RetryAfterMax caps how long a vendor's Retry-After may delay the next attempt of a call or
-	// poll (the step's remaining time caps it too), so one answer cannot park a step for hours.
+	// Longest wait a vendor's `Retry-After` can impose before the next attempt of a call or status
+	// poll (the step's remaining time caps it too); see docs/pipelines.md "Vendor failures". At least
+	// `1s`.
 	RetryAfterMax time.Duration `env:"PIPELINE_RETRY_AFTER_MAX" envDefault:"5m"`
-	// BreakerThreshold consecutive transient failures of a provider open its circuit breaker; 0
-	// turns the breaker off.
+	// Consecutive transient or ambiguous failures of a provider's calls that open its circuit breaker
+	// (docs/pipelines.md "Circuit breaker"); `0` turns the breaker off.
 	BreakerThreshold int `env:"PIPELINE_BREAKER_THRESHOLD" envDefault:"5"`
-	// BreakerCooldown is how long an open breaker holds a provider the first time; each failed
-	// half-open probe doubles it, up to BreakerCooldownMax (never shorter than a Retry-After).
-	BreakerCooldown    time.Duration `env:"PIPELINE_BREAKER_COOLDOWN" envDefault:"30s"`
+	// How long an open breaker holds a provider the first time (at least `1s`); each failed half-open
+	// probe doubles it. Never shorter than a `Retry-After` the vendor sent.
+	BreakerCooldown time.Duration `env:"PIPELINE_BREAKER_COOLDOWN" envDefault:"30s"`
+	// Upper bound of the doubled cooldown (at least `PIPELINE_BREAKER_COOLDOWN`).
 	BreakerCooldownMax time.Duration `env:"PIPELINE_BREAKER_COOLDOWN_MAX" envDefault:"10m"`
-	// BreakerRateLimitWindow is how long a provider must keep answering 429 (and nothing else)
-	// before those answers open its breaker.
+	// A run of failures that are all `429` opens the breaker only once it has lasted this long (and
+	// reached the threshold).
 	BreakerRateLimitWindow time.Duration `env:"PIPELINE_BREAKER_RATE_LIMIT_WINDOW" envDefault:"1m"`
-	// AllowedHosts lets the URLs users register (provider base_url and health_url, function
-	// invoke_url) reach internal vendors the outbound policy refuses otherwise: host names and
-	// CIDR ranges or addresses, comma-separated. Loopback is allowed in dev without it.
+	// Comma-separated host names and CIDR ranges or addresses that registered provider and function
+	// URLs (`base_url`, `health_url`, `invoke_url`) may reach although the outbound policy refuses
+	// them (loopback, private, link-local, unique-local, CGNAT, metadata), e.g.
+	// `vendor.corp.example,10.20.0.0/16`. Dev allows loopback without it.
 	AllowedHosts egress.AllowList `env:"PIPELINE_ALLOWED_HOSTS"`
-	// FakeVendorsURL is where the dev stack's fake vendors and fake SCF listen. `make dev` starts
-	// them and sets it when empty; set it to reuse an already running `go run ./starter/dev pipeline fakes`.
-	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL"`
+	// Where the fake vendors + fake SCF listen in dev; set it to reuse a running `go run ./starter/dev
+	// pipeline fakes`. Default: (empty: `make dev` starts the fakes).
+	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL" readby:"dev"`
 }
 
 // DevCallbackSecret is the callback secret used in dev mode when none is set; the fake SCF of the

@@ -10,49 +10,66 @@ import (
 // Webhook is the webhook subsystem's configuration: the Feishu app, the four
 // Bitable tables by URL, the summary receiver and the loop timings.
 type Webhook struct {
-	// Feishu app credentials. Empty in dev mode means the dev stack's Bitable emulator.
-	FeishuAppID     string `env:"FEISHU_APP_ID"`
+	// Feishu self-built app credentials (set together). In dev the stack's Bitable emulator stands in.
+	FeishuAppID string `env:"FEISHU_APP_ID"`
+	// Feishu self-built app credentials (set together). In dev the stack's Bitable emulator stands in.
 	FeishuAppSecret string `env:"FEISHU_APP_SECRET"`
-	// FeishuBaseURL is the Open API origin (the emulator's URL in dev).
+	// Open API origin, no trailing slash (the emulator's `http://127.0.0.1:PORT` in dev).
 	FeishuBaseURL string `env:"FEISHU_BASE_URL" envDefault:"https://open.feishu.cn"`
-	// FeishuTimeout bounds one Open API request (the SDK's request timeout); a request past it
-	// fails and is retried like any transient error.
+	// Longest one Open API request may take; past it the request fails and is retried like any
+	// transient error.
 	FeishuTimeout time.Duration `env:"FEISHU_REQUEST_TIMEOUT" envDefault:"30s"`
-	// TimeZone is the tables' document time zone; Date/Datetime days are cut in it.
+	// Document time zone: `Date`/`Datetime` days and `ExactDate` filters are cut in it.
 	TimeZone string `env:"FEISHU_TIME_ZONE" envDefault:"Asia/Shanghai"`
 
-	TaskBitableURL    string `env:"TASK_BITABLE_URL"`
+	// Task status table, `https://…/base/<app_token>?table=tbl…` or
+	// `https://…/wiki/<node>?table=tbl…`.
+	TaskBitableURL string `env:"TASK_BITABLE_URL"`
+	// Webhook result table (same URL forms).
 	WebhookBitableURL string `env:"WEBHOOK_BITABLE_URL"`
-	DramaBitableURL   string `env:"DRAMA_BITABLE_URL"`
-	// CaptureBitableURL is the capture result table the Records of a payload come from.
+	// Drama list table (DramaInfo source, `task.BookID == drama.短剧 ID`). Optional.
+	DramaBitableURL string `env:"DRAMA_BITABLE_URL"`
+	// Capture result table (Records source when no SQLite database is set; the only source for
+	// `video_screen_capture`). Optional; without either source Records is `[]`.
 	CaptureBitableURL string `env:"CAPTURE_BITABLE_URL"`
 
-	// RecordsSQLite is a local SQLite database of capture records (read-only); when set it is
-	// where piracy_general_search Records come from instead of the capture table.
-	RecordsSQLite       string `env:"WEBHOOK_RECORDS_SQLITE"`
-	RecordsSQLiteTable  string `env:"WEBHOOK_RECORDS_SQLITE_TABLE" envDefault:"capture_records"`
+	// Path of the capture side's local SQLite database, opened read-only. When set,
+	// `piracy_general_search` Records come from it (preferred when both are set) instead of the
+	// capture table: every row whose task-id column is one of the row's TaskIDs, all its columns as
+	// fields, in TaskIDs order. A missing file, table or column stops the worker at start.
+	RecordsSQLite string `env:"WEBHOOK_RECORDS_SQLITE"`
+	// Table of that database holding the records (a plain identifier).
+	RecordsSQLiteTable string `env:"WEBHOOK_RECORDS_SQLITE_TABLE" envDefault:"capture_records"`
+	// Its TaskID column (a plain identifier; INTEGER or TEXT).
 	RecordsSQLiteTaskID string `env:"WEBHOOK_RECORDS_SQLITE_TASKID_COLUMN" envDefault:"task_id"`
 
+	// Receiver of the payloads (POST JSON, 2xx = success).
 	SummaryWebhookURL string `env:"SUMMARY_WEBHOOK_URL"`
-	// SummaryWebhookSecret switches the push to Feishu custom-bot mode: the payload is sent
-	// as a text message with the bot's timestamp+sign.
-	SummaryWebhookSecret  string        `env:"SUMMARY_WEBHOOK_SECRET"`
+	// Set to switch to Feishu custom-bot mode: text message with `timestamp` + `sign` (HMAC-SHA256 key
+	// `timestamp+"\n"+secret`, empty message).
+	SummaryWebhookSecret string `env:"SUMMARY_WEBHOOK_SECRET"`
+	// Push timeout.
 	SummaryWebhookTimeout time.Duration `env:"SUMMARY_WEBHOOK_TIMEOUT" envDefault:"15s"`
 
-	// SweepInterval is how often WebhookResultWorker scans for pending/failed rows.
+	// WebhookResultWorker schedule interval.
 	SweepInterval time.Duration `env:"WEBHOOK_SWEEP_INTERVAL" envDefault:"30s"`
-	// ReadinessBackoff/ReadinessBackoffMax shape the durable wait between readiness checks.
-	ReadinessBackoff    time.Duration `env:"WEBHOOK_READINESS_BACKOFF" envDefault:"15s"`
+	// Durable-timer backoff between readiness checks of a row.
+	ReadinessBackoff time.Duration `env:"WEBHOOK_READINESS_BACKOFF" envDefault:"15s"`
+	// Upper bound of the growing backoff between readiness checks of a row.
 	ReadinessBackoffMax time.Duration `env:"WEBHOOK_READINESS_BACKOFF_MAX" envDefault:"5m"`
-	// ReadinessDeadline ends a row in `error` when its tasks are not all finished by then.
+	// A row whose tasks are not all success/error by then becomes `error` with a LastError naming
+	// them.
 	ReadinessDeadline time.Duration `env:"WEBHOOK_READINESS_DEADLINE" envDefault:"48h"`
-	// RetryBackoff is the wait between failed pushes of one row.
+	// Wait between failed pushes (3 failures → `error`).
 	RetryBackoff time.Duration `env:"WEBHOOK_RETRY_BACKOFF" envDefault:"1m"`
 
-	// CreatorApps lists the apps that get a WebhookResultCreator schedule (e.g. kwai).
-	CreatorApps     []string      `env:"WEBHOOK_CREATOR_APPS" envSeparator:","`
+	// Comma list of apps that get a WebhookResultCreator schedule (e.g. `kwai`).
+	CreatorApps []string `env:"WEBHOOK_CREATOR_APPS" envSeparator:","`
+	// Creator schedule interval.
 	CreatorInterval time.Duration `env:"WEBHOOK_CREATOR_INTERVAL" envDefault:"1m"`
-	// EnableSingleURLCapture makes the creator aggregate 单个链接采集 tasks per (GroupID, Date).
+	// Creator also aggregates `单个链接采集` tasks per (GroupID, Date). Needs `单个链接采集` in Scene's options
+	// and `error` in Status's options, else Feishu answers 1254018 InvalidFilter (the error names the
+	// missing option).
 	EnableSingleURLCapture bool `env:"WEBHOOK_ENABLE_SINGLE_URL_CAPTURE" envDefault:"false"`
 
 	WebhookFields WebhookFields
@@ -63,48 +80,79 @@ type Webhook struct {
 
 // WebhookFields are the result table's column names (WEBHOOK_FIELD_*).
 type WebhookFields struct {
-	BizType      string `env:"WEBHOOK_FIELD_BIZTYPE" envDefault:"BizType"`
+	// Name of the result table's `BizType` column.
+	BizType string `env:"WEBHOOK_FIELD_BIZTYPE" envDefault:"BizType"`
+	// Name of the result table's `ParentTaskID` column.
 	ParentTaskID string `env:"WEBHOOK_FIELD_PARENTTASKID" envDefault:"ParentTaskID"`
-	GroupID      string `env:"WEBHOOK_FIELD_GROUPID" envDefault:"GroupID"`
-	Status       string `env:"WEBHOOK_FIELD_STATUS" envDefault:"Status"`
-	TaskIDs      string `env:"WEBHOOK_FIELD_TASKIDS" envDefault:"TaskIDs"`
-	DramaInfo    string `env:"WEBHOOK_FIELD_DRAMAINFO" envDefault:"DramaInfo"`
-	UserInfo     string `env:"WEBHOOK_FIELD_USERINFO" envDefault:"UserInfo"`
-	Records      string `env:"WEBHOOK_FIELD_RECORDS" envDefault:"Records"`
-	Date         string `env:"WEBHOOK_FIELD_DATE" envDefault:"Date"`
-	CreateAt     string `env:"WEBHOOK_FIELD_CREATEAT" envDefault:"CreateAt"`
-	StartAt      string `env:"WEBHOOK_FIELD_STARTAT" envDefault:"StartAt"`
-	EndAt        string `env:"WEBHOOK_FIELD_ENDAT" envDefault:"EndAt"`
-	RetryCount   string `env:"WEBHOOK_FIELD_RETRYCOUNT" envDefault:"RetryCount"`
-	LastError    string `env:"WEBHOOK_FIELD_LASTERROR" envDefault:"LastError"`
+	// Name of the result table's `GroupID` column.
+	GroupID string `env:"WEBHOOK_FIELD_GROUPID" envDefault:"GroupID"`
+	// Name of the result table's `Status` column.
+	Status string `env:"WEBHOOK_FIELD_STATUS" envDefault:"Status"`
+	// Name of the result table's `TaskIDs` column.
+	TaskIDs string `env:"WEBHOOK_FIELD_TASKIDS" envDefault:"TaskIDs"`
+	// Name of the result table's `DramaInfo` column.
+	DramaInfo string `env:"WEBHOOK_FIELD_DRAMAINFO" envDefault:"DramaInfo"`
+	// Name of the result table's `UserInfo` column.
+	UserInfo string `env:"WEBHOOK_FIELD_USERINFO" envDefault:"UserInfo"`
+	// Name of the result table's `Records` column.
+	Records string `env:"WEBHOOK_FIELD_RECORDS" envDefault:"Records"`
+	// Name of the result table's `Date` column.
+	Date string `env:"WEBHOOK_FIELD_DATE" envDefault:"Date"`
+	// Name of the result table's `CreateAt` column.
+	CreateAt string `env:"WEBHOOK_FIELD_CREATEAT" envDefault:"CreateAt"`
+	// Name of the result table's `StartAt` column.
+	StartAt string `env:"WEBHOOK_FIELD_STARTAT" envDefault:"StartAt"`
+	// Name of the result table's `EndAt` column.
+	EndAt string `env:"WEBHOOK_FIELD_ENDAT" envDefault:"EndAt"`
+	// Name of the result table's `RetryCount` column.
+	RetryCount string `env:"WEBHOOK_FIELD_RETRYCOUNT" envDefault:"RetryCount"`
+	// Name of the result table's `LastError` column.
+	LastError string `env:"WEBHOOK_FIELD_LASTERROR" envDefault:"LastError"`
 }
 
 // TaskFields are the task status table's column names (TASK_FIELD_*).
 type TaskFields struct {
-	TaskID       string `env:"TASK_FIELD_TASKID" envDefault:"TaskID"`
+	// Name of the task status table's `TaskID` column.
+	TaskID string `env:"TASK_FIELD_TASKID" envDefault:"TaskID"`
+	// Name of the task status table's `ParentTaskID` column.
 	ParentTaskID string `env:"TASK_FIELD_PARENTTASKID" envDefault:"ParentTaskID"`
-	App          string `env:"TASK_FIELD_APP" envDefault:"App"`
-	Scene        string `env:"TASK_FIELD_SCENE" envDefault:"Scene"`
-	Status       string `env:"TASK_FIELD_STATUS" envDefault:"Status"`
-	BookID       string `env:"TASK_FIELD_BOOKID" envDefault:"BookID"`
-	UserID       string `env:"TASK_FIELD_USERID" envDefault:"UserID"`
-	ItemID       string `env:"TASK_FIELD_ITEMID" envDefault:"ItemID"`
-	Params       string `env:"TASK_FIELD_PARAMS" envDefault:"Params"`
-	Datetime     string `env:"TASK_FIELD_DATETIME" envDefault:"Datetime"`
-	RetryCount   string `env:"TASK_FIELD_RETRYCOUNT" envDefault:"RetryCount"`
+	// Name of the task status table's `App` column.
+	App string `env:"TASK_FIELD_APP" envDefault:"App"`
+	// Name of the task status table's `Scene` column.
+	Scene string `env:"TASK_FIELD_SCENE" envDefault:"Scene"`
+	// Name of the task status table's `Status` column.
+	Status string `env:"TASK_FIELD_STATUS" envDefault:"Status"`
+	// Name of the task status table's `BookID` column.
+	BookID string `env:"TASK_FIELD_BOOKID" envDefault:"BookID"`
+	// Name of the task status table's `UserID` column.
+	UserID string `env:"TASK_FIELD_USERID" envDefault:"UserID"`
+	// Name of the task status table's `ItemID` column.
+	ItemID string `env:"TASK_FIELD_ITEMID" envDefault:"ItemID"`
+	// Name of the task status table's `Params` column.
+	Params string `env:"TASK_FIELD_PARAMS" envDefault:"Params"`
+	// Name of the task status table's `Datetime` column.
+	Datetime string `env:"TASK_FIELD_DATETIME" envDefault:"Datetime"`
+	// Name of the task status table's `RetryCount` column.
+	RetryCount string `env:"TASK_FIELD_RETRYCOUNT" envDefault:"RetryCount"`
 }
 
 // DramaFields are the drama list table's column names (DRAMA_FIELD_*).
 type DramaFields struct {
-	ID   string `env:"DRAMA_FIELD_ID" envDefault:"短剧 ID"`
+	// Name of the drama table's `短剧 ID` column.
+	ID string `env:"DRAMA_FIELD_ID" envDefault:"短剧 ID"`
+	// Name of the drama table's `短剧名称` column.
 	Name string `env:"DRAMA_FIELD_NAME" envDefault:"短剧名称"`
 }
 
 // CaptureFields are the capture result table's column names (CAPTURE_FIELD_*).
 type CaptureFields struct {
-	TaskID     string `env:"CAPTURE_FIELD_TASKID" envDefault:"TaskID"`
-	Scene      string `env:"CAPTURE_FIELD_SCENE" envDefault:"Scene"`
-	ItemID     string `env:"CAPTURE_FIELD_ITEMID" envDefault:"ItemID"`
+	// Name of the capture table's `TaskID` column.
+	TaskID string `env:"CAPTURE_FIELD_TASKID" envDefault:"TaskID"`
+	// Name of the capture table's `Scene` column.
+	Scene string `env:"CAPTURE_FIELD_SCENE" envDefault:"Scene"`
+	// Name of the capture table's `ItemID` column.
+	ItemID string `env:"CAPTURE_FIELD_ITEMID" envDefault:"ItemID"`
+	// Name of the capture table's `CapturedAt` column. The newest `CapturedAt` is the "latest" record.
 	CapturedAt string `env:"CAPTURE_FIELD_CAPTUREDAT" envDefault:"CapturedAt"`
 }
 

@@ -7,7 +7,7 @@ import "github.com/taskloom/taskloom/internal/searchattr"
 // dispatch its backlog in turn over fairness keys — one per pipeline user — instead of first
 // come, first served; the pinned server (1.29) ignores fairness keys without it. Fairness is
 // kept per task-queue partition, so the dev server, one process, runs each queue as a single
-// partition and its order is exact (README "Fair under load").
+// partition and its order is exact (docs/pipelines.md "Fair under load").
 //
 // system.forceSearchAttributesCacheRefreshOnRead=false puts back the server's own default. The
 // CLI's dev server turns it on so that a search attribute created at run time is seen at once;

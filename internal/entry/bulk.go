@@ -9,7 +9,7 @@ import (
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
-// Bulk operator operations on suspended tasks (README, "Redrive"): resume or drop every
+// Bulk operator operations on suspended tasks (docs/operations.md "Redrive"): resume or drop every
 // suspended task a BulkFilter selects, each through the single-task path (Tasks.Resume/Drop).
 const (
 	BulkResume = "resume"

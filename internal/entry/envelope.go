@@ -1,4 +1,4 @@
-// Package entry holds the rules and model of the entry subsystem (README, "Entry"): the
+// Package entry holds the rules and model of the entry subsystem (docs/entry.md): the
 // TaskEnvelope every intake (HTTP, Telegram, CLI) builds, its validation, the idempotency key and
 // the workflow ID derived from it, the workflow_runs record and EntryTaskWorkflow's contract. It
 // imports no driver and opens no connection (the workflow imports it): the workflow_runs store is

@@ -1,5 +1,5 @@
-// Package explain writes the Temporal user metadata every taskloom execution carries (README,
-// "What each execution shows"): the one-line static summary, the markdown static details, and the
+// Package explain writes the Temporal user metadata every taskloom execution carries
+// (docs/operations.md "What each execution shows"): the one-line static summary, the markdown static details, and the
 // current details line. The workflows and their client.go files call it; it does no I/O.
 package explain
 

@@ -23,7 +23,7 @@ const ErrTypeCircuitOpen = "PipelineCircuitOpen"
 // Circuit is a provider's circuit breaker, the `circuit` field of its provider_health document, so
 // every worker and API replica sees the same one. Every change is a compare-and-swap on Version
 // (pipelinedb.Store.SwapCircuit): two workers cannot both open it, nor both take the half-open
-// probe. README "Circuit breaker" describes the rules.
+// probe. docs/pipelines.md "Circuit breaker" describes the rules.
 type Circuit struct {
 	State               string    `bson:"state,omitempty"`
 	ConsecutiveFailures int       `bson:"consecutive_failures,omitempty"`

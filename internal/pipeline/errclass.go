@@ -1,7 +1,7 @@
 package pipeline
 
 // ErrorClass is what a vendor failure means, and so what it does to the step, to the candidate
-// list and to the provider's health (README "Vendor failures" has the table).
+// list and to the provider's health (docs/pipelines.md "Vendor failures" has the table).
 type ErrorClass string
 
 const (

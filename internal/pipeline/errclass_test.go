@@ -2,7 +2,7 @@ package pipeline
 
 import "testing"
 
-// The error-class table (README "Vendor failures"): which HTTP answers fall in which class, the
+// The error-class table (docs/pipelines.md "Vendor failures"): which HTTP answers fall in which class, the
 // error type each class carries, and which classes are retried.
 func TestErrorClassTable(t *testing.T) {
 	for code, want := range map[int]ErrorClass{

@@ -10,7 +10,7 @@ const MaxFairnessKeyLen = 64
 
 // FairnessKey is the Temporal fairness key of a user's pipeline tasks: the server dispatches a
 // task queue's backlog in turn over these keys, so one user's burst does not make another
-// user's tasks wait behind it (README "Fair under load"). It is the user id itself, readable in
+// user's tasks wait behind it (docs/pipelines.md "Fair under load"). It is the user id itself, readable in
 // the Web UI, unless that is longer than Temporal allows; then a digest of it, still one key
 // per user.
 func FairnessKey(userID string) string {

@@ -1,4 +1,4 @@
-// Package pipeline holds the rules and model of the pipeline subsystem (README, "Pipelines"): the
+// Package pipeline holds the rules and model of the pipeline subsystem (docs/pipelines.md): the
 // pipeline schema types and their validation, the input/output mapping language, the SCF callback
 // signature, tasks, steps, quotas and provider health. It imports no driver and has no Temporal
 // workflow code: workflows/pipeline drives these pieces, the MongoDB store is pipelinedb.

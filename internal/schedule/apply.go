@@ -30,8 +30,8 @@ func Every(id string, every time.Duration, kind, taskQueue string, runTimeout ti
 	}
 }
 
-// Explained sets the static summary and details of every run s starts (README, "What each
-// execution shows").
+// Explained sets the static summary and details of every run s starts, as every execution
+// carries them (docs/operations.md "What each execution shows").
 func Explained(s client.ScheduleOptions, summary, details string) client.ScheduleOptions {
 	if a, ok := s.Action.(*client.ScheduleWorkflowAction); ok {
 		a.StaticSummary, a.StaticDetails = summary, details

@@ -7,8 +7,8 @@ import (
 )
 
 // Doc documents one search attribute for operators: what it holds on which executions and the
-// values it takes. README's search-attribute table is Markdown(Docs) (`go run ./internal/searchattr/gen
-// -w README.md` writes it); tests hold the values against the code's constants and every recorded
+// values it takes. The search-attribute table of docs/operations.md is Markdown(Docs) (`go run
+// ./internal/searchattr/gen -w docs/operations.md` writes it); tests hold the values against the code's constants and every recorded
 // history.
 type Doc struct {
 	Name string
@@ -91,7 +91,7 @@ func Allowed(name, kind, value string) bool {
 	return !found && !slices.ContainsFunc(Docs, func(d Doc) bool { return d.Name == name })
 }
 
-// Markdown renders docs as README's table.
+// Markdown renders docs as the operations page's table.
 func Markdown(docs []Doc) string {
 	var b strings.Builder
 	b.WriteString("| attribute | type | on executions of kind | values | meaning |\n|---|---|---|---|---|\n")
@@ -120,7 +120,7 @@ func code(vs []string) string {
 	return strings.Join(q, ", ")
 }
 
-// The lines around the generated table in README.md.
+// The lines around the generated table in docs/operations.md.
 const (
 	TableBegin = "<!-- searchattr -->"
 	TableEnd   = "<!-- /searchattr -->"

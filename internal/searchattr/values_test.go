@@ -19,17 +19,17 @@ import (
 	taskechowf "github.com/taskloom/taskloom/workflows/taskecho"
 )
 
-func TestReadmeTableIsGenerated(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+func TestOperationsTableIsGenerated(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := searchattr.TableIn(string(raw))
 	if err != nil {
-		t.Fatalf("README.md: %v", err)
+		t.Fatalf("docs/operations.md: %v", err)
 	}
 	if want := searchattr.Markdown(searchattr.Docs); got != want {
-		t.Fatalf("README's search-attribute table differs from internal/searchattr: run `go run ./internal/searchattr/gen -w README.md`\nREADME:\n%s\ngenerated:\n%s", got, want)
+		t.Fatalf("the search-attribute table of docs/operations.md differs from internal/searchattr: run `go run ./internal/searchattr/gen -w docs/operations.md`\npage:\n%s\ngenerated:\n%s", got, want)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestRecordedHistoriesUseDocumentedValues(t *testing.T) {
 				for name, v := range values {
 					checked++
 					if !searchattr.Allowed(name, evKind, v) {
-						t.Errorf("%s event %d (%s): %s=%q on a %q execution is not in README's search-attribute table", filepath.Base(f), i+1, key, name, v, evKind)
+						t.Errorf("%s event %d (%s): %s=%q on a %q execution is not in the search-attribute table (docs/operations.md)", filepath.Base(f), i+1, key, name, v, evKind)
 					}
 				}
 			}

@@ -1,6 +1,6 @@
 // Package storecontract is the store contract: one test per MongoDB primitive taskloom's stores
 // rely on, each run under 32-way concurrency and asserting the outcome the MongoDB manual
-// documents. Domain code may rely on these and nothing else (README, "Store contract and index coverage").
+// documents. Domain code may rely on these and nothing else (docs/architecture.md "The store contract and index coverage").
 //
 // `make test` runs it on the embedded database (FerretDB behind internal/devstack's proxy); the
 // same tests run on any MongoDB with

@@ -11,8 +11,8 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// domainPackages are written to MongoDB's documented guarantees alone (README, "Store contract and
-// index coverage"): they may not know which engine stands in for MongoDB, nor recognise its errors by text.
+// domainPackages are written to MongoDB's documented guarantees alone
+// (docs/architecture.md "The store contract and index coverage"): they may not know which engine stands in for MongoDB, nor recognise its errors by text.
 // Each is checked with every package below it, so a store split out into a subpackage stays
 // covered.
 var domainPackages = []string{"internal/taskecho", "internal/pipeline", "internal/entry", "internal/webhook", "internal/crawl"}

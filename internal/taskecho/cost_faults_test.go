@@ -8,16 +8,16 @@ import (
 	"time"
 )
 
-// mongoDown is what the driver answers when MongoDB does not answer in time; the API maps it to
+// errMongoDown is what the driver answers when MongoDB does not answer in time; the API maps it to
 // 503 with Retry-After (httpx.IsUnavailable).
-var mongoDown = fmt.Errorf("server selection: %w", context.DeadlineExceeded)
+var errMongoDown = fmt.Errorf("server selection: %w", context.DeadlineExceeded)
 
 // downFor makes the fixture's store fail the named methods.
 func downFor(methods ...string) func(string) error {
 	return func(m string) error {
 		for _, x := range methods {
 			if m == x {
-				return mongoDown
+				return errMongoDown
 			}
 		}
 		return nil

@@ -42,7 +42,7 @@ func (c *core) incrementalTarget(ctx context.Context, in *IncrementalInput) (*Pr
 // AppendMessage appends one conversation message (POST /tasks/message). It is one atomic update
 // (see appendEntry): concurrent appends to one task never conflict and are stored in arrival order.
 // The task's first message of each second also touches the project and queue (last_task_at); the
-// others of that second cost the one update alone (README, "Echo / TaskEcho").
+// others of that second cost the one update alone (docs/taskecho.md).
 func (s *Intake) AppendMessage(ctx context.Context, in *IncrementalInput) (*IncrementalResult, error) {
 	now := s.now()
 	msg := Message{Role: in.Role, Content: in.Content, SessionID: in.SessionID, CreatedAt: now}

@@ -3,7 +3,7 @@ package taskecho
 import "time"
 
 // Metrics receives what the task server counts; package taskechoprom publishes it as Prometheus
-// series (README, "Echo / TaskEcho").
+// series (docs/taskecho.md).
 type Metrics interface {
 	// PullRequested counts one pull call of a project and queue ("" = the project level).
 	PullRequested(project, queue string)

@@ -6,7 +6,7 @@ import (
 )
 
 // Settings are the task server's configuration items (SettingsFromConfig maps the environment
-// onto them; README, "Echo / TaskEcho", lists the variables).
+// onto them; docs/configuration.md lists the variables).
 type Settings struct {
 	// PullTimeout is how long a lease lasts (pull_timeout, default 1 h).
 	PullTimeout time.Duration

@@ -68,13 +68,21 @@ func onExit(f func()) {
 
 // shared starts a dependency once per package; a failure is reported to every test that asks.
 type shared[T any] struct {
-	once sync.Once
-	v    T
-	err  error
+	// process names a dependency that runs as a server process of its own (the Temporal dev
+	// server, FerretDB): the integration stack. A test that needs one is skipped under -short,
+	// which is how `make check` runs the unit tests alone, fast. The in-process stand-ins
+	// (miniredis, kfake) are not skipped.
+	process string
+	once    sync.Once
+	v       T
+	err     error
 }
 
 func (s *shared[T]) get(t testing.TB, start func() (T, error)) T {
 	t.Helper()
+	if s.process != "" && testing.Short() {
+		t.Skipf("-short: needs %s (the integration stack)", s.process)
+	}
 	s.once.Do(func() { s.v, s.err = start() })
 	if s.err != nil {
 		t.Fatalf("testenv: %v", s.err)
@@ -111,7 +119,7 @@ type devServer struct {
 	ui, metrics string
 }
 
-var temporalServer shared[devServer]
+var temporalServer = shared[devServer]{process: "the Temporal dev server"}
 
 // Temporal returns the package's dev server address and a client for it.
 func Temporal(t testing.TB) (hostPort string, c client.Client) {
@@ -246,7 +254,7 @@ func awaitCount(ctx context.Context, t testing.TB, c client.Client, namespace, q
 	}
 }
 
-var mongoServer shared[string]
+var mongoServer = shared[string]{process: "the embedded FerretDB"}
 
 // MongoURI returns the URI of the package's embedded FerretDB.
 func MongoURI(t testing.TB) string {

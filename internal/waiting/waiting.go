@@ -1,6 +1,6 @@
 // Package waiting is the one list of reasons a unit of work that has not finished can be waiting
-// for, and the waiting_for object every API and console page answers for such a unit (README,
-// "What each execution shows"). A reason names what has to happen next; Detail says it in a
+// for, and the waiting_for object every API and console page answers for such a unit
+// (docs/operations.md "What each execution shows"). A reason names what has to happen next; Detail says it in a
 // sentence with the unit's own names and numbers; Until is when the wait ends by itself (a timer,
 // a lease, a deadline), absent when only someone else can end it (a callback, an operator).
 package waiting
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The reasons, by subsystem. The README's waiting_for table lists the same, with what ends each.
+// The reasons, by subsystem. The waiting_for table of docs/operations.md lists the same, with what ends each.
 const (
 	// Pipeline steps.
 
@@ -65,7 +65,7 @@ const (
 	TweetsMissing = "tweets_missing"
 )
 
-// Reasons lists every reason, in the README table's order.
+// Reasons lists every reason, in that table's order.
 var Reasons = []string{Callback, Poll, Call, ProviderCoolingDown, RetryBackoff,
 	Pipeline, Operator, AutoDrop,
 	Leased, Expired, NotPulled,

@@ -34,16 +34,16 @@ func TestReasonsAreUnique(t *testing.T) {
 	}
 }
 
-// The README's waiting_for table lists every reason, so the list in code and the documented one
+// The waiting_for table of docs/operations.md lists every reason, so the list in code and the documented one
 // cannot drift apart.
-func TestReadmeListsEveryReason(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+func TestOperationsPageListsEveryReason(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range Reasons {
 		if !strings.Contains(string(raw), "| `"+r+"` |") {
-			t.Errorf("README's waiting_for table does not list %s", r)
+			t.Errorf("the waiting_for table of docs/operations.md does not list %s", r)
 		}
 	}
 }

@@ -135,7 +135,7 @@ type GroupsInput struct {
 func DeliveryID(tableID, recordID string) string { return "webhook-" + tableID + "-" + recordID }
 
 // RecoverInput is a WebhookRecoverWorkflow: re-deliver the result rows that ended failed or
-// error with EndAt in [Since, Until) (README "Redrive").
+// error with EndAt in [Since, Until) (docs/operations.md "Redrive").
 type RecoverInput struct {
 	Target Target    `json:"target"`
 	Policy Policy    `json:"policy"`

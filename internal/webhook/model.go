@@ -1,4 +1,4 @@
-// Package webhook is the domain of the webhook result table (README "Webhook result table")
+// Package webhook is the domain of the webhook result table (docs/webhook.md)
 // without its I/O: the workflow/activity contract, the row state machine, readiness of a row's
 // tasks, the payload pushed per BizType and the task table's RetryCount rule. It opens no
 // connection, so the workflows can use it: the Bitable reads and writes (creators, sweep

@@ -42,8 +42,8 @@ func entryBulkCmd(op string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   op,
 		Short: "Bulk " + op + " of the suspended entry tasks a filter selects",
-		Long: "Every suspended entry task the filter flags select is " + pastTense(op) + " through the single-task path (README,\n" +
-			"\"Redrive\"); --dry-run prints the count and a sample, otherwise the bulk operation starts and, with --wait\n" +
+		Long: "Every suspended entry task the filter flags select is " + pastTense(op) + " through the single-task path\n" +
+			"(docs/operations.md \"Redrive\"); --dry-run prints the count and a sample, otherwise the bulk operation starts and, with --wait\n" +
 			"(the default), its progress is printed until it finishes.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

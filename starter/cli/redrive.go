@@ -30,7 +30,7 @@ func pipelineRedriveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "redrive [TASK_ID]",
 		Short: "Continue failed pipeline tasks from their failed step: one task by id, or every failed task a filter selects",
-		Long: "With TASK_ID: redrive that failed task (README, \"Redrive\"). Without: a bulk redrive of the failed tasks the\n" +
+		Long: "With TASK_ID: redrive that failed task (docs/operations.md \"Redrive\"). Without: a bulk redrive of the failed tasks the\n" +
 			"filter flags select (within PIPELINE_REDRIVE_WINDOW); --dry-run prints the count and a sample, otherwise the\n" +
 			"bulk operation starts and, with --wait (the default), its progress is printed until it finishes.",
 		Args: cobra.MaximumNArgs(1),

@@ -38,7 +38,7 @@ func Root() *cobra.Command {
 		Short: "taskloom: durable task systems on Temporal",
 		Long: `starter runs and operates taskloom.
 
-Configuration comes from environment variables (see README.md, .env.example).`,
+Configuration comes from environment variables (see docs/configuration.md, .env.example).`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: prepare,

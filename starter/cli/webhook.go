@@ -194,7 +194,7 @@ func webhookRecoverCmd() *cobra.Command {
 		Use:   "recover",
 		Short: "Re-deliver the result rows that ended failed or error since --since",
 		Long: "Every result row whose Status is failed or error and whose EndAt is in [--since, --until) is written back to\n" +
-			"pending and handed to its delivery workflow by one WebhookRecoverWorkflow (README, \"Redrive\"); --dry-run prints\n" +
+			"pending and handed to its delivery workflow by one WebhookRecoverWorkflow (docs/operations.md \"Redrive\"); --dry-run prints\n" +
 			"the count and a sample. The same --idempotency-key (or the same range) again finds the same run.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

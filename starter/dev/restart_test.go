@@ -20,8 +20,8 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
 )
 
-// The dev stack keeps its state across a restart: the README's pipeline, entry, echo, crawl and
-// webhook examples succeed before and after it, a task finished before it is still there, and an
+// The dev stack keeps its state across a restart: the docs' pipeline, entry, echo, crawl
+// and webhook examples succeed before and after it, a task finished before it is still there, and an
 // entry task suspended before it is resumed after it and completes. Each stop is a Ctrl-C: the
 // process exits 0 and leaves no child behind.
 func TestDevStackKeepsItsStateAcrossARestart(t *testing.T) {
@@ -271,7 +271,7 @@ func alive(pid int) bool {
 // examples are what one round of runExamples made.
 type examples struct{ pipelineTask string }
 
-// runExamples runs the README's examples over HTTP, as its curls do, and waits for each to finish.
+// runExamples runs the docs' examples over HTTP, as its curls do, and waits for each to finish.
 func runExamples(t *testing.T, p *devProc, round int) examples {
 	t.Helper()
 	unique := strconv.FormatInt(time.Now().UnixNano(), 36)

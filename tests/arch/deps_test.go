@@ -1,4 +1,4 @@
-// Package arch holds the dependency rules of the layout (README, "Architecture"):
+// Package arch holds the dependency rules of the layout (docs/architecture.md):
 // what the production binary links, and which way packages import. Each rule walks the import
 // graph `go list -deps` reports, so a violation names the chain of imports that causes it.
 package arch

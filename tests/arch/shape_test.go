@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// subsystems are the five task systems; each has the same packages in every layer (README,
-// "Architecture").
+// subsystems are the five task systems; each has the same packages in every layer
+// (docs/architecture.md "The shape of a subsystem").
 var subsystems = []string{"pipeline", "entry", "taskecho", "webhook", "crawl"}
 
 // drivers are the engines' client libraries. A domain package (internal/<subsystem>) states its

@@ -41,7 +41,7 @@ func routeTable(env *e2e.Env) []route {
 // publicPaths need no API key: probes, the spec, and the two endpoints that carry their own
 // secret (the Telegram webhook's secret token and the pipeline callback's HMAC signature).
 var publicPaths = []string{
-	"/healthz", "/readyz", "/metrics", "/openapi.yaml",
+	"/healthz", "/readyz", "/metrics", "/openapi.yaml", "/docs/api",
 	"/telegram/webhook",
 	"/api/internal/tasks/:taskId/steps/:stepIndex/callback",
 }
@@ -140,7 +140,7 @@ func send(t testing.TB, env *e2e.Env, r request) *e2e.Response {
 	return &e2e.Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 }
 
-// envelope is the error body of README's "Using the API".
+// envelope is the error body docs/api.md describes.
 type envelope struct {
 	Success *bool `json:"success"`
 	Error   struct {

@@ -1,6 +1,8 @@
-// Package readme_test runs README.md: every ```sh block, in order and as written, against the dev
-// stack `make dev` starts, with the binaries where the README says they are (./.bin/starter,
-// ./.bin/temporal). A block that fails fails the test with its README line.
+// Package readme_test runs the docs: README.md and every page of docs/, in reader order, one
+// after another against one dev stack as `make dev` starts it. Each page runs in a bash session of
+// its own — every ```sh block of the page, in order and as written — so a page's blocks need only
+// what the page itself sets. The binaries are where the docs say they are (./.bin/starter,
+// ./.bin/temporal). A block that fails fails the test with its page and line.
 //
 // How it runs: the test builds ./.bin/starter (as `make starter` does) and the dev binary, makes a
 // sandbox directory that looks like the repository (a symlink to every top-level entry but .data,
@@ -22,6 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,7 +38,8 @@ const (
 	childEnv   = "README_TEST_CHILD"
 	envSandbox = "README_TEST_SANDBOX"
 	envDevBin  = "README_TEST_DEV_BIN"
-	envScript  = "README_TEST_SCRIPT"
+	envScripts = "README_TEST_SCRIPTS" // a file of "page<TAB>script" lines, in reader order
+	envPage    = "README_TEST_PAGE"
 	envPrelude = "README_TEST_PRELUDE"
 	envShim    = "README_TEST_SHIM"
 	envFailed  = "README_TEST_FAILED_LINE"
@@ -49,7 +54,7 @@ var devPorts = []int{8080, 7233, 8233, 9464, 27017, 6380, 9092, 18090, 18091}
 const (
 	devAPI       = "http://127.0.0.1:8080"
 	stackTimeout = 5 * time.Minute  // the dev stack up (the Temporal dev server's first start)
-	runTimeout   = 15 * time.Minute // every block
+	runTimeout   = 18 * time.Minute // every block of every page
 )
 
 func TestMain(m *testing.M) {
@@ -59,21 +64,32 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestReadmeCommandsRun(t *testing.T) {
+// readerOrder is the order a reader follows the docs: README, then the subsystems' pages, then
+// operations. Pages of docs/ not named here run after these, by name.
+var readerOrder = []string{
+	"README.md", "docs/api.md", "docs/pipelines.md", "docs/entry.md", "docs/taskecho.md",
+	"docs/webhook.md", "docs/crawl.md", "docs/operations.md",
+}
+
+// page is one Markdown file of the docs and its code blocks.
+type page struct {
+	name   string // relative to the repository, e.g. docs/entry.md
+	text   string
+	blocks []block
+}
+
+func TestDocsCommandsRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the README test starts the whole dev stack")
+		t.Skip("-short: the docs test starts the whole dev stack")
 	}
 	root := repoRoot(t)
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	pages := readPages(t, root)
+	var violations []string
+	for _, p := range pages {
+		violations = append(violations, ruleViolations(p.name, p.blocks)...)
 	}
-	blocks, err := parseBlocks(string(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := ruleViolations(blocks); len(v) > 0 {
-		t.Fatalf("README commands that cannot run as written:\n%s", strings.Join(v, "\n"))
+	if len(violations) > 0 {
+		t.Fatalf("doc commands that cannot run as written:\n%s", strings.Join(violations, "\n"))
 	}
 	temporalCLI := filepath.Join(root, ".bin", "temporal")
 	if _, err := os.Stat(temporalCLI); err != nil {
@@ -86,15 +102,21 @@ func TestReadmeCommandsRun(t *testing.T) {
 	build(t, root, devBin, "./starter/dev")
 	sandbox := makeSandbox(t, root, filepath.Join(tmp, "repo"))
 	shim := makeCurlShim(t, filepath.Join(tmp, "shim"))
-	scriptPath, prelude, failed := filepath.Join(tmp, "readme.sh"), filepath.Join(tmp, "prelude.sh"), filepath.Join(tmp, "failed-line")
-	writeFile(t, scriptPath, script(string(raw), blocks))
+	scripts, prelude, failed := filepath.Join(tmp, "scripts"), filepath.Join(tmp, "prelude.sh"), filepath.Join(tmp, "failed-line")
+	var manifest strings.Builder
+	for i, p := range pages {
+		path := filepath.Join(tmp, fmt.Sprintf("page-%02d.sh", i))
+		writeFile(t, path, script(p.text, p.blocks))
+		fmt.Fprintf(&manifest, "%s\t%s\n", p.name, path)
+	}
+	writeFile(t, scripts, manifest.String())
 	writeFile(t, prelude, preludeScript)
 	devLog := filepath.Join(tmp, "dev.log")
 
 	netns := namespacesWork()
 	if !netns {
 		if busy := busyPorts(); len(busy) > 0 {
-			t.Skipf("no network namespace on this machine and make dev's ports %v are in use (a running make dev?): stop it to run the README test", busy)
+			t.Skipf("no network namespace on this machine and make dev's ports %v are in use (a running make dev?): stop it to run the docs test", busy)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -108,46 +130,50 @@ func TestReadmeCommandsRun(t *testing.T) {
 		args = append([]string{"unshare", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"}, args...)
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), childEnv+"=1", envSandbox+"="+sandbox, envDevBin+"="+devBin, envScript+"="+scriptPath,
+	cmd.Env = append(os.Environ(), childEnv+"=1", envSandbox+"="+sandbox, envDevBin+"="+devBin, envScripts+"="+scripts,
 		envPrelude+"="+prelude, envShim+"="+shim, envFailed+"="+failed, envDevLog+"="+devLog, envNetNS+"="+strconv.FormatBool(netns))
 	var out bytes.Buffer // not an *os.File: a killed child leaves nothing holding go test's output
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err = cmd.Run()
-	t.Logf("README commands ran in %s (network namespace: %t)", time.Since(start).Round(time.Second), netns)
+	t.Logf("doc commands ran in %s (network namespace: %t)", time.Since(start).Round(time.Second), netns)
 	if err == nil {
 		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(l, ">>> README.md:") {
+			if strings.HasPrefix(l, ">>> ") {
 				t.Log(l) // where each block started, and when
 			}
 		}
 		return
 	}
-	lines := strings.Split(string(raw), "\n")
-	msg := fmt.Sprintf("README test failed: %v", err)
+	msg := fmt.Sprintf("docs test failed: %v", err)
 	if b, rerr := os.ReadFile(failed); rerr == nil {
-		if n, cerr := strconv.Atoi(strings.TrimSpace(string(b))); cerr == nil && n >= 1 && n <= len(lines) {
-			msg = fmt.Sprintf("README.md:%d does not run as written: %s\n(%v)", n, strings.TrimSpace(lines[n-1]), err)
+		name, line, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
+		n, cerr := strconv.Atoi(line)
+		for _, p := range pages {
+			if lines := strings.Split(p.text, "\n"); p.name == name && cerr == nil && n >= 1 && n <= len(lines) {
+				msg = fmt.Sprintf("%s:%d does not run as written: %s\n(%v)", name, n, strings.TrimSpace(lines[n-1]), err)
+			}
 		}
 	}
 	t.Fatalf("%s\n--- output (last 80 lines) ---\n%s\n--- dev stack log (last 30 lines) ---\n%s", msg, tail(out.String(), 80), tailFile(devLog, 30))
 }
 
-// preludeScript is read by bash before README's script (BASH_ENV): stop at the first failing
-// command, an unset variable or a failing pipe, and record the README line it failed on.
+// preludeScript is read by bash before a page's script (BASH_ENV): stop at the first failing
+// command, an unset variable or a failing pipe, and record the page and line it failed on.
 const preludeScript = `set -eEuo pipefail
-__block() { printf '\n>>> README.md:%s (%s)\n' "$1" "$(date +%T)"; }
+__block() { printf '\n>>> %s:%s (%s)\n' "$` + envPage + `" "$1" "$(date +%T)"; }
 __failed() {
   trap - ERR
-  echo "$2" > "$` + envFailed + `"
-  printf 'README.md:%s: exit status %s\n' "$2" "$1" >&2
+  echo "$` + envPage + `:$2" > "$` + envFailed + `"
+  printf '%s:%s: exit status %s\n' "$` + envPage + `" "$2" "$1" >&2
   exit "$1"
 }
 trap '__failed $? $LINENO' ERR
 `
 
-// child runs inside the namespace: loopback up, the dev stack started as `make dev` would, the
-// README script, the stack stopped. Its exit status is the script's.
+// child runs inside the namespace: loopback up, the dev stack started as `make dev` would, each
+// page's script in turn until one fails, the stack stopped. Its exit status is the failed
+// script's, or 0.
 func child() int {
 	if os.Getenv(envNetNS) == "true" {
 		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
@@ -176,9 +202,25 @@ func child() int {
 		fmt.Printf("dev stack: %v\n", err)
 		return 2
 	}
-	sh := exec.Command("bash", "--noprofile", "--norc", os.Getenv(envScript))
+	manifest, err := os.ReadFile(os.Getenv(envScripts))
+	if err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
+		name, path, _ := strings.Cut(line, "\t")
+		if code := runPage(sandbox, name, path); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+// runPage runs one page's script in a fresh bash, as a reader who opens only that page would.
+func runPage(sandbox, name, path string) int {
+	sh := exec.Command("bash", "--noprofile", "--norc", path)
 	sh.Dir, sh.Stdout, sh.Stderr = sandbox, os.Stdout, os.Stdout
-	sh.Env = append(cleanEnv(), "BASH_ENV="+os.Getenv(envPrelude), envFailed+"="+os.Getenv(envFailed))
+	sh.Env = append(cleanEnv(), "BASH_ENV="+os.Getenv(envPrelude), envFailed+"="+os.Getenv(envFailed), envPage+"="+name)
 	for i, kv := range sh.Env {
 		if strings.HasPrefix(kv, "PATH=") {
 			sh.Env[i] = "PATH=" + os.Getenv(envShim) + ":" + strings.TrimPrefix(kv, "PATH=")
@@ -193,6 +235,35 @@ func child() int {
 		return 2
 	}
 	return 0
+}
+
+// readPages reads the docs in reader order and parses their code blocks.
+func readPages(t *testing.T, root string) []page {
+	t.Helper()
+	names := append([]string(nil), readerOrder...)
+	all, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(all)
+	for _, f := range all {
+		if name := "docs/" + filepath.Base(f); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	var pages []page
+	for _, name := range names {
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatalf("%s (in the docs' reader order): %v", name, err)
+		}
+		blocks, err := parseBlocks(name, string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, page{name: name, text: string(raw), blocks: blocks})
+	}
+	return pages
 }
 
 // waitReady waits until the API answers /readyz with 200 and the stack has written .data/dev.env.
@@ -285,15 +356,15 @@ func makeSandbox(t *testing.T, root, dir string) string {
 }
 
 // makeCurlShim puts a curl first on the PATH that is the real curl with --fail-with-body
-// --show-error, so a README curl answered with an HTTP error fails its block.
+// --show-error, so a doc's curl answered with an HTTP error fails its block.
 func makeCurlShim(t *testing.T, dir string) string {
 	t.Helper()
 	real, err := exec.LookPath("curl")
 	if err != nil {
-		t.Fatal("the README test needs curl")
+		t.Fatal("the docs test needs curl")
 	}
 	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatal("the README test needs jq (the README's examples use it)")
+		t.Fatal("the docs test needs jq (the docs' examples use it)")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// block is one fenced code block of README.md.
+// block is one fenced code block of a doc page.
 type block struct {
 	Lang  string   // first word of the info string ("sh", "text", "json", …)
 	Line  int      // 1-based line of the opening fence
@@ -16,10 +16,10 @@ type block struct {
 
 var fence = regexp.MustCompile("^( *)(```+)(.*)$")
 
-// parseBlocks returns README's fenced code blocks in order. A fence may be indented (inside a
+// parseBlocks returns a page's fenced code blocks in order. A fence may be indented (inside a
 // list item); its content loses that indentation, and the block ends at a fence of at least as
 // many backticks.
-func parseBlocks(readme string) ([]block, error) {
+func parseBlocks(name, readme string) ([]block, error) {
 	var (
 		out    []block
 		cur    *block
@@ -45,14 +45,14 @@ func parseBlocks(readme string) ([]block, error) {
 		cur.Lines = append(cur.Lines, strings.TrimPrefix(line, strings.Repeat(" ", indent)))
 	}
 	if cur != nil {
-		return nil, fmt.Errorf("README.md:%d: code block never closed", cur.Line)
+		return nil, fmt.Errorf("%s:%d: code block never closed", name, cur.Line)
 	}
 	return out, nil
 }
 
-// script turns README into one bash script whose line N is README's line N: the content of every
+// script turns a page into one bash script whose line N is the page's line N: the content of every
 // ```sh block stays where it is, each opening fence becomes `__block N` (which prints where the
-// block starts), everything else becomes an empty line. So $LINENO in bash is the README line,
+// block starts), everything else becomes an empty line. So $LINENO in bash is the page's line,
 // and variables set by one block are there for the next, as in the reader's shell.
 func script(readme string, blocks []block) string {
 	lines := make([]string, strings.Count(readme, "\n")+1)
@@ -68,17 +68,17 @@ func script(readme string, blocks []block) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// ruleViolations lists ```sh lines that break the README's conventions for commands: the
+// ruleViolations lists ```sh lines of a page that break the docs' conventions for commands: the
 // production CLI is ./.bin/starter (built by make), the Temporal CLI is ./.bin/temporal, and
-// placeholders like <id> are variables the README defines.
-func ruleViolations(blocks []block) []string {
+// placeholders like <id> are variables the page defines.
+func ruleViolations(name string, blocks []block) []string {
 	checks := []struct {
 		re  *regexp.Regexp
 		why string
 	}{
 		{regexp.MustCompile(`(^|[;&|(]\s*)go run \./starter(\s|$)`), "use ./.bin/starter (make builds it), not go run ./starter"},
 		{regexp.MustCompile(`(^|[;&|(]\s*)(starter|temporal) `), "use ./.bin/starter or ./.bin/temporal: neither is on the PATH"},
-		{regexp.MustCompile(`<[a-zA-Z][a-zA-Z _-]*>`), "a <placeholder> does not run: use a variable the README defines"},
+		{regexp.MustCompile(`<[a-zA-Z][a-zA-Z _-]*>`), "a <placeholder> does not run: use a variable the page defines"},
 	}
 	var out []string
 	for _, b := range blocks {
@@ -89,7 +89,7 @@ func ruleViolations(blocks []block) []string {
 			code, _, _ := strings.Cut(l, " #")
 			for _, c := range checks {
 				if c.re.MatchString(strings.TrimSpace(code)) {
-					out = append(out, fmt.Sprintf("README.md:%d: %s: %s", b.Line+1+i, c.why, strings.TrimSpace(l)))
+					out = append(out, fmt.Sprintf("%s:%d: %s: %s", name, b.Line+1+i, c.why, strings.TrimSpace(l)))
 				}
 			}
 		}
@@ -99,7 +99,7 @@ func ruleViolations(blocks []block) []string {
 
 func TestParseBlocksKeepsLinesAndIndentation(t *testing.T) {
 	readme := "# t\n\n```sh\nA=1\n```\n\n- item\n\n  ```sh\n  echo $A \\\n    more\n  ```\n```text\nmake dev\n```\n```` ```sh ```` is inline\n"
-	blocks, err := parseBlocks(readme)
+	blocks, err := parseBlocks("README.md", readme)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRuleViolations(t *testing.T) {
 		"go run ./starter apikey list", "temporal workflow list", "./.bin/temporal workflow list",
 		"curl $API/x/<id>", "./.bin/starter apikey list   # not go run ./starter", "X=$(starter x)",
 	}}, {Lang: "text", Line: 20, Lines: []string{"go run ./starter x"}}}
-	got := ruleViolations(blocks)
+	got := ruleViolations("README.md", blocks)
 	want := []string{"README.md:2:", "README.md:3:", "README.md:5:", "README.md:7:"}
 	if len(got) != len(want) {
 		t.Fatalf("violations: %q", got)
@@ -129,5 +129,58 @@ func TestRuleViolations(t *testing.T) {
 		if !strings.HasPrefix(got[i], w) {
 			t.Fatalf("violation %d = %q, want prefix %q", i, got[i], w)
 		}
+	}
+}
+
+var (
+	varUse    = regexp.MustCompile(`\$\{?([A-Z_][A-Z0-9_]*)`)
+	varAssign = regexp.MustCompile(`(?:^|[\s;(&|])(?:for\s+)?([A-Z_][A-Z0-9_]*)(?:=|\s+in\s)`)
+)
+
+// unsetVariables lists the upper-case variables a page's ```sh blocks use before the page itself
+// sets them: each page runs in a fresh shell, so it may not lean on another page's variables.
+func unsetVariables(name string, blocks []block) []string {
+	set := map[string]bool{}
+	var out []string
+	for _, b := range blocks {
+		if b.Lang != "sh" {
+			continue
+		}
+		for i, l := range b.Lines {
+			code, _, _ := strings.Cut(l, " #")
+			for _, m := range varAssign.FindAllStringSubmatch(code, -1) {
+				set[m[1]] = true // a line's own assignment counts: VAR=$(…) and for VAR in … use it after
+			}
+			for _, m := range varUse.FindAllStringSubmatch(code, -1) {
+				if !set[m[1]] {
+					out = append(out, fmt.Sprintf("%s:%d: $%s is used before the page sets it", name, b.Line+1+i, m[1]))
+					set[m[1]] = true // one report per variable
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Without the dev stack: every page parses, keeps the command conventions and sets what it uses.
+func TestDocsPagesStandAlone(t *testing.T) {
+	pages := readPages(t, repoRoot(t))
+	var problems []string
+	for _, p := range pages {
+		problems = append(problems, ruleViolations(p.name, p.blocks)...)
+		problems = append(problems, unsetVariables(p.name, p.blocks)...)
+	}
+	if len(problems) > 0 {
+		t.Fatalf("doc pages that cannot run as written:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+func TestUnsetVariables(t *testing.T) {
+	blocks := []block{{Lang: "sh", Line: 1, Lines: []string{
+		"API=http://x", "curl $API/a -H \"X: $KEY\"", "for ID in 1 2; do echo $ID; done", "echo ${OTHER}",
+	}}}
+	got := unsetVariables("p.md", blocks)
+	if want := []string{"p.md:3: $KEY is used before the page sets it", "p.md:5: $OTHER is used before the page sets it"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

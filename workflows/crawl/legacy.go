@@ -40,7 +40,7 @@ func activitiesFor(v workflow.Version) activityFuncs {
 // successor does. It is a struct of its own, registered beside
 // crawlact.Activities, so the old names stay out of the activities' own
 // API. Delete it, with the DefaultVersion branches, once every crawl
-// started before the change has finished (README, "Crawl progress").
+// started before the change has finished (docs/crawl.md).
 type legacyActivities struct{ acts *crawlact.Activities }
 
 func (l *legacyActivities) MarkRunning(ctx context.Context, in crawlact.MarkRunningInput) error {

@@ -1,5 +1,5 @@
 // Package crawl holds CrawlTaskWorkflow: one workflow per original crawl task, from running the
-// crawler to Completed or Failed (README, "Crawl progress").
+// crawler to Completed or Failed (docs/crawl.md).
 package crawl
 
 import (
@@ -291,7 +291,7 @@ func storeContext(ctx workflow.Context, summary string) workflow.Context {
 }
 
 // show sets what the task waits for on the state query and as the execution's current details
-// (README, "What each execution shows"); nil shows how it finished.
+// (docs/operations.md "What each execution shows"); nil shows how it finished.
 func (w *run) show(ctx workflow.Context, wait *waiting.For) {
 	w.state.WaitingFor = wait
 	if wait != nil {

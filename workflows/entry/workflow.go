@@ -95,7 +95,7 @@ func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.Tas
 	return r.execute(ctx)
 }
 
-// leanRunChange versions what a run costs (README, "Entry"). From version 1: the task's
+// leanRunChange versions what a run costs (docs/entry.md). From version 1: the task's
 // workflow_runs record and its first attempt's processing are one write (EntryStartRun, instead
 // of EntryAccept then EntryRecordStatus); the pipeline task id of an attempt is computed from the
 // execution (entry.PipelineTaskID) instead of recorded as a side effect; the child pipeline
@@ -519,7 +519,7 @@ func messageID(core map[string]any) int64 {
 }
 
 // show sets what the task waits for (entry.WaitingFor, nil once final) on the status query and
-// as the execution's current details (README, "What each execution shows").
+// as the execution's current details (docs/operations.md "What each execution shows").
 func (r *run) show(ctx workflow.Context, since time.Time) {
 	r.st.WaitingFor = entry.WaitingFor(r.st, since)
 	if w := r.st.WaitingFor; w != nil {

@@ -171,7 +171,7 @@ func TestCompletesWithThePipelinesFinalOutput(t *testing.T) {
 	}
 }
 
-// The straight path costs what README "Entry" lists: one write before the pipeline (the task
+// The straight path costs what docs/entry.md lists: one write before the pipeline (the task
 // and its first attempt as processing), one after (completed), no side effect, no pipeline
 // lookup of its own and no TaskloomStatus upsert; the child's id is a function of the execution.
 func TestStraightPathIsOneWriteBeforeAndOneAfter(t *testing.T) {

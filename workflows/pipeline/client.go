@@ -82,7 +82,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
 		// One fairness key per user: the task queue hands out its backlog in turn over users, so
 		// one user's burst does not starve another's tasks. The workflow's activities inherit it
-		// on the server, so the workflow code sets nothing (README "Fair under load").
+		// on the server, so the workflow code sets nothing (docs/pipelines.md "Fair under load").
 		Priority: temporal.Priority{FairnessKey: pipeline.FairnessKey(req.UserID)},
 	}, PipelineWorkflow, in)
 	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{

@@ -10,7 +10,7 @@ import (
 )
 
 // versionCostFloor: from this version on a task costs the fewest Temporal actions its guarantees
-// allow (README "Pipelines", "Cost per task"):
+// allow:
 //   - no TaskloomStatus upsert when the steps start: the attribute given at start (`pending`)
 //     stays until the run ends and upserts success or failed;
 //   - a sync_api step's activity also chooses the next step's providers through the worker's

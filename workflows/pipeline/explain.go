@@ -11,7 +11,7 @@ import (
 	"github.com/taskloom/taskloom/internal/waiting"
 )
 
-// What a pipeline execution shows an operator (README, "What each execution shows"): the state
+// What a pipeline execution shows an operator (docs/operations.md "What each execution shows"): the state
 // query's WaitingFor and Temporal's current details change together, at each state change. Both
 // live in the workflow's memory only (the metadata query reads them), so they cost no command.
 

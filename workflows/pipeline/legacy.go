@@ -84,8 +84,8 @@ func registerLegacy(w worker.ActivityRegistry, a *pipelineact.Activities) {
 // versionPrefixedNames still schedule. It is a struct of its own, registered beside
 // pipelineact.Activities, so the old names stay out of the activities' own API. Delete it, with
 // the DefaultVersion branches, once every run started before the change has closed and the
-// namespace's retention has passed since (a query on a closed run replays it): README, "Pipelines",
-// "Activity names and versioning".
+// namespace's retention has passed since (a query on a closed run replays it):
+// docs/pipelines.md "Activity names and versioning".
 type legacyActivities struct{ acts *pipelineact.Activities }
 
 func (l *legacyActivities) AdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// The vendor-failure rules of the workflow (README "Vendor failures"): failures are retried by
+// The vendor-failure rules of the workflow (docs/pipelines.md "Vendor failures"): failures are retried by
 // class, a Retry-After replaces the retry delay, and a submitted job is polled until it finishes,
 // fails, or the step's budget (max_attempts answered polls, timeout_seconds) is spent.
 

@@ -34,8 +34,9 @@ var (
 	}
 )
 
-// Change IDs of WebhookDeliveryWorkflow's command sequence (README "How a sweep delivers, exactly
-// once"); runs that took the default branch replay on it.
+// Change IDs of WebhookDeliveryWorkflow's command sequence
+// (docs/webhook.md "How a sweep delivers, exactly once"); runs that took the default branch
+// replay on it.
 const (
 	// claimHeldByRunTimeout: a claimed run waits for its sweep's outcome without a timer; the
 	// claim's WorkflowRunTimeout (webhook.ClaimHold) bounds the hold, and a row the sweep did not
@@ -265,7 +266,7 @@ func (d *delivery) retryPush(ctx workflow.Context) error {
 }
 
 // show sets what the row waits for on the state query and as the execution's current details
-// (README, "What each execution shows"); nil shows the row's status.
+// (docs/operations.md "What each execution shows"); nil shows the row's status.
 func (d *delivery) show(ctx workflow.Context, w *waiting.For) {
 	d.state.WaitingFor = w
 	if w != nil {

@@ -18,7 +18,7 @@ var recoverOptions = workflow.ActivityOptions{
 }
 
 // WebhookRecoverWorkflow re-delivers the result rows that ended failed or error with EndAt in
-// [in.Since, in.Until) (README "Redrive"): its one activity writes each such row back to pending
+// [in.Since, in.Until) (docs/operations.md "Redrive"): its one activity writes each such row back to pending
 // and ensures the row's delivery workflow, which pushes it again. Its ID comes from the
 // operator's Idempotency-Key (or the time range), so a repeated request finds this run.
 func WebhookRecoverWorkflow(ctx workflow.Context, in webhook.RecoverInput) (webhook.RecoverResult, error) {

@@ -1,5 +1,5 @@
-// Package webhook holds the deterministic workflows of the webhook result table (README "Webhook
-// result table"): WebhookDeliveryWorkflow (one per result row), the WebhookResultWorker sweep, the
+// Package webhook holds the deterministic workflows of the webhook result table
+// (docs/webhook.md): WebhookDeliveryWorkflow (one per result row), the WebhookResultWorker sweep, the
 // WebhookResultCreator per app and CreateWebhookResultsForGroups; client.go is how the rest of
 // taskloom starts, signals and queries them. Side effects live in activities/webhook, called by
 // typed method value; the types both sides exchange live in internal/webhook (contract.go), so

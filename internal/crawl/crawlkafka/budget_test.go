@@ -9,7 +9,7 @@ import (
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
-// TestCommandBudgets holds the crawl consumer's Redis cost (README, "Benchmarks"), counted
+// TestCommandBudgets holds the crawl consumer's Redis cost (docs/benchmarks.md), counted
 // with taskloom_redis_commands_total as the bench counts it: a task of 2,000 tweets x 2
 // replies on 4 partitions, already on the broker when the consumer starts, costs at most 0.05
 // Redis commands per tweet. The floor is one counting script call per task per partition

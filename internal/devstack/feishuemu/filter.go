@@ -225,7 +225,7 @@ func numberCond(f *field, op string, vals []string) (predicate, *apiErr) {
 }
 
 // selectCond rejects values that are not options of the field: Feishu answers InvalidFilter
-// for them (a table whose Status lacks the "error" option, README "Webhook result table").
+// for them (a table whose Status lacks the "error" option, docs/webhook.md).
 func selectCond(f *field, op string, vals []string) (predicate, *apiErr) {
 	for _, v := range vals {
 		if !slices.Contains(f.options, v) {

@@ -10,7 +10,7 @@ import (
 
 // SuspendedMonitor watches the number of suspended tasks: it keeps the gauges current and logs a
 // warning while the number is above the threshold, so tasks piling up get an operator's attention
-// (README, "Operator runbook (suspended tasks)"). It runs in the worker process.
+// (docs/entry.md "Operator runbook (suspended tasks)"). It runs in the worker process.
 type SuspendedMonitor struct {
 	Tasks     *Tasks
 	Threshold int

@@ -89,7 +89,7 @@ func (t *Tasks) Stats(ctx context.Context, threshold int) (*Stats, error) {
 // statusQuery selects the executions in status s ("" for none visibility can tell apart). An
 // entry task on the straight path (no retry, no suspension) upserts no TaskloomStatus: it keeps
 // the pending it started with, and its execution's status says the rest — running is
-// processing, completed is completed (README, "Entry"). A task no worker has picked up yet is
+// processing, completed is completed (docs/entry.md). A task no worker has picked up yet is
 // the same running-and-pending execution, so pending counts nothing of its own: it is counted
 // as processing. Any status off that path is upserted and selects as itself.
 func statusQuery(s string) string {

@@ -23,7 +23,7 @@ import (
 )
 
 // EventEnqueueFailed is the log event of an envelope that could not be enqueued: an envelope is
-// never dropped silently (README, "Operator runbook (suspended tasks)").
+// never dropped silently (docs/entry.md "Operator runbook (suspended tasks)").
 const EventEnqueueFailed = "queue.enqueue_failed"
 
 // ErrUnknownWorkflow: the envelope's workflowId names no published pipeline (HTTP 404).

@@ -73,7 +73,7 @@ func (s *Store) GetStep(ctx context.Context, taskID string, index int) (*pipelin
 
 // StartStep records that a provider is being called with the rendered input. started_at is set by
 // the first call only; a retry or a fall-through updates provider and input. A task admitted
-// without pending step rows (README "Pipelines": the plan lives on the task) gets its row here:
+// without pending step rows (docs/pipelines.md: the plan lives on the task) gets its row here:
 // the first write upserts it, and a row that exists already (processing) fails that upsert with a
 // duplicate key, which sends the write to the restart update.
 func (s *Store) StartStep(ctx context.Context, taskID string, index int, providerRef string, input map[string]any) error {

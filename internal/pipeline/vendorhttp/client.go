@@ -1,7 +1,7 @@
 // Package vendorhttp is the pipelines' HTTP client for vendor APIs, SCF functions and provider
 // health URLs. It sends one JSON request per call, records every call for the health check and
 // turns a vendor's answer into the activity errors PipelineWorkflow decides on: one error type
-// per class of failure (pipeline.ClassifyStatus; README "Vendor failures"), with the vendor's
+// per class of failure (pipeline.ClassifyStatus; docs/pipelines.md "Vendor failures"), with the vendor's
 // Retry-After as Temporal's next retry delay.
 package vendorhttp
 

@@ -1,7 +1,7 @@
-// Command gen prints README's search-attribute table from internal/searchattr, or with -w FILE
+// Command gen prints the search-attribute table of docs/operations.md from internal/searchattr, or with -w FILE
 // writes it between FILE's `<!-- searchattr -->` and `<!-- /searchattr -->` lines.
 //
-//	go run ./internal/searchattr/gen -w README.md
+//	go run ./internal/searchattr/gen -w docs/operations.md
 package main
 
 import (

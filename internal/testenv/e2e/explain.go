@@ -7,7 +7,7 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 )
 
-// Explained is what an execution shows an operator (README, "What each execution shows"): the
+// Explained is what an execution shows an operator (docs/operations.md "What each execution shows"): the
 // static summary and details from DescribeWorkflowExecution, and the current details from the
 // SDK's built-in metadata query (a closed execution answers it by replay).
 type Explained struct {

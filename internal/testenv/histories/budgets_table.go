@@ -19,7 +19,7 @@ var budgets = map[string]map[string]Budget{
 	"entry": {
 		"bulk_drop_one_task":                                  {Actions: 3, Why: "start 1, upsert 1, EntryBulkBatch 1"},
 		"bulk_resume_two_tasks":                               {Actions: 3, Why: "start 1, upsert 1, EntryBulkBatch 1"},
-		"http_completed":                                      {Actions: 5, Why: "start 1, EntryStartRun 1, child 2, EntryRecordStatus 1: the floor of a task that records itself before and after its pipeline (README, \"Entry\"); the straight path upserts no TaskloomStatus, the child's id needs no side effect and its admission reads the schema"},
+		"http_completed":                                      {Actions: 5, Why: "start 1, EntryStartRun 1, child 2, EntryRecordStatus 1: the floor of a task that records itself before and after its pipeline; the straight path upserts no TaskloomStatus, the child's id needs no side effect and its admission reads the schema"},
 		"http_completed_accepted":                             {Actions: 10, Why: "start 1, side effect 1, child 2, upsert 2, EntryAccept 1, EntryRecordStatus 2, EntryPrepareRun 1"},
 		"http_completed_before_cost":                          {Actions: 9, Why: "start 1, side effect 1, child 2, upsert 2, EntryRecordStatus 2, EntryPrepareRun 1"},
 		"http_suspended_auto_dropped":                         {Actions: 16, Why: "start 1, EntryStartRun 1, child 4, timer 2, EntryRecordStatus 4, upsert 4 (retrying, processing, suspended, dropped: off the straight path every status shows)", Varies: "retries the pipeline on a timer before it suspends"},

@@ -121,7 +121,7 @@ func (t *Tables) RecoverRows(ctx context.Context, since, until time.Time) ([]web
 
 // ResetRow writes a result row back to pending with RetryCount 0 and no LastError, so that
 // its delivery pushes it again: an error row is never picked up by a sweep, so an operator's reset
-// to pending is the only way back (README "Redrive", webhook recover).
+// to pending is the only way back (docs/operations.md "Redrive", webhook recover).
 func (t *Tables) ResetRow(ctx context.Context, recordID string) error {
 	f := t.F.Webhook
 	if err := t.Client.Update(ctx, t.Webhook, recordID, map[string]any{
