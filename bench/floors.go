@@ -176,7 +176,7 @@ func printFloors(w io.Writer, checks []floorCheck) {
 	if len(checks) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nfloors (what the project aims at, README \"Benchmarks\"):")
+	fmt.Fprintln(w, "\nfloors (what the project aims at, docs/benchmarks.md):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range checks {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Row, c.What, c.Floor, c.measured(), c.Status)
