@@ -6,11 +6,8 @@ import (
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 )
 
-// Register registers CrawlTaskWorkflow and its activities on w: the Crawl-prefixed methods of
-// acts, and the bare names that runs started before versionPrefixedNames schedule
-// (legacyActivities).
-func Register(w sdkworker.Registry, acts *crawlact.Activities) {
+// Register registers CrawlTaskWorkflow and the Crawl-prefixed activities of a on w.
+func Register(w sdkworker.Registry, a *crawlact.Activities) {
 	w.RegisterWorkflow(CrawlTaskWorkflow)
-	w.RegisterActivity(acts)
-	w.RegisterActivity(&legacyActivities{acts: acts})
+	w.RegisterActivity(a)
 }

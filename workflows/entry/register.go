@@ -9,7 +9,7 @@ import (
 )
 
 // Register registers EntryTaskWorkflow under its contract name (Client.Start starts it by name),
-// EntryBulkWorkflow, and the activities of a under their method names (EntryAccept …).
+// EntryBulkWorkflow, and the activities of a under their method names (EntryStartRun …).
 func Register(w worker.Registry, a *entryact.Activities) {
 	w.RegisterWorkflowWithOptions(EntryTaskWorkflow, workflow.RegisterOptions{Name: entry.WorkflowType})
 	w.RegisterWorkflow(EntryBulkWorkflow)

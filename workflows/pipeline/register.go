@@ -6,13 +6,11 @@ import (
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 )
 
-// Register registers PipelineWorkflow, ProviderHealthWorkflow and PipelineRedriveBulkWorkflow under their function names, the
-// activities of a under their method names (PipelineAdmitTask, …), and the dotted names runs
-// started before versionPrefixedNames still schedule (legacy.go).
+// Register registers PipelineWorkflow, ProviderHealthWorkflow and PipelineRedriveBulkWorkflow under
+// their function names and the activities of a under their method names (PipelineAdmitTask, …).
 func Register(w worker.Registry, a *pipelineact.Activities) {
 	w.RegisterWorkflow(PipelineWorkflow)
 	w.RegisterWorkflow(ProviderHealthWorkflow)
 	w.RegisterWorkflow(PipelineRedriveBulkWorkflow)
 	w.RegisterActivity(a)
-	registerLegacy(w, a)
 }

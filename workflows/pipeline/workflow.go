@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/waiting"
@@ -80,9 +81,11 @@ type stepFailure struct {
 
 func (f *stepFailure) Error() string { return f.msg }
 
+// acts names the activities the workflows schedule: a nil receiver's method values only name the
+// activity type (its method name, PipelineAdmitTask, …) and type its arguments.
+var acts *pipelineact.Activities
+
 type run struct {
-	// acts names the activities of this run's versionPrefixedNames version.
-	acts    activityFuncs
 	in      Input
 	schema  pipeline.Schema // the admitted snapshot
 	state   *State
@@ -116,8 +119,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	if in.TaskID == "" || in.Pipeline == "" {
 		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and a pipeline", "InvalidInput", nil)
 	}
-	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1},
-		acts: activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))}
+	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1}}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
 		return nil, fmt.Errorf("register state query: %w", err)
@@ -139,7 +141,7 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 		earlier *Result
 		err     error
 	)
-	if r.in.Redrive != nil && workflow.GetVersion(ctx, versionRedrive, workflow.DefaultVersion, 1) == 1 {
+	if r.in.Redrive != nil {
 		earlier, err = r.admitRedrive(ctx)
 	} else {
 		earlier, err = r.admit(ctx)
@@ -153,9 +155,6 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 	r.startCostFloor(ctx)
-	if !r.cost.on {
-		r.upsertStatus(ctx, pipeline.StatusProcessing)
-	}
 
 	runCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
@@ -187,7 +186,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		return nil, runErr
 	}
 	if !r.cost.finished {
-		if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+		if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 			UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
@@ -202,7 +201,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 const reasonCancelled = "pipeline was cancelled"
 
 // awaitSteps waits for the steps to finish. It returns "" when they did, or why they were stopped:
-// max_execution_time ran out, or the workflow was cancelled. A timerless run (versionCostFloor)
+// max_execution_time ran out, or the workflow was cancelled. A timerless run (cost.go)
 // has its steps' activities bounded by the deadline instead of a timer.
 func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
 	maxSecs := r.schema.MaxExecutionTime
@@ -229,11 +228,11 @@ func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
 	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, reason, pipeline.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 		StepIndex: sf.index, Status: pipeline.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusFailed, ErrorReason: reason,
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
@@ -277,7 +276,7 @@ func (r *run) runSteps(ctx workflow.Context) error {
 			return err
 		}
 		if st.Type != pipeline.StepSyncAPI {
-			if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+			if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 				StepIndex: i, Status: pipeline.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
 				return err
 			}

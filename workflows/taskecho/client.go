@@ -22,13 +22,11 @@ import (
 
 // Client-side helpers (API, worker start-up): not workflow code.
 
-// Register registers the task server's workflows and activities on w, with the bare activity
-// names the runs started before the TaskEcho prefix still schedule (legacy.go).
+// Register registers the task server's workflows and activities on w.
 func Register(w sdkworker.Registry, acts *taskechoact.Activities) {
 	w.RegisterWorkflow(PullLeaseSweeperWorkflow)
 	w.RegisterWorkflow(QueueOperationWorkflow)
 	w.RegisterActivity(acts)
-	w.RegisterActivity(&legacyActivities{acts: acts})
 }
 
 // QueueOpWorkflowID is deterministic per queue and operation: a double click while an operation
