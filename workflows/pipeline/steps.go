@@ -121,7 +121,7 @@ func (r *run) awaitCooldown(ctx workflow.Context, i int, until, deadline time.Ti
 	if until.IsZero() || until.After(deadline) {
 		return false, nil
 	}
-	if !r.cost.deadline.IsZero() && until.After(r.cost.deadline) {
+	if !r.deadline.IsZero() && until.After(r.deadline) {
 		return false, r.exceeded(i, "")
 	}
 	// At least minCooldownWait, so a clock skew between worker and workflow cannot spin the loop.
@@ -199,6 +199,8 @@ type asyncJob struct {
 	provider string
 	sub      pipeline.SubmitResult
 	deadline time.Time
+	// status is the job's last known status.
+	status string
 }
 
 // callAsync submits the job, then polls with durable timers: a worker restart resumes the loop
@@ -211,15 +213,22 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	job.deadline = workflow.Now(ctx).Add(timeout)
 	submitOpts := callOptions(st)
 	submitOpts.ScheduleToCloseTimeout = timeout // the step's time: a job submitted later could not finish in it
+	submitOpts, ok := r.bound(ctx, submitOpts)
+	if !ok {
+		return nil, r.exceeded(i, provider)
+	}
 	submitOpts.Summary = callSummary("submit a job to", st, i, provider)
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), acts.PipelineSubmitAsync,
 		r.callRequest(i, provider)).Get(ctx, &job.sub); err != nil {
 		return nil, err
 	}
+	job.status = job.sub.Status
+	r.job = &job
+	defer func() { r.job = nil }()
 	if done, out, err := r.decide(job, job.sub.Status, job.sub.Output); done {
 		return out, err
 	}
-	return r.pollJob(ctx, job)
+	return r.pollJob(ctx, &job)
 }
 
 // pollJob polls a submitted job every interval_seconds until it reports a complete status (its
@@ -230,17 +239,17 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 // retried by its activity until the step's deadline (backoff, or the vendor's Retry-After); only
 // answered polls count towards max_attempts. A hard answer to a status request ends the step too:
 // the next candidate is never tried while the job may still run.
-func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error) {
+func (r *run) pollJob(ctx workflow.Context, job *asyncJob) (map[string]any, error) {
 	st := r.schema.Steps[job.step]
 	interval := time.Duration(st.Polling.IntervalSeconds) * time.Second
 	callTimeout := min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout)
-	status := job.sub.Status
 	for answered := 0; answered < st.Polling.MaxAttempts; answered++ {
+		status := job.status
 		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
 		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
 		left := job.deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
-			return nil, r.jobGivenUp(job, status, "")
+			return nil, r.jobGivenUp(*job, status, "")
 		}
 		wait := min(interval, left)
 		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
@@ -250,27 +259,33 @@ func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error
 			Summary: pollTimerSummary(job.step, st, job.sub.VendorTaskID, answered+1)}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
-		opts := pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval)
+		opts, ok := r.bound(ctx, pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval))
+		if !ok {
+			return nil, r.exceeded(job.step, job.provider)
+		}
 		opts.Summary = callSummary("poll job "+job.sub.VendorTaskID+" at", st, job.step, job.provider)
 		pctx := workflow.WithActivityOptions(ctx, opts)
 		var poll pipeline.PollResult
-		if err := workflow.ExecuteActivity(pctx, acts.PipelinePollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
+		if err := workflow.ExecuteActivity(pctx, acts.PipelinePollAsync, r.pollRequest(*job)).Get(ctx, &poll); err != nil {
 			if ctx.Err() != nil {
 				return nil, err
+			}
+			if r.pastDeadline(ctx) {
+				return nil, r.exceeded(job.step, job.provider)
 			}
 			if isType(err, pipeline.ErrTypeVendorRejected) || isType(err, pipeline.ErrTypeConfig) || isType(err, pipeline.ErrTypeRender) {
 				return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
 					"status request for vendor task %s refused: %s", job.sub.VendorTaskID, rootMessage(err))}
 			}
-			return nil, r.jobGivenUp(job, status, rootMessage(err))
+			return nil, r.jobGivenUp(*job, status, rootMessage(err))
 		}
-		status = poll.Status
-		if done, out, err := r.decide(job, poll.Status, poll.Output); done {
+		job.status = poll.Status
+		if done, out, err := r.decide(*job, poll.Status, poll.Output); done {
 			return out, err
 		}
 	}
 	return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
-		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, status, st.Polling.MaxAttempts)}
+		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, job.status, st.Polling.MaxAttempts)}
 }
 
 // pollOptions are one status poll's: a call gets callTimeout, and failed calls are retried with
@@ -332,18 +347,25 @@ func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, 
 func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	st := r.schema.Steps[i]
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts, ok := r.bound(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    invokeTimeout,
 		ScheduleToCloseTimeout: max(timeout, invokeTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 		Summary: fmt.Sprintf("invoke %s for step %d %s", st.SCFFunction, i+1, st.Name),
 	})
+	if !ok {
+		return nil, r.exceeded(i, "")
+	}
+	actx := workflow.WithActivityOptions(ctx, opts)
 	r.waitOn(ctx, i, "", waiting.Call, "invoking "+st.SCFFunction, time.Time{})
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv pipeline.InvokeResult
 	if err := workflow.ExecuteActivity(actx, acts.PipelineInvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+		if ctx.Err() == nil && r.pastDeadline(ctx) {
+			return nil, r.exceeded(i, "")
+		}
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	r.waitOn(ctx, i, "", waiting.Callback, "waiting for the callback of "+st.SCFFunction, workflow.Now(ctx).Add(timeout))

@@ -97,6 +97,10 @@ type run struct {
 	// FromStep succeeded in an earlier run and are skipped.
 	redrive *redrive
 	cost    costFloor
+	// deadline is when max_execution_time runs out (zero: no bound), from when the steps start.
+	deadline time.Time
+	// job is the running async_api step's submitted vendor job (nil when none).
+	job *asyncJob
 }
 
 // PipelineWorkflow admits the task (schema, input check, task and step documents, one quota
@@ -154,7 +158,7 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 
 func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	r.startCostFloor(ctx)
+	r.startDeadline(ctx)
 
 	runCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
@@ -164,20 +168,20 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		runErr = r.runSteps(gctx)
 		done = true
 	})
-	stopped := r.awaitSteps(ctx, func() bool { return done })
-	if stopped != "" {
+	stopped, cancelled := r.awaitSteps(ctx, func() bool { return done })
+	if stopped != nil {
 		cancel()
 		// The bookkeeping below must run even when the workflow itself was cancelled.
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 		bctx = workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 		_ = workflow.Await(ctx, func() bool { return done })
-		runErr = &stepFailure{index: max(r.state.CurrentStep, 0), msg: stopped}
+		runErr = stopped
 	}
 
 	var sf *stepFailure
 	if errors.As(runErr, &sf) {
 		err := r.fail(bctx, ctx, sf)
-		if stopped == reasonCancelled {
+		if cancelled {
 			return nil, temporal.NewCanceledError(reasonCancelled)
 		}
 		return nil, err
@@ -199,28 +203,6 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 
 // reasonCancelled is the step error of a pipeline whose workflow an operator cancelled.
 const reasonCancelled = "pipeline was cancelled"
-
-// awaitSteps waits for the steps to finish. It returns "" when they did, or why they were stopped:
-// max_execution_time ran out, or the workflow was cancelled. A timerless run (cost.go)
-// has its steps' activities bounded by the deadline instead of a timer.
-func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
-	maxSecs := r.schema.MaxExecutionTime
-	if maxSecs <= 0 || r.timerless() {
-		if err := workflow.Await(ctx, done); err != nil {
-			return reasonCancelled
-		}
-		return ""
-	}
-	finished, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: time.Duration(maxSecs) * time.Second,
-		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("max_execution_time %ds", maxSecs)}}, done)
-	switch {
-	case err != nil:
-		return reasonCancelled
-	case !finished:
-		return fmt.Sprintf("pipeline exceeded max_execution_time of %ds", maxSecs)
-	}
-	return ""
-}
 
 // fail records the failed step and the task, refunds once, and ends the workflow failed.
 func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {

@@ -35,6 +35,7 @@ var budgets = map[string]map[string]Budget{
 		"collection_video_redriven":      {Actions: 10, Why: "start 1, update 2, local-activity batch 2, upsert 1, timer 2, PipelineInvokeSCF 1, PipelineCallSync 1 (finishes the task)"},
 		"collection_video_scf_failed":    {Actions: 10, Why: "start 1, update 2, local-activity batch 2, upsert 1, timer 2, PipelineCallSync 1, PipelineInvokeSCF 1"},
 		"collection_video_success":       {Actions: 11, Why: "start 1, update 2, local-activity batch 2, upsert 1, timer 2 (max_execution_time: the pipeline awaits a callback; the callback timeout), PipelineCallSync 2 (the last finishes the task), PipelineInvokeSCF 1"},
+		"deadline_ends_async_step":       {Actions: 11, Why: "start 1, update 1, local-activity batch 2, upsert 1, timer 3 (max_execution_time, two polls), PipelineCallSync 1, PipelineSubmitAsync 1, PipelinePollAsync 1", Varies: "polls until max_execution_time ends the step"},
 		"model_pose12_success":           {Actions: 9, Why: "start 1, update 1, local-activity batch 2, upsert 1, timer 2 (max_execution_time, poll), PipelineSubmitAsync 1, PipelinePollAsync 1", Varies: "polls until the vendor job is done"},
 		"model_pose12_worker_restart":    {Actions: 15, Why: "start 1, update 1, local-activity batch 2, upsert 1, timer 5, PipelineSubmitAsync 1, PipelinePollAsync 4", Varies: "polls until the vendor job is done"},
 		"provider_health_marks_down":     {Actions: 2, Why: "start 1, PipelineCheckProviderHealth 1"},
