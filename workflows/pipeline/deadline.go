@@ -72,14 +72,6 @@ func (r *run) bound(ctx workflow.Context, opts workflow.ActivityOptions) (workfl
 	return opts, true
 }
 
-// untilDeadline is d, or the time the deadline leaves when that is shorter.
-func (r *run) untilDeadline(ctx workflow.Context, d time.Duration) time.Duration {
-	if r.deadline.IsZero() {
-		return d
-	}
-	return max(min(d, r.deadline.Sub(workflow.Now(ctx))), 0)
-}
-
 // awaitSteps waits for the steps to finish. It returns nil when they did, or the failure that
 // stopped them: max_execution_time ran out (its timer fired first), or the workflow was cancelled
 // (cancelled is then true). The failure is built when the steps are stopped, before they unwind,
@@ -93,7 +85,7 @@ func (r *run) awaitSteps(ctx workflow.Context, done func() bool) (stopped *stepF
 		}
 		return nil, false
 	}
-	finished, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: r.untilDeadline(ctx, time.Duration(maxSecs)*time.Second),
+	finished, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: r.deadline.Sub(workflow.Now(ctx)),
 		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("max_execution_time %ds", maxSecs)}}, done)
 	switch {
 	case err != nil:
