@@ -35,10 +35,18 @@ type service func(ctx context.Context, p *platform.Platform) error
 var services = []service{runCrawlConsumers, runEntryMonitor, runReconciler}
 
 // New builds a worker on the configured task queue with every subsystem registered, echo's
-// activities over the process's echo service (taskecho.FromPlatform).
+// activities over the process's echo service (taskecho.FromPlatform). With
+// TEMPORAL_WORKER_VERSIONING it is the configured build of the deployment (versioning.go).
 func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, error) {
+	return NewBuild(p, echoSvc, p.Config.Temporal.BuildID())
+}
+
+// NewBuild is New as build buildID of the deployment, when Worker Versioning is on (a rollout
+// test runs two builds in one process).
+func NewBuild(p *platform.Platform, echoSvc *taskecho.Server, buildID string) (sdkworker.Worker, error) {
 	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
-		Interceptors: []interceptor.WorkerInterceptor{},
+		DeploymentOptions: deploymentOptions(p.Config.Temporal, buildID),
+		Interceptors:      []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
 		WorkerStopTimeout: 10 * time.Second,
 		// Take only what this worker can run: the rest of a backlog waits on the server, which
@@ -75,7 +83,8 @@ func Run(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) er
 		return fmt.Errorf("start worker on %s: %w", p.Config.Temporal.TaskQueue, err)
 	}
 	defer w.Stop()
-	p.Log.Info("worker started", "task_queue", p.Config.Temporal.TaskQueue)
+	p.Log.Info("worker started", "task_queue", p.Config.Temporal.TaskQueue, "worker_versioning", p.Config.Temporal.WorkerVersioning,
+		"deployment", p.Config.Temporal.DeploymentName, "build_id", p.Config.Temporal.BuildID())
 
 	g, gctx := errgroup.WithContext(ctx)
 	for _, s := range services {

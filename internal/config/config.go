@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,44 @@ type Temporal struct {
 	TLSCAFile string `env:"TEMPORAL_TLS_CA"`
 	// API key for Temporal Cloud (turns TLS on).
 	APIKey string `env:"TEMPORAL_API_KEY"`
+	// Run the worker as a Worker Deployment Version (`TEMPORAL_DEPLOYMENT_NAME`, build id): Pinned
+	// workflows then finish on the build they started on, and a new build takes new work once it is
+	// made current (`temporal worker deployment set-current-version`). `make dev` turns it on.
+	WorkerVersioning bool `env:"TEMPORAL_WORKER_VERSIONING" envDefault:"false" readby:"worker"`
+	// Worker Deployment name under Worker Versioning.
+	DeploymentName string `env:"TEMPORAL_DEPLOYMENT_NAME" envDefault:"taskloom" readby:"worker"`
+	// Build id under Worker Versioning. Default: the binary's module version, else its VCS revision
+	// (`-dirty` when built from a modified tree), else `dev`.
+	BuildIDOverride string `env:"TEMPORAL_BUILD_ID" readby:"worker"`
+}
+
+// BuildID is the worker's build id under Worker Versioning: TEMPORAL_BUILD_ID, else the binary's
+// version (its module version, else its VCS revision, "-dirty" when built from a modified tree),
+// else "dev".
+func (t Temporal) BuildID() string {
+	if t.BuildIDOverride != "" {
+		return t.BuildIDOverride
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return rev + dirty
 }
 
 // Mongo is the document store (MongoDB ≥ 6 in production, FerretDB in dev).
@@ -150,6 +189,9 @@ func (c *Config) Validate() error {
 		check("WORKER_METRICS_ADDR", hostPort(c.Worker.MetricsAddr))
 	}
 	check("TEMPORAL_ADDRESS", hostPort(c.Temporal.Address))
+	if c.Temporal.WorkerVersioning && c.Temporal.DeploymentName == "" {
+		check("TEMPORAL_DEPLOYMENT_NAME", errors.New("must be set when TEMPORAL_WORKER_VERSIONING is true"))
+	}
 	check("WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", between(c.Worker.MaxConcurrentWorkflowTasks, 2, 10_000))
 	check("WORKER_MAX_CONCURRENT_ACTIVITIES", between(c.Worker.MaxConcurrentActivities, 1, 10_000))
 	check("API_BODY_LIMIT", byteSize(c.API.BodyLimit))

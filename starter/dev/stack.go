@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -81,6 +82,11 @@ func runDev(ctx context.Context, reset bool) error {
 		}
 		defer temporal.stop() // deferred first, so it runs last: after the worker and the stand-ins
 	}
+	// The dev worker runs as its build of the deployment and is made current once it polls, as a
+	// rollout does (docs: Worker Versioning); TEMPORAL_WORKER_VERSIONING=false turns that off.
+	if os.Getenv("TEMPORAL_WORKER_VERSIONING") == "" {
+		cfg.Temporal.WorkerVersioning = true
+	}
 	opts, addrs, moved, err := standInAddrs(dev.DataDir, logging.New(dev.LogLevel).With("component", "ferretdb"))
 	if err != nil {
 		return err
@@ -133,6 +139,9 @@ func runDev(ctx context.Context, reset bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return worker.Run(gctx, p, echoSvc) })
 	g.Go(func() error { return api.Run(gctx, p, echoSvc) })
+	if cfg.Temporal.WorkerVersioning {
+		g.Go(func() error { return makeCurrent(gctx, p) })
+	}
 	if temporal != nil {
 		g.Go(func() error {
 			select {
@@ -329,4 +338,23 @@ func printDevBanner(cfg *config.Config, stack *devstack.Stack, fakes map[string]
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	fmt.Fprintln(os.Stderr, b.String())
+}
+
+// makeCurrentTimeout bounds the wait for the dev worker's first poll.
+const makeCurrentTimeout = time.Minute
+
+// makeCurrent makes the dev worker's build the deployment's current version, as
+// `temporal worker deployment set-current-version` does in a rollout.
+func makeCurrent(ctx context.Context, p *platform.Platform) error {
+	t := p.Config.Temporal
+	cctx, cancel := context.WithTimeout(ctx, makeCurrentTimeout)
+	defer cancel()
+	if err := worker.SetCurrentVersion(cctx, p.Temporal, t.DeploymentName, t.BuildID()); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	p.Log.Info("worker deployment version is current", "deployment", t.DeploymentName, "build_id", t.BuildID())
+	return nil
 }

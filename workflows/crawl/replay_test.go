@@ -8,9 +8,8 @@ import (
 	"github.com/taskloom/taskloom/internal/testenv/histories"
 )
 
-// TestReplayRecordedHistories replays every recorded crawl history against the current code. They
-// were recorded before versionPrefixedNames, so they also prove that a run started then still
-// schedules the bare activity names it recorded.
+// TestReplayRecordedHistories replays every recorded crawl history against the current code, so a
+// change that breaks determinism for running crawl tasks fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	histories.Replay(t, "crawl", func(r worker.Registry) { Register(r, nil) })
 }

@@ -102,8 +102,11 @@ type run struct {
 	log       log.Logger
 	completed workflow.ReceiveChannel
 	signal    *CompletedSignal
-	acts      activityFuncs
 }
+
+// acts names the activities the workflow schedules: a nil receiver's method values only name the
+// activity type (its method name, CrawlMarkRunning, …) and type its arguments.
+var acts *crawlact.Activities
 
 func setup(ctx workflow.Context, in Input) (*run, error) {
 	if err := in.validate(); err != nil {
@@ -122,13 +125,12 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 		searchattr.Status.ValueSet(crawl.SearchStatus(crawl.Running)), searchattr.OriginalTaskID.ValueSet(in.OriginalTaskID)); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
-	w.acts = activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	return w, nil
 }
 
 func (w *run) run(ctx workflow.Context) (State, error) {
 	sctx := storeContext(ctx, "mark crawl_tasks running")
-	if err := workflow.ExecuteActivity(sctx, w.acts.markRunning,
+	if err := workflow.ExecuteActivity(sctx, acts.CrawlMarkRunning,
 		crawlact.MarkRunningInput{OriginalTaskID: w.in.OriginalTaskID, Source: w.in.Source}).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("mark crawl task running: %w", err)
 	}
@@ -164,7 +166,7 @@ func (w *run) crawl(ctx workflow.Context) string {
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:     fmt.Sprintf("run the crawler for task %d", w.in.OriginalTaskID),
 	})
-	fut := workflow.ExecuteActivity(cctx, w.acts.runCrawler, w.in.OriginalTaskID)
+	fut := workflow.ExecuteActivity(cctx, acts.CrawlRunCrawler, w.in.OriginalTaskID)
 	sel := workflow.NewSelector(ctx)
 	done := false
 	sel.AddFuture(fut, func(workflow.Future) { done = true })
@@ -217,24 +219,13 @@ func (w *run) awaitCompletion(ctx workflow.Context) bool {
 	return w.signal != nil
 }
 
-// versionFailProgress: at the deadline the workflow marks the Redis hash
-// FAILED (CrawlFailProgress) instead of only reading it (ReadProgress), so a
-// failed task's hash says FAILED and a late tweet cannot complete it.
-const versionFailProgress = "fail-progress-at-deadline"
-
 // deadlinePassed reads the counters once more, marking the hash FAILED
-// unless it completed: a task that completed in Redis just as the timer
-// fired counts as completed (its signal is on its way).
+// unless it completed (CrawlFailProgress), so a failed task's hash says
+// FAILED and a late tweet cannot complete it. A task that completed in Redis
+// just as the timer fired counts as completed (its signal is on its way).
 func (w *run) deadlinePassed(ctx workflow.Context) (State, error) {
-	closeProgress := w.acts.failProgress
-	if workflow.GetVersion(ctx, versionFailProgress, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		// A run this old also predates versionPrefixedNames: ReadProgress
-		// only exists under its bare name.
-		var legacy *legacyActivities
-		closeProgress = legacy.ReadProgress
-	}
 	var p crawl.Progress
-	if err := workflow.ExecuteActivity(storeContext(ctx, "close task_progress at the deadline"), closeProgress,
+	if err := workflow.ExecuteActivity(storeContext(ctx, "close task_progress at the deadline"), acts.CrawlFailProgress,
 		w.in.OriginalTaskID).Get(ctx, &p); err != nil {
 		return w.state, fmt.Errorf("read crawl progress: %w", err)
 	}
@@ -271,7 +262,7 @@ func (w *run) finish(ctx workflow.Context, status, reason string) (State, error)
 		DuplicateTweets: w.state.DuplicateTweets, DeadLetteredRecords: w.state.DeadLetteredRecords,
 		MissingTweets: w.state.MissingTweets, FailureReason: reason,
 	}}
-	if err := workflow.ExecuteActivity(storeContext(ctx, "record crawl_tasks "+status), w.acts.finish, in).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(storeContext(ctx, "record crawl_tasks "+status), acts.CrawlFinish, in).Get(ctx, nil); err != nil {
 		return w.state, fmt.Errorf("finish crawl task as %s: %w", status, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(crawl.SearchStatus(status))); err != nil {

@@ -24,25 +24,11 @@ import (
 
 // Activity options, next to the code that uses them.
 var (
-	// prepareOptions: the pipeline bookkeeping of one run. A few quick retries ride out a Mongo
-	// blip; a longer outage fails the run, which the entry retry curve then retries.
-	prepareOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
-			MaximumAttempts: 3, NonRetryableErrorTypes: []string{entry.ErrTypeUnknownPipeline, entry.ErrTypeQuotaExhausted}},
-	}
 	// recordOptions: workflow_runs writes are retried until Mongo answers; a status that never
 	// reaches workflow_runs would be lost once the workflow closes.
 	recordOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 15 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-	}
-	// replyOptions: Telegram's retry_after becomes the next retry delay (the activity sets it).
-	// Executions from before replyChange use them.
-	replyOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{entry.ErrTypeTelegramRejected}},
 	}
 	// sendReplyOptions: every attempt continues after the last part recorded, so attempts are
 	// bounded by time rather than by count: a long reply under Telegram's flood control (429,
@@ -71,9 +57,9 @@ type run struct {
 	log    log.Logger
 	resume workflow.ReceiveChannel
 	drop   workflow.ReceiveChannel
-	// lean is leanRunChange's version 1; firstRecorded says EntryStartRun recorded the first
-	// attempt's processing (attempt then only starts the child).
-	lean, firstRecorded bool
+	// firstRecorded says EntryStartRun recorded the first attempt's processing (attempt then only
+	// starts the child).
+	firstRecorded bool
 	// shown is the TaskloomStatus the execution shows (pending from its start).
 	shown string
 }
@@ -85,7 +71,6 @@ func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.Tas
 	if err != nil {
 		return nil, err
 	}
-	r.lean = workflow.GetVersion(ctx, leanRunChange, workflow.DefaultVersion, 1) == 1
 	switch ran, err := r.accept(ctx); {
 	case err != nil:
 		return nil, err
@@ -95,44 +80,17 @@ func EntryTaskWorkflow(ctx workflow.Context, in entry.WorkflowInput) (*entry.Tas
 	return r.execute(ctx)
 }
 
-// leanRunChange versions what a run costs (docs/entry.md). From version 1: the task's
-// workflow_runs record and its first attempt's processing are one write (EntryStartRun, instead
-// of EntryAccept then EntryRecordStatus); the pipeline task id of an attempt is computed from the
-// execution (entry.PipelineTaskID) instead of recorded as a side effect; the child pipeline
-// workflow resolves and checks the pipeline version in its own admission (no EntryPrepareRun,
-// which read the same schema); and TaskloomStatus is upserted only once a task leaves the
-// straight path (see transition). Executions without its marker keep the old commands.
-const leanRunChange = "entry-lean-run"
-
-// acceptChange versions the workflow's own workflow_runs record: executions started before it
-// (histories without its marker) were recorded by the intake and skip the activity.
-const acceptChange = "entry-accept-in-workflow"
-
 // accept records the task in workflow_runs before anything else, so every later status write
-// finds its document. A continued run's record exists already. ran reports a task id whose
+// finds its document, in one write with its first attempt's processing (EntryStartRun). A
+// continued run's record exists already. A worker that dies after the write finds the activity's
+// result in the history and goes on with the child; one that dies before it runs the idempotent
+// write again. ran reports a task id whose
 // document says the task has already run (an earlier execution Temporal's retention has
 // forgotten): r.st is then that run's status, and this execution must not run the task again.
 func (r *run) accept(ctx workflow.Context) (ran bool, err error) {
 	if r.in.Carry != nil {
 		return false, nil
 	}
-	if r.lean {
-		return r.startRun(ctx)
-	}
-	if workflow.GetVersion(ctx, acceptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return false, nil
-	}
-	var earlier *entry.TaskStatus
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions), r.acts.EntryAccept, r.in.Envelope).Get(ctx, &earlier); err != nil {
-		return false, fmt.Errorf("record accepted task: %w", err)
-	}
-	return r.endIfRan(ctx, earlier), nil
-}
-
-// startRun is accept under leanRunChange: one write records the task and its first attempt as
-// processing (EntryStartRun). A worker that dies after it finds the activity's result in the
-// history and goes on with the child; one that dies before it runs the idempotent write again.
-func (r *run) startRun(ctx workflow.Context) (ran bool, err error) {
 	r.st.Attempts = 1
 	r.st.PipelineTaskID = r.pipelineTaskID(ctx)
 	u, now := r.update(ctx, entry.StatusProcessing, "")
@@ -152,7 +110,7 @@ func (r *run) startRun(ctx workflow.Context) (ran bool, err error) {
 	return false, nil
 }
 
-// pipelineTaskID is the pipeline task id of the current attempt (leanRunChange), from the task id
+// pipelineTaskID is the pipeline task id of the current attempt, computed from the task id
 // (the workflow ID, WorkflowID) and this run's id and start.
 func (r *run) pipelineTaskID(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
@@ -264,18 +222,8 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 		return nil, "", false, err
 	}
 	env := r.in.Envelope
+	// The child's admission resolves and checks the pipeline version (the latest when none is pinned).
 	prep := entry.PrepareResult{Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion}
-	if !r.lean {
-		popts := prepareOptions
-		popts.Summary = fmt.Sprintf("attempt %d: prepare pipeline task %s", r.st.Attempts, taskID)
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, popts), r.acts.EntryPrepareRun, entry.PrepareRequest{
-			EntryTaskID: env.TaskID, PipelineTaskID: taskID, Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion,
-			UserID: r.in.UserID, FeatureID: r.in.FeatureID, InputData: entry.InputData(&env)}).Get(ctx, &prep)
-		if err != nil {
-			var ae *temporal.ApplicationError
-			return nil, "prepare pipeline task: " + message(err), !(errors.As(err, &ae) && ae.Type() == entry.ErrTypeUnknownPipeline), nil
-		}
-	}
 	child := pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline,
 		Version: prep.Version, InputData: entry.InputData(&env)}
 	summary, details := pipelinewf.StartMetadata(child)
@@ -290,10 +238,9 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	var res pipelinewf.Result
 	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, child).Get(ctx, &res)
 	if err != nil {
-		// Under leanRunChange the child's admission is where an unknown pipeline shows: a refusal
-		// retrying cannot help, as EntryPrepareRun's was.
+		// The child's admission is where an unknown pipeline shows: a refusal retrying cannot help.
 		var ae *temporal.ApplicationError
-		unknown := r.lean && errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeUnknownPipeline
+		unknown := errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeUnknownPipeline
 		return nil, fmt.Sprintf("pipeline %s: %s", pipelineLabel(prep), message(err)), !unknown, nil
 	}
 	output = map[string]any{}
@@ -311,20 +258,12 @@ func (r *run) beginAttempt(ctx workflow.Context) (string, error) {
 		return r.st.PipelineTaskID, nil
 	}
 	r.st.Attempts++
-	if r.lean {
-		r.st.PipelineTaskID = r.pipelineTaskID(ctx)
-	} else {
-		var taskID string
-		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pipeline.NewTaskID() }).Get(&taskID); err != nil {
-			return "", fmt.Errorf("new pipeline task id: %w", err)
-		}
-		r.st.PipelineTaskID = taskID
-	}
+	r.st.PipelineTaskID = r.pipelineTaskID(ctx)
 	return r.st.PipelineTaskID, r.transition(ctx, entry.StatusProcessing, "")
 }
 
 // pipelineLabel names the pipeline a run used: name@version, or the name alone when the envelope
-// pinned no version and the child resolved it (leanRunChange).
+// pinned no version and the child resolved it.
 func pipelineLabel(p entry.PrepareResult) string {
 	if p.Version == "" {
 		return p.Pipeline
@@ -356,21 +295,15 @@ func (r *run) awaitRetry(ctx workflow.Context, delay time.Duration) (dropped boo
 	return dropped
 }
 
-// suspendedDropChange versions the auto-drop: from version 1 a suspended task whose input carries
-// a positive SuspendedDropAfter also waits on a timer, and is dropped when it fires. Tasks without
-// the setting (accepted before it existed, or with ENTRY_SUSPENDED_DROP_AFTER=0) take no marker
-// and no timer, so their histories replay as before.
-const suspendedDropChange = "entry-suspended-auto-drop"
-
 // awaitOperator blocks a suspended task until resume (true), drop (false), or — with an auto-drop
-// period — until that period ends without either (false, with the reason the drop records).
-// A resume or drop cancels the timer.
+// period (a positive SuspendedDropAfter) — until that period ends without either (false, with the
+// reason the drop records). A resume or drop cancels the timer; a task without the period waits on
+// no timer.
 func (r *run) awaitOperator(ctx workflow.Context) (resumed bool, autoDrop string) {
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(r.resume, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalResume); resumed = true })
 	sel.AddReceive(r.drop, func(c workflow.ReceiveChannel, _ bool) { r.receive(ctx, c, entry.SignalDrop) })
-	if after := r.in.SuspendedDropAfter; after != nil && *after > 0 &&
-		workflow.GetVersion(ctx, suspendedDropChange, workflow.DefaultVersion, 1) == 1 {
+	if after := r.in.SuspendedDropAfter; after != nil && *after > 0 {
 		tctx, cancel := workflow.WithCancel(ctx)
 		defer cancel()
 		timer := workflow.NewTimerWithOptions(tctx, *after, workflow.TimerOptions{Summary: "auto-drop unless resumed"})
@@ -406,7 +339,7 @@ func (r *run) receive(ctx workflow.Context, c workflow.ReceiveChannel, name stri
 // TaskloomStatus search attribute (ops listings and stats query it) change only once the record
 // exists, so a caller who sees a status can also read it from workflow_runs.
 //
-// Under leanRunChange the straight path (pending, processing, completed: no retry, no
+// The straight path (pending, processing, completed: no retry, no
 // suspension) upserts nothing: visibility tells its states apart by ExecutionStatus (running or
 // completed with TaskloomStatus still pending, see intake.Stats), and each upsert is a billed
 // action. The first status off that path (retrying, suspended, dropped) is upserted, and every
@@ -444,7 +377,7 @@ func (r *run) shows(ctx workflow.Context, status, reason string, now time.Time, 
 		r.st.SuspendedReason, r.st.SuspendedAt, r.st.AutoDropAt = reason, &now, dropAt
 	}
 	r.show(ctx, now)
-	if r.lean && r.shown == entry.StatusPending && (status == entry.StatusProcessing || status == entry.StatusCompleted) {
+	if r.shown == entry.StatusPending && (status == entry.StatusProcessing || status == entry.StatusCompleted) {
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(status)); err != nil {
@@ -453,11 +386,6 @@ func (r *run) shows(ctx workflow.Context, status, reason string, now time.Time, 
 	}
 	r.shown = status
 }
-
-// replyChange versions the reply's outcome: executions started before it only log a reply that
-// failed; from version 1 the task records it (reply.status failed with the error, in
-// workflow_runs and the TaskloomReply search attribute) and a sent reply's parts.
-const replyChange = "entry-reply-outcome"
 
 // complete records the result and, for Telegram, sends it to the chat. The task is completed
 // whatever becomes of the reply; the reply's own outcome is recorded beside it.
@@ -472,12 +400,6 @@ func (r *run) complete(ctx workflow.Context, output map[string]any) (*entry.Task
 	env := r.in.Envelope
 	req := entry.ReplyRequest{TaskID: env.TaskID, ChatID: env.Payload.ChatID(), Text: entry.ReplyText(output, r.in.ReplyField),
 		ReplyTo: messageID(env.Payload.CoreEnvelope)}
-	if workflow.GetVersion(ctx, replyChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, replyOptions), r.acts.EntrySendReply, req).Get(ctx, nil); err != nil {
-			r.log.Warn("telegram reply not sent", "err", err)
-		}
-		return r.st, nil
-	}
 	return r.st, r.reply(ctx, req)
 }
 
@@ -519,7 +441,7 @@ func messageID(core map[string]any) int64 {
 }
 
 // show sets what the task waits for (entry.WaitingFor, nil once final) on the status query and
-// as the execution's current details (docs/operations.md "What each execution shows").
+// as the execution's current details (README, "What each execution shows").
 func (r *run) show(ctx workflow.Context, since time.Time) {
 	r.st.WaitingFor = entry.WaitingFor(r.st, since)
 	if w := r.st.WaitingFor; w != nil {

@@ -39,19 +39,6 @@ type fakeActs struct {
 	startDown int
 }
 
-func (f *fakeActs) prepare(_ context.Context, req entry.PrepareRequest) (*entry.PrepareResult, error) {
-	if f.prepErr != nil {
-		return nil, f.prepErr
-	}
-	return &entry.PrepareResult{Pipeline: req.Pipeline, Version: "1.0.0",
-		Schema: pipeline.Schema{Steps: []pipeline.Step{{Name: "reply", Type: pipeline.StepSyncAPI}}}}, nil
-}
-
-func (f *fakeActs) accept(_ context.Context, env entry.TaskEnvelope) (*entry.TaskStatus, error) {
-	f.accepted = append(f.accepted, env)
-	return f.earlier, nil
-}
-
 // startRun is EntryStartRun: the accept and the first attempt's processing in one write.
 func (f *fakeActs) startRun(_ context.Context, req entry.StartRequest) (*entry.TaskStatus, error) {
 	if f.startDown > 0 {
@@ -124,9 +111,7 @@ func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
 	var a *entryact.Activities // mocked below: never called
 	Register(env, a)
 	env.RegisterWorkflow(pipelinewf.PipelineWorkflow)
-	env.OnActivity(a.EntryAccept, mock.Anything, mock.Anything).Return(f.accept).Maybe()
 	env.OnActivity(a.EntryStartRun, mock.Anything, mock.Anything).Return(f.startRun)
-	env.OnActivity(a.EntryPrepareRun, mock.Anything, mock.Anything).Return(f.prepare).Maybe()
 	env.OnActivity(a.EntryRecordStatus, mock.Anything, mock.Anything).Return(f.record)
 	env.OnActivity(a.EntrySendReply, mock.Anything, mock.Anything).Return(f.reply)
 	env.OnActivity(a.EntryRecordReplyFailure, mock.Anything, mock.Anything).Return(f.replyFailed)

@@ -105,7 +105,7 @@ func (r *run) registerAdmission(ctx workflow.Context) error {
 func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 	info := workflow.GetInfo(ctx)
 	var res pipeline.AdmitResult
-	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, bookkeepingOptions), r.acts.admit,
+	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, bookkeepingOptions), acts.PipelineAdmitTask,
 		pipeline.AdmitRequest{TaskID: r.in.TaskID, RunID: info.WorkflowExecution.RunID, UserID: r.in.UserID, FeatureID: r.in.FeatureID,
 			Pipeline: r.in.Pipeline, Version: r.in.Version, InputData: r.in.InputData, RequestHash: r.in.RequestHash}).Get(ctx, &res)
 	if f := refusalOf(err); f != nil {

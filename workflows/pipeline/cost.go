@@ -1,34 +1,20 @@
 package pipeline
 
 import (
-	"fmt"
-	"time"
-
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// versionCostFloor: from this version on a task costs the fewest Temporal actions its guarantees
-// allow:
+// A task costs the fewest Temporal actions its guarantees allow (README "Pipelines", "Cost per
+// task"):
 //   - no TaskloomStatus upsert when the steps start: the attribute given at start (`pending`)
 //     stays until the run ends and upserts success or failed;
 //   - a sync_api step's activity also chooses the next step's providers through the worker's
 //     health cache (the choice of the first step stays in the admission's local-activity batch),
 //     and the last step's activity finishes the task (status, quota settlement);
-//   - a pipeline of sync_api steps only has no max_execution_time timer: each activity's
-//     schedule-to-close timeout is bounded by the time left, and a step that ends past the
-//     deadline fails the task with the max_execution_time reason. Pipelines with an async_api or
-//     scf step keep the timer (a wait for a poll or a callback is not an activity).
-//
-// Runs without the marker keep the earlier commands.
-const versionCostFloor = "pipeline-cost-floor"
+//   - a pipeline of sync_api steps only has no max_execution_time timer (deadline.go).
 
-// costFloor is a run's versionCostFloor state.
+// costFloor is what a run carries between steps to keep to that floor.
 type costFloor struct {
-	on bool
-	// deadline is when max_execution_time runs out, for a run without its timer (zero: no bound).
-	deadline time.Time
 	// next is the choice among step nextFor's candidates that the previous step's activity made.
 	next    *pipeline.ChooseResult
 	nextFor int
@@ -39,56 +25,8 @@ type costFloor struct {
 	tried []string
 }
 
-// startCostFloor asks for versionCostFloor when the steps start.
-func (r *run) startCostFloor(ctx workflow.Context) {
-	r.cost.on = workflow.GetVersion(ctx, versionCostFloor, workflow.DefaultVersion, 1) == 1
-	if r.cost.on && r.schema.MaxExecutionTime > 0 && r.allSync() {
-		r.cost.deadline = workflow.Now(ctx).Add(time.Duration(r.schema.MaxExecutionTime) * time.Second)
-	}
-}
-
-func (r *run) allSync() bool {
-	for _, st := range r.schema.Steps {
-		if st.Type != pipeline.StepSyncAPI {
-			return false
-		}
-	}
-	return true
-}
-
-// timerless says the run bounds its activities by the deadline instead of a max_execution_time timer.
-func (r *run) timerless() bool { return r.cost.on && r.allSync() }
-
-// exceeded is the failure of step i once max_execution_time ran out.
-func (r *run) exceeded(i int, provider string) *stepFailure {
-	return &stepFailure{index: i, provider: provider, msg: fmt.Sprintf("pipeline exceeded max_execution_time of %ds", r.schema.MaxExecutionTime)}
-}
-
-// pastDeadline says max_execution_time ran out (a run with a deadline only).
-func (r *run) pastDeadline(ctx workflow.Context) bool {
-	return !r.cost.deadline.IsZero() && !workflow.Now(ctx).Before(r.cost.deadline)
-}
-
-// bound shortens an activity's timeouts to the time max_execution_time leaves; ok is false when
-// none is left.
-func (r *run) bound(ctx workflow.Context, opts workflow.ActivityOptions) (workflow.ActivityOptions, bool) {
-	if r.cost.deadline.IsZero() {
-		return opts, true
-	}
-	left := r.cost.deadline.Sub(workflow.Now(ctx))
-	if left <= 0 {
-		return opts, false
-	}
-	opts.ScheduleToCloseTimeout = min(opts.ScheduleToCloseTimeout, left)
-	opts.StartToCloseTimeout = min(opts.StartToCloseTimeout, left)
-	return opts, true
-}
-
-// syncStep is what step i's sync activity does besides its call in a versionCostFloor run.
+// syncStep is what step i's sync activity does besides its call.
 func (r *run) syncStep(i int) *pipeline.SyncStep {
-	if !r.cost.on {
-		return nil
-	}
 	s := &pipeline.SyncStep{}
 	if i+1 < len(r.schema.Steps) {
 		if next := r.schema.Steps[i+1]; next.Type == pipeline.StepSyncAPI || next.Type == pipeline.StepAsyncAPI {

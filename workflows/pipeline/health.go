@@ -23,9 +23,8 @@ func ProviderHealthWorkflow(ctx workflow.Context) (*pipeline.HealthReport, error
 		HeartbeatTimeout: 20 * time.Second,
 		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 	})
-	check := healthCheckFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	var rep pipeline.HealthReport
-	if err := workflow.ExecuteActivity(ctx, check).Get(ctx, &rep); err != nil {
+	if err := workflow.ExecuteActivity(ctx, acts.PipelineCheckProviderHealth).Get(ctx, &rep); err != nil {
 		return nil, err
 	}
 	if len(rep.Changed) > 0 {

@@ -15,10 +15,6 @@ import (
 // which reopens the task and says where to continue, then runs the remaining steps as any run
 // does. Client.Redrive starts it with Update-With-Start and UpdateRedrive.
 
-// versionRedrive marks the runs that may be redrives (Input.Redrive): the redrive admission
-// replaces the admission only in runs that recorded it.
-const versionRedrive = "pipeline-redrive"
-
 // UpdateRedrive answers once a redrive run has reopened the task: its argument is the redrive id,
 // its result a RedriveAdmission, its error the refusal (pipeline.ErrTypeRedriveConflict,
 // ErrTypeRedriveExpired, ErrTypeQuotaExhausted, ErrTypeRedriveRepeated). The validator refuses

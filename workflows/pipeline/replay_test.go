@@ -37,17 +37,14 @@ func TestReplayDetectsChangedCode(t *testing.T) {
 	}
 }
 
-// The recorded histories cover every registered workflow type, and both activity namings: runs
-// started before versionPrefixedNames (the legacy_dotted_* files, scheduling "pipeline.CallSync",
-// …) and runs started after it (scheduling PipelineCallSync, …). TestReplayRecordedHistories
-// replays them all.
-func TestRecordedHistoriesCoverEveryTypeAndBothNamings(t *testing.T) {
+// The recorded histories cover every registered workflow type, and schedule the activities by
+// their Pipeline-prefixed names. TestReplayRecordedHistories replays them all.
+func TestRecordedHistoriesCoverEveryType(t *testing.T) {
 	files, err := histories.Files("pipeline")
 	if err != nil {
 		t.Fatal(err)
 	}
 	types := map[string]bool{}
-	namings := map[string]int{}
 	for _, f := range files {
 		typ, err := histories.WorkflowType(f)
 		if err != nil {
@@ -69,13 +66,7 @@ func TestRecordedHistoriesCoverEveryTypeAndBothNamings(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ev := range h.Events {
-			switch {
-			case ev.Scheduled == nil:
-			case strings.HasPrefix(ev.Scheduled.ActivityType.Name, "pipeline."):
-				namings["dotted"]++
-			case strings.HasPrefix(ev.Scheduled.ActivityType.Name, "Pipeline"):
-				namings["prefixed"]++
-			default:
+			if ev.Scheduled != nil && !strings.HasPrefix(ev.Scheduled.ActivityType.Name, "Pipeline") {
 				t.Errorf("%s schedules activity %s", filepath.Base(f), ev.Scheduled.ActivityType.Name)
 			}
 		}
@@ -84,8 +75,5 @@ func TestRecordedHistoriesCoverEveryTypeAndBothNamings(t *testing.T) {
 		if !types[typ] {
 			t.Errorf("no recorded history of %s", typ)
 		}
-	}
-	if namings["dotted"] == 0 || namings["prefixed"] == 0 {
-		t.Errorf("scheduled activities by naming: %v; want both", namings)
 	}
 }

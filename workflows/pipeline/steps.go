@@ -26,24 +26,14 @@ const (
 	minCooldownWait = time.Second
 )
 
-// versionPollKeepsJob: from this version on a submitted async job is never abandoned while it may
-// still run. A failed status request is retried (backoff, Retry-After) until the step's timeout
-// instead of handing the step to the next candidate (which would submit a second paid job), and a
-// job that reports a failed status does hand it on. Runs without the marker keep the old loop
-// (pollLegacy).
-const versionPollKeepsJob = "pipeline-poll-keeps-job"
-
 // providerCall runs a step against one provider. A *stepFailure means "stop, do not try another
 // provider"; any other error lets the next healthy candidate try.
 type providerCall func(ctx workflow.Context, i int, provider string) (map[string]any, error)
 
-// breakerChange versions the circuit breaker's path: when every candidate is held by its breaker
-// (none usable, or each call refused as ErrTypeCircuitOpen), the step waits for the earliest
-// cooldown to end, within its timeout_seconds, and chooses again. Asked lazily, at that point, so
-// runs that never meet an open breaker record no marker.
-const breakerChange = "pipeline-circuit-breaker"
-
-// runWithFallback picks the step's healthy providers and tries them in order.
+// runWithFallback picks the step's healthy providers and tries them in order. When every
+// candidate is held by its circuit breaker (none usable, or each call refused as
+// ErrTypeCircuitOpen), the step waits for the earliest cooldown to end, within its
+// timeout_seconds, and chooses again.
 func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (string, map[string]any, error) {
 	st := r.schema.Steps[i]
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
@@ -53,7 +43,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 		var choice pipeline.ChooseResult
 		if c := r.takeChoice(i); c != nil {
 			choice = *c
-		} else if err := workflow.ExecuteLocalActivity(bctx, r.acts.choose,
+		} else if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineChooseProviders,
 			pipeline.ChooseRequest{TaskID: r.in.TaskID, StepIndex: i, Candidates: st.Candidates()}).Get(ctx, &choice); err != nil {
 			return "", nil, err
 		}
@@ -82,7 +72,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 }
 
 // tryProviders tries the usable providers in order. When none served and each one tried was held
-// by its circuit breaker (breakerChange), held is when the earliest may be tried again.
+// by its circuit breaker, held is when the earliest may be tried again.
 func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usable []string) (string, map[string]any, time.Time, error) {
 	var tried []string
 	var held time.Time
@@ -107,7 +97,7 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 		if isType(err, pipeline.ErrTypeRender) {
 			return "", nil, time.Time{}, &stepFailure{index: i, provider: provider, msg: rootMessage(err)}
 		}
-		if until, ok := circuitHeld(err); ok && workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) == 1 {
+		if until, ok := circuitHeld(err); ok {
 			r.log.Info("provider held by its circuit breaker", "step", i, "provider", provider, "until", until)
 			if held.IsZero() || until.Before(held) {
 				held = until
@@ -125,13 +115,13 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 	return "", nil, held, &stepFailure{index: i, provider: last, msg: "every provider failed (" + strings.Join(tried, "; ") + ")"}
 }
 
-// awaitCooldown sleeps until a held provider may be tried again (breakerChange), when that is
-// before the step's deadline; again says the step should choose again.
+// awaitCooldown sleeps until a held provider may be tried again, when that is before the step's
+// deadline; again says the step should choose again.
 func (r *run) awaitCooldown(ctx workflow.Context, i int, until, deadline time.Time) (again bool, err error) {
-	if until.IsZero() || until.After(deadline) || workflow.GetVersion(ctx, breakerChange, workflow.DefaultVersion, 1) != 1 {
+	if until.IsZero() || until.After(deadline) {
 		return false, nil
 	}
-	if !r.cost.deadline.IsZero() && until.After(r.cost.deadline) {
+	if !r.deadline.IsZero() && until.After(r.deadline) {
 		return false, r.exceeded(i, "")
 	}
 	// At least minCooldownWait, so a clock skew between worker and workflow cannot spin the loop.
@@ -192,7 +182,7 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	req.Sync = r.syncStep(i)
 	req.Tried = append([]string(nil), r.cost.tried...)
 	var res pipeline.CallResult
-	if err := workflow.ExecuteActivity(actx, r.acts.callSync, req).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, acts.PipelineCallSync, req).Get(ctx, &res); err != nil {
 		return nil, err
 	}
 	if req.Sync != nil {
@@ -209,7 +199,8 @@ type asyncJob struct {
 	provider string
 	sub      pipeline.SubmitResult
 	deadline time.Time
-	keeps    bool // versionPollKeepsJob
+	// status is the job's last known status.
+	status string
 }
 
 // callAsync submits the job, then polls with durable timers: a worker restart resumes the loop
@@ -217,24 +208,27 @@ type asyncJob struct {
 // a hard answer) lets the next candidate try; once the job exists, see pollJob.
 func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[string]any, error) {
 	st := r.schema.Steps[i]
-	job := asyncJob{step: i, provider: provider,
-		keeps: workflow.GetVersion(ctx, versionPollKeepsJob, workflow.DefaultVersion, 1) == 1}
+	job := asyncJob{step: i, provider: provider}
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
 	job.deadline = workflow.Now(ctx).Add(timeout)
 	submitOpts := callOptions(st)
 	submitOpts.ScheduleToCloseTimeout = timeout // the step's time: a job submitted later could not finish in it
+	submitOpts, ok := r.bound(ctx, submitOpts)
+	if !ok {
+		return nil, r.exceeded(i, provider)
+	}
 	submitOpts.Summary = callSummary("submit a job to", st, i, provider)
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), r.acts.submitAsync,
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, submitOpts), acts.PipelineSubmitAsync,
 		r.callRequest(i, provider)).Get(ctx, &job.sub); err != nil {
 		return nil, err
 	}
+	job.status = job.sub.Status
+	r.job = &job
+	defer func() { r.job = nil }()
 	if done, out, err := r.decide(job, job.sub.Status, job.sub.Output); done {
 		return out, err
 	}
-	if !job.keeps {
-		return r.pollLegacy(ctx, job)
-	}
-	return r.pollJob(ctx, job)
+	return r.pollJob(ctx, &job)
 }
 
 // pollJob polls a submitted job every interval_seconds until it reports a complete status (its
@@ -245,17 +239,17 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 // retried by its activity until the step's deadline (backoff, or the vendor's Retry-After); only
 // answered polls count towards max_attempts. A hard answer to a status request ends the step too:
 // the next candidate is never tried while the job may still run.
-func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error) {
+func (r *run) pollJob(ctx workflow.Context, job *asyncJob) (map[string]any, error) {
 	st := r.schema.Steps[job.step]
 	interval := time.Duration(st.Polling.IntervalSeconds) * time.Second
 	callTimeout := min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout)
-	status := job.sub.Status
 	for answered := 0; answered < st.Polling.MaxAttempts; answered++ {
+		status := job.status
 		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
 		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
 		left := job.deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
-			return nil, r.jobGivenUp(job, status, "")
+			return nil, r.jobGivenUp(*job, status, "")
 		}
 		wait := min(interval, left)
 		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
@@ -265,27 +259,33 @@ func (r *run) pollJob(ctx workflow.Context, job asyncJob) (map[string]any, error
 			Summary: pollTimerSummary(job.step, st, job.sub.VendorTaskID, answered+1)}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
-		opts := pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval)
+		opts, ok := r.bound(ctx, pollOptions(job.deadline.Sub(workflow.Now(ctx)), callTimeout, interval))
+		if !ok {
+			return nil, r.exceeded(job.step, job.provider)
+		}
 		opts.Summary = callSummary("poll job "+job.sub.VendorTaskID+" at", st, job.step, job.provider)
 		pctx := workflow.WithActivityOptions(ctx, opts)
 		var poll pipeline.PollResult
-		if err := workflow.ExecuteActivity(pctx, r.acts.pollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
+		if err := workflow.ExecuteActivity(pctx, acts.PipelinePollAsync, r.pollRequest(*job)).Get(ctx, &poll); err != nil {
 			if ctx.Err() != nil {
 				return nil, err
+			}
+			if r.pastDeadline(ctx) {
+				return nil, r.exceeded(job.step, job.provider)
 			}
 			if isType(err, pipeline.ErrTypeVendorRejected) || isType(err, pipeline.ErrTypeConfig) || isType(err, pipeline.ErrTypeRender) {
 				return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
 					"status request for vendor task %s refused: %s", job.sub.VendorTaskID, rootMessage(err))}
 			}
-			return nil, r.jobGivenUp(job, status, rootMessage(err))
+			return nil, r.jobGivenUp(*job, status, rootMessage(err))
 		}
-		status = poll.Status
-		if done, out, err := r.decide(job, poll.Status, poll.Output); done {
+		job.status = poll.Status
+		if done, out, err := r.decide(*job, poll.Status, poll.Output); done {
 			return out, err
 		}
 	}
 	return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
-		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, status, st.Polling.MaxAttempts)}
+		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, job.status, st.Polling.MaxAttempts)}
 }
 
 // pollOptions are one status poll's: a call gets callTimeout, and failed calls are retried with
@@ -312,46 +312,6 @@ func (r *run) jobGivenUp(job asyncJob, status, lastErr string) *stepFailure {
 	return &stepFailure{index: job.step, provider: job.provider, msg: msg}
 }
 
-// pollLegacy is the poll loop of runs started before versionPollKeepsJob: a status request
-// gets pollAttempts tries, then the error lets the next candidate try.
-func (r *run) pollLegacy(ctx workflow.Context, job asyncJob) (map[string]any, error) {
-	const pollAttempts = 3
-	st := r.schema.Steps[job.step]
-	p := st.Polling
-	pollCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout),
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: pollAttempts,
-			NonRetryableErrorTypes: []string{pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
-		Summary: callSummary("poll job "+job.sub.VendorTaskID+" at", st, job.step, job.provider),
-	})
-	interval := time.Duration(p.IntervalSeconds) * time.Second
-	status := job.sub.Status
-	for attempt := 1; attempt <= p.MaxAttempts; attempt++ {
-		left := job.deadline.Sub(workflow.Now(ctx))
-		if left <= 0 {
-			return nil, r.jobGivenUp(job, status, "")
-		}
-		wait := min(interval, left)
-		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
-			attempt, p.MaxAttempts), workflow.Now(ctx).Add(wait))
-		// The same timer command as workflow.Sleep, with a summary for the Web UI.
-		if err := workflow.NewTimerWithOptions(ctx, wait, workflow.TimerOptions{
-			Summary: pollTimerSummary(job.step, st, job.sub.VendorTaskID, attempt)}).Get(ctx, nil); err != nil {
-			return nil, err
-		}
-		var poll pipeline.PollResult
-		if err := workflow.ExecuteActivity(pollCtx, r.acts.pollAsync, r.pollRequest(job)).Get(ctx, &poll); err != nil {
-			return nil, err
-		}
-		status = poll.Status
-		if done, out, err := r.decide(job, poll.Status, poll.Output); done {
-			return out, err
-		}
-	}
-	return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
-		"vendor task %s still %q after %d polls", job.sub.VendorTaskID, status, p.MaxAttempts)}
-}
-
 func (r *run) pollRequest(job asyncJob) pipeline.PollRequest {
 	return pipeline.PollRequest{TaskID: r.in.TaskID, StepIndex: job.step, ProviderRef: job.provider,
 		Step: r.schema.Steps[job.step], VendorTaskID: job.sub.VendorTaskID}
@@ -359,8 +319,7 @@ func (r *run) pollRequest(job asyncJob) pipeline.PollRequest {
 
 // decide applies complete_statuses/failed_statuses. The final output is the mapped status
 // response, with fields only the submit response had (vendor_task_id) carried over. A failed
-// status is a job_failed error the next candidate may answer (a *stepFailure for runs before
-// versionPollKeepsJob).
+// status is a job_failed error the next candidate may answer.
 func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, map[string]any, error) {
 	p := r.schema.Steps[job.step].Polling
 	switch {
@@ -373,11 +332,9 @@ func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, 
 			out[k] = v
 		}
 		return true, out, nil
-	case contains(p.FailedStatuses, status) && job.keeps:
+	case contains(p.FailedStatuses, status):
 		return true, nil, temporal.NewApplicationError(fmt.Sprintf("vendor task %s reported status %q", job.sub.VendorTaskID, status),
 			pipeline.ErrTypeVendorJobFailed)
-	case contains(p.FailedStatuses, status):
-		return true, nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf("vendor reported status %q", status)}
 	}
 	return false, nil, nil
 }
@@ -390,18 +347,25 @@ func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, 
 func (r *run) runSCF(ctx workflow.Context, i int) (map[string]any, error) {
 	st := r.schema.Steps[i]
 	timeout := time.Duration(st.EffectiveTimeoutSeconds()) * time.Second
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts, ok := r.bound(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    invokeTimeout,
 		ScheduleToCloseTimeout: max(timeout, invokeTimeout),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{pipeline.ErrTypeRender, pipeline.ErrTypeVendorRejected, pipeline.ErrTypeConfig}},
 		Summary: fmt.Sprintf("invoke %s for step %d %s", st.SCFFunction, i+1, st.Name),
 	})
+	if !ok {
+		return nil, r.exceeded(i, "")
+	}
+	actx := workflow.WithActivityOptions(ctx, opts)
 	r.waitOn(ctx, i, "", waiting.Call, "invoking "+st.SCFFunction, time.Time{})
 	r.scf.open(i)
 	defer r.scf.close()
 	var inv pipeline.InvokeResult
-	if err := workflow.ExecuteActivity(actx, r.acts.invokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+	if err := workflow.ExecuteActivity(actx, acts.PipelineInvokeSCF, r.callRequest(i, "")).Get(ctx, &inv); err != nil {
+		if ctx.Err() == nil && r.pastDeadline(ctx) {
+			return nil, r.exceeded(i, "")
+		}
 		return nil, &stepFailure{index: i, msg: fmt.Sprintf("invoke %s: %s", st.SCFFunction, rootMessage(err))}
 	}
 	r.waitOn(ctx, i, "", waiting.Callback, "waiting for the callback of "+st.SCFFunction, workflow.Now(ctx).Add(timeout))

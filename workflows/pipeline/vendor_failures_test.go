@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
@@ -22,11 +21,6 @@ import (
 func vendorErr(class pipeline.ErrorClass, msg string, retryAfter time.Duration) error {
 	return temporal.NewApplicationErrorWithOptions(msg, class.ErrType(),
 		temporal.ApplicationErrorOptions{NonRetryable: !class.Retryable(), NextRetryDelay: retryAfter})
-}
-
-// legacyPollLoop runs the workflow as a run started before versionPollKeepsJob.
-func legacyPollLoop(env *testsuite.TestWorkflowEnvironment) {
-	env.OnGetVersion(versionPollKeepsJob, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 }
 
 // clock hands the activity fakes the test environment's (skipping) clock.
@@ -187,24 +181,6 @@ func TestAsyncSubmitFailureFallsThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := strings.Join(f.calls, ","); got != "admit,submit:a,submit:a,submit:b,poll:b" {
-		t.Fatalf("calls %s", got)
-	}
-}
-
-// Runs started before versionPollKeepsJob keep the old loop: a status request that keeps failing
-// hands the step to the next candidate.
-func TestLegacyAsyncPollFailureFallsThrough(t *testing.T) {
-	f := &fakeActs{usable: []string{"a", "b"}, submit: submitted,
-		poll: func(r pipeline.PollRequest) (*pipeline.PollResult, error) {
-			if r.ProviderRef == "a" {
-				return nil, vendorErr(pipeline.ClassTransient, "a answered 503", 0)
-			}
-			return &pipeline.PollResult{Status: "success"}, nil
-		}}
-	if _, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, legacyPollLoop); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(f.calls, ","); got != "admit,submit:a,poll:a,poll:a,poll:a,submit:b,poll:b" {
 		t.Fatalf("calls %s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/waiting"
@@ -80,9 +81,11 @@ type stepFailure struct {
 
 func (f *stepFailure) Error() string { return f.msg }
 
+// acts names the activities the workflows schedule: a nil receiver's method values only name the
+// activity type (its method name, PipelineAdmitTask, …) and type its arguments.
+var acts *pipelineact.Activities
+
 type run struct {
-	// acts names the activities of this run's versionPrefixedNames version.
-	acts    activityFuncs
 	in      Input
 	schema  pipeline.Schema // the admitted snapshot
 	state   *State
@@ -94,6 +97,10 @@ type run struct {
 	// FromStep succeeded in an earlier run and are skipped.
 	redrive *redrive
 	cost    costFloor
+	// deadline is when max_execution_time runs out (zero: no bound), from when the steps start.
+	deadline time.Time
+	// job is the running async_api step's submitted vendor job (nil when none).
+	job *asyncJob
 }
 
 // PipelineWorkflow admits the task (schema, input check, task and step documents, one quota
@@ -116,8 +123,7 @@ func setup(ctx workflow.Context, in Input) (*run, error) {
 	if in.TaskID == "" || in.Pipeline == "" {
 		return nil, temporal.NewNonRetryableApplicationError("pipeline input needs a task id and a pipeline", "InvalidInput", nil)
 	}
-	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1},
-		acts: activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))}
+	r := &run{in: in, state: &State{Status: pipeline.StatusPending, CurrentStep: -1}}
 	r.log = log.With(workflow.GetLogger(ctx), "task_id", in.TaskID, "pipeline", in.Pipeline, "version", in.Version)
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return *r.state, nil }); err != nil {
 		return nil, fmt.Errorf("register state query: %w", err)
@@ -139,7 +145,7 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 		earlier *Result
 		err     error
 	)
-	if r.in.Redrive != nil && workflow.GetVersion(ctx, versionRedrive, workflow.DefaultVersion, 1) == 1 {
+	if r.in.Redrive != nil {
 		earlier, err = r.admitRedrive(ctx)
 	} else {
 		earlier, err = r.admit(ctx)
@@ -152,10 +158,7 @@ func (r *run) admitAndRun(ctx workflow.Context) (*Result, error) {
 
 func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	r.startCostFloor(ctx)
-	if !r.cost.on {
-		r.upsertStatus(ctx, pipeline.StatusProcessing)
-	}
+	r.startDeadline(ctx)
 
 	runCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
@@ -165,20 +168,20 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		runErr = r.runSteps(gctx)
 		done = true
 	})
-	stopped := r.awaitSteps(ctx, func() bool { return done })
-	if stopped != "" {
+	stopped, cancelled := r.awaitSteps(ctx, func() bool { return done })
+	if stopped != nil {
 		cancel()
 		// The bookkeeping below must run even when the workflow itself was cancelled.
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 		bctx = workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
 		_ = workflow.Await(ctx, func() bool { return done })
-		runErr = &stepFailure{index: max(r.state.CurrentStep, 0), msg: stopped}
+		runErr = stopped
 	}
 
 	var sf *stepFailure
 	if errors.As(runErr, &sf) {
 		err := r.fail(bctx, ctx, sf)
-		if stopped == reasonCancelled {
+		if cancelled {
 			return nil, temporal.NewCanceledError(reasonCancelled)
 		}
 		return nil, err
@@ -187,7 +190,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 		return nil, runErr
 	}
 	if !r.cost.finished {
-		if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+		if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 			UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}).Get(ctx, nil); err != nil {
 			return nil, err
 		}
@@ -201,39 +204,17 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 // reasonCancelled is the step error of a pipeline whose workflow an operator cancelled.
 const reasonCancelled = "pipeline was cancelled"
 
-// awaitSteps waits for the steps to finish. It returns "" when they did, or why they were stopped:
-// max_execution_time ran out, or the workflow was cancelled. A timerless run (versionCostFloor)
-// has its steps' activities bounded by the deadline instead of a timer.
-func (r *run) awaitSteps(ctx workflow.Context, done func() bool) string {
-	maxSecs := r.schema.MaxExecutionTime
-	if maxSecs <= 0 || r.timerless() {
-		if err := workflow.Await(ctx, done); err != nil {
-			return reasonCancelled
-		}
-		return ""
-	}
-	finished, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: time.Duration(maxSecs) * time.Second,
-		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("max_execution_time %ds", maxSecs)}}, done)
-	switch {
-	case err != nil:
-		return reasonCancelled
-	case !finished:
-		return fmt.Sprintf("pipeline exceeded max_execution_time of %ds", maxSecs)
-	}
-	return ""
-}
-
 // fail records the failed step and the task, refunds once, and ends the workflow failed.
 func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
 	name := r.schema.Steps[sf.index].Name
 	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
 	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
 	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, reason, pipeline.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 		StepIndex: sf.index, Status: pipeline.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
+	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
 		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusFailed, ErrorReason: reason,
 		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
 		return err
@@ -277,7 +258,7 @@ func (r *run) runSteps(ctx workflow.Context) error {
 			return err
 		}
 		if st.Type != pipeline.StepSyncAPI {
-			if err := workflow.ExecuteLocalActivity(bctx, r.acts.finishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
+			if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
 				StepIndex: i, Status: pipeline.StatusSuccess, ProviderRef: provider, Output: output}).Get(ctx, nil); err != nil {
 				return err
 			}

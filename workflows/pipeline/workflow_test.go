@@ -33,6 +33,20 @@ type fakeActs struct {
 	sync   func(req pipeline.CallRequest) (*pipeline.CallResult, error)
 	submit func(req pipeline.CallRequest) (*pipeline.SubmitResult, error)
 	poll   func(req pipeline.PollRequest) (*pipeline.PollResult, error)
+	// onFinish, when set, is called when the task is finished (by the workflow or the last sync step).
+	onFinish func()
+}
+
+func (f *fakeActs) finishedTask(r pipeline.FinishTaskRequest) {
+	f.mu.Lock()
+	f.task = r
+	if r.Refund {
+		f.refunds++
+	}
+	f.mu.Unlock()
+	if f.onFinish != nil {
+		f.onFinish()
+	}
 }
 
 func (f *fakeActs) log(s string) {
@@ -42,61 +56,54 @@ func (f *fakeActs) log(s string) {
 }
 
 // register registers the workflows and activities as the worker does and answers every activity
-// from f, under its Pipeline-prefixed name and under the dotted name runs started before
-// versionPrefixedNames schedule.
+// from f.
 func (f *fakeActs) register(env *testsuite.TestWorkflowEnvironment) {
 	var a *pipelineact.Activities // mocked below: never called
 	Register(env, a)
-	on := func(fn any, legacy string, answer any) {
+	on := func(fn any, answer any) {
 		env.OnActivity(fn, mock.Anything, mock.Anything).Return(answer)
-		env.OnActivity(legacy, mock.Anything, mock.Anything).Return(answer)
 	}
-	on(a.PipelineAdmitTask, "pipeline.AdmitTask", func(_ context.Context, r pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
+	on(a.PipelineAdmitTask, func(_ context.Context, r pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
 		f.log("admit")
 		if f.admitErr != nil {
 			return nil, f.admitErr
 		}
 		return &pipeline.AdmitResult{Pipeline: r.Pipeline, Version: "1.0.0", Schema: f.schema}, nil
 	})
-	on(a.PipelineChooseProviders, "pipeline.ChooseProviders", func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
+	on(a.PipelineChooseProviders, func(_ context.Context, r pipeline.ChooseRequest) (*pipeline.ChooseResult, error) {
 		if f.choose != nil {
 			return f.choose(r), nil
 		}
 		return &pipeline.ChooseResult{Usable: f.usable, Skipped: []string{"x (down)"}}, nil
 	})
-	on(a.PipelineCallSync, "pipeline.CallSync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
+	on(a.PipelineCallSync, func(_ context.Context, r pipeline.CallRequest) (*pipeline.CallResult, error) {
 		f.log("sync:" + r.ProviderRef)
 		res, err := f.sync(r)
-		if err == nil && r.Sync != nil && r.Sync.Finish != nil { // the last step finishes the task (versionCostFloor)
-			f.mu.Lock()
-			f.task = *r.Sync.Finish
-			f.mu.Unlock()
+		if err == nil && r.Sync != nil && r.Sync.Finish != nil { // the last step finishes the task
+			f.finishedTask(*r.Sync.Finish)
 		}
 		return res, err
 	})
-	on(a.PipelineSubmitAsync, "pipeline.SubmitAsync", func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
+	on(a.PipelineSubmitAsync, func(_ context.Context, r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
 		f.log("submit:" + r.ProviderRef)
 		return f.submit(r)
 	})
-	on(a.PipelinePollAsync, "pipeline.PollAsync", func(_ context.Context, r pipeline.PollRequest) (*pipeline.PollResult, error) {
+	on(a.PipelinePollAsync, func(_ context.Context, r pipeline.PollRequest) (*pipeline.PollResult, error) {
 		f.log("poll:" + r.ProviderRef)
 		return f.poll(r)
 	})
-	on(a.PipelineInvokeSCF, "pipeline.InvokeSCF", func(_ context.Context, r pipeline.CallRequest) (*pipeline.InvokeResult, error) {
+	on(a.PipelineInvokeSCF, func(_ context.Context, r pipeline.CallRequest) (*pipeline.InvokeResult, error) {
 		f.log("invoke")
 		return &pipeline.InvokeResult{}, nil
 	})
-	on(a.PipelineFinishStep, "pipeline.FinishStep", func(_ context.Context, r pipeline.FinishStepRequest) error {
+	on(a.PipelineFinishStep, func(_ context.Context, r pipeline.FinishStepRequest) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finished = append(f.finished, r)
 		return nil
 	})
-	on(a.PipelineFinishTask, "pipeline.FinishTask", func(_ context.Context, r pipeline.FinishTaskRequest) error {
-		f.task = r
-		if r.Refund {
-			f.refunds++
-		}
+	on(a.PipelineFinishTask, func(_ context.Context, r pipeline.FinishTaskRequest) error {
+		f.finishedTask(r)
 		return nil
 	})
 }
@@ -183,30 +190,6 @@ func asyncStep() pipeline.Step {
 		InputMapping: map[string]any{}, OutputMapping: map[string]string{"status": "$.status", "vendor_task_id": "$.id"},
 		TimeoutSeconds: 600, Polling: &pipeline.Polling{StatusEndpoint: "/s/{vendor_task_id}", IntervalSeconds: 10, MaxAttempts: 5,
 			CompleteStatuses: []string{"success"}, FailedStatuses: []string{"failed"}}}
-}
-
-// Runs started before versionPollKeepsJob keep their loop: a failed status stops the step
-// without trying the next candidate (vendor_failures_test.go has the current rules).
-func TestLegacyAsyncVendorFailureStopsWithoutFallthrough(t *testing.T) {
-	polls := 0
-	f := &fakeActs{usable: []string{"a", "b"},
-		submit: func(r pipeline.CallRequest) (*pipeline.SubmitResult, error) {
-			return &pipeline.SubmitResult{VendorTaskID: "v1", Status: "queued", Output: map[string]any{"vendor_task_id": "v1"}}, nil
-		},
-		poll: func(r pipeline.PollRequest) (*pipeline.PollResult, error) {
-			polls++
-			if polls < 3 {
-				return &pipeline.PollResult{Status: "processing"}, nil
-			}
-			return &pipeline.PollResult{Status: "failed"}, nil
-		}}
-	_, err := execute(t, f, testInput{TaskID: "t", Schema: pipeline.Schema{Steps: []pipeline.Step{asyncStep()}}}, legacyPollLoop)
-	if err == nil || f.task.ErrorReason != `Step "gen" failed: vendor reported status "failed"` {
-		t.Fatalf("err %v task %+v", err, f.task)
-	}
-	if got := strings.Join(f.calls, ","); got != "admit,submit:a,poll:a,poll:a,poll:a" {
-		t.Fatalf("calls %s", got)
-	}
 }
 
 func TestAsyncGivesUpAfterMaxAttempts(t *testing.T) {
@@ -406,7 +389,7 @@ func TestProviderHealthCheckHasAHeartbeatTimeout(t *testing.T) {
 	}
 }
 
-// A versionCostFloor run of sync steps: the provider choice is a local activity for the first
+// A run of sync steps: the provider choice is a local activity for the first
 // step only (each step's activity chooses for the next), the last step's activity finishes the
 // task (no finish local activity), and max_execution_time bounds the activities instead of a
 // timer.

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 	"github.com/taskloom/taskloom/internal/config"
@@ -22,13 +23,13 @@ import (
 
 // Client-side helpers (API, worker start-up): not workflow code.
 
-// Register registers the task server's workflows and activities on w, with the bare activity
-// names the runs started before the TaskEcho prefix still schedule (legacy.go).
+// Register registers the task server's workflows and activities on w. Under Worker Versioning a
+// queue operation ends within a deploy (Pinned); the sweeper, which a schedule starts, moves to the
+// current build (AutoUpgrade).
 func Register(w sdkworker.Registry, acts *taskechoact.Activities) {
-	w.RegisterWorkflow(PullLeaseSweeperWorkflow)
-	w.RegisterWorkflow(QueueOperationWorkflow)
+	w.RegisterWorkflowWithOptions(PullLeaseSweeperWorkflow, workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade})
+	w.RegisterWorkflowWithOptions(QueueOperationWorkflow, workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorPinned})
 	w.RegisterActivity(acts)
-	w.RegisterActivity(&legacyActivities{acts: acts})
 }
 
 // QueueOpWorkflowID is deterministic per queue and operation: a double click while an operation

@@ -31,20 +31,16 @@ type QueueOpInput struct {
 	Done    QueueOpResult `json:"done"`
 }
 
-// versionOneActivity: a queue operation runs as TaskEchoRunQueueOp calls, each applying up to
-// taskechoact.QueueOpBatchesPerCall batches and, once the queue is exhausted, the finish, so an
-// operation on up to 10,000 tasks costs two Temporal actions (the start and one activity) instead of
-// one activity per batch plus a trailing empty batch and a finish. Runs started before it keep
-// scheduling one activity per batch (runByBatch).
-const versionOneActivity = "taskecho-queueop-one-activity"
-
 // runQueueOpHeartbeat is how long a TaskEchoRunQueueOp call may go without a heartbeat (one per
 // batch) before it is retried from its last one: the time one batch had as an activity of its own.
 const runQueueOpHeartbeat = 2 * time.Minute
 
 // QueueOperationWorkflow applies one queue operation in batches of tasks (idempotent, with a
 // forward-only cursor), then stamps the queue's last_reset_at/last_operation and writes the audit
-// row. A worker crash mid-way resumes at the last finished batch.
+// row. It runs as TaskEchoRunQueueOp calls, each applying up to taskechoact.QueueOpBatchesPerCall
+// batches and, once the queue is exhausted, the finish, so an operation on up to 10,000 tasks
+// costs two Temporal actions (the start and one activity). A worker crash mid-way resumes at the
+// last finished batch (the call's heartbeat).
 func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResult, error) {
 	if !queueop.Valid(in.Op.Operation) {
 		return in.Done, temporal.NewNonRetryableApplicationError("unknown queue operation "+in.Op.Operation, "InvalidOperation", nil)
@@ -53,21 +49,12 @@ func QueueOperationWorkflow(ctx workflow.Context, in QueueOpInput) (QueueOpResul
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (QueueOpResult, error) { return state, nil }); err != nil {
 		return state, err
 	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
-		Summary:             in.Op.Operation + " of queue " + in.Op.QueueID,
-	})
-	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
-	if workflow.GetVersion(ctx, versionOneActivity, workflow.DefaultVersion, 1) == 1 {
-		return runInCalls(ctx, in, a, &state)
-	}
-	return runByBatch(ctx, in, a, &state)
+	return runInCalls(ctx, in, &state)
 }
 
 // runInCalls runs the operation as TaskEchoRunQueueOp calls until one reports it finished.
 // state is the progress the query handler reports.
-func runInCalls(ctx workflow.Context, in QueueOpInput, a activityFuncs, state *QueueOpResult) (QueueOpResult, error) {
+func runInCalls(ctx workflow.Context, in QueueOpInput, state *QueueOpResult) (QueueOpResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: taskechoact.QueueOpBatchesPerCall * runQueueOpHeartbeat,
 		HeartbeatTimeout:    runQueueOpHeartbeat,
@@ -83,41 +70,13 @@ func runInCalls(ctx workflow.Context, in QueueOpInput, a activityFuncs, state *Q
 			in.Op.Operation, in.Op.QueueID, state.Changed, state.Batches, taskechoact.QueueOpBatchesPerCall))
 		var r taskechoact.QueueOpRunResult
 		run := taskechoact.QueueOpRun{Op: in.Op, AfterID: after, Changed: state.Changed, Batches: state.Batches}
-		if err := workflow.ExecuteActivity(ctx, a.runQueueOp, run).Get(ctx, &r); err != nil {
+		if err := workflow.ExecuteActivity(ctx, acts.TaskEchoRunQueueOp, run).Get(ctx, &r); err != nil {
 			return *state, err
 		}
 		state.Changed, state.Batches, after = r.Changed, r.Batches, r.NextID
 		if r.Finished {
 			break
 		}
-	}
-	workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s of queue %s done: %d tasks changed", in.Op.Operation, in.Op.QueueID, state.Changed))
-	return *state, nil
-}
-
-// runByBatch is the first shape of the operation: one activity per batch, a trailing empty batch,
-// then the finish as an activity of its own. state is the progress the query handler reports.
-func runByBatch(ctx workflow.Context, in QueueOpInput, a activityFuncs, state *QueueOpResult) (QueueOpResult, error) {
-	after := in.AfterID
-	for batch := 0; ; batch++ {
-		if batch == queueOpBatchesPerRun {
-			return *state, workflow.NewContinueAsNewError(ctx, QueueOperationWorkflow, QueueOpInput{Op: in.Op, AfterID: after, Done: *state})
-		}
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s of queue %s: %d tasks changed in %d batches; batch %d runs",
-			in.Op.Operation, in.Op.QueueID, state.Changed, state.Batches, state.Batches+1))
-		var r taskechoact.QueueOpBatchResult
-		if err := workflow.ExecuteActivity(ctx, a.applyQueueOpBatch, taskechoact.QueueOpBatch{Op: in.Op, AfterID: after}).Get(ctx, &r); err != nil {
-			return *state, err
-		}
-		state.Changed += r.Changed
-		state.Batches++
-		if r.NextID == "" {
-			break
-		}
-		after = r.NextID
-	}
-	if err := workflow.ExecuteActivity(ctx, a.finishQueueOp, in.Op, state.Changed).Get(ctx, nil); err != nil {
-		return *state, err
 	}
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s of queue %s done: %d tasks changed", in.Op.Operation, in.Op.QueueID, state.Changed))
 	return *state, nil

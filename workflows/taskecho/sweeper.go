@@ -1,4 +1,4 @@
-// Package echo holds the TaskEcho subsystem's workflows: the PullLeaseSweeper (run by a
+// Package taskecho holds the TaskEcho subsystem's workflows: the PullLeaseSweeper (run by a
 // schedule every minute) and QueueOperationWorkflow (one queue reset / reset-error / re-run).
 package taskecho
 
@@ -11,6 +11,10 @@ import (
 
 	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 )
+
+// acts names the activities the workflows schedule: a nil receiver's method values only name the
+// activity type (its method name, TaskEchoRunQueueOp, …) and type its arguments.
+var acts *taskechoact.Activities
 
 // Kind is the TaskloomKind search attribute value of echo workflows.
 const Kind = "echo"
@@ -34,19 +38,18 @@ func PullLeaseSweeperWorkflow(ctx workflow.Context) (taskechoact.SweepResult, er
 		return workflow.ActivityOptions{StartToCloseTimeout: sweepActivityTimeout, HeartbeatTimeout: sweepHeartbeat,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}, Summary: summary}
 	}
-	a := activitiesFor(workflow.GetVersion(ctx, versionPrefixedNames, workflow.DefaultVersion, 1))
 	var out, alerts taskechoact.SweepResult
 	step := func(summary string) workflow.Context {
 		workflow.SetCurrentDetails(ctx, summary)
 		return workflow.WithActivityOptions(ctx, opts(summary))
 	}
-	if err := workflow.ExecuteActivity(step("release leases past pull_timeout"), a.releaseExpiredLeases).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(step("release leases past pull_timeout"), acts.TaskEchoReleaseExpiredLeases).Get(ctx, &out); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(step("expire tasks past expires_at"), a.expireTasks).Get(ctx, &out.Expired); err != nil {
+	if err := workflow.ExecuteActivity(step("expire tasks past expires_at"), acts.TaskEchoExpireTasks).Get(ctx, &out.Expired); err != nil {
 		return out, err
 	}
-	if err := workflow.ExecuteActivity(step("evaluate the alert thresholds"), a.checkAlerts).Get(ctx, &alerts); err != nil {
+	if err := workflow.ExecuteActivity(step("evaluate the alert thresholds"), acts.TaskEchoCheckAlerts).Get(ctx, &alerts); err != nil {
 		return out, err
 	}
 	out.Alerts, out.AlertBreaches = alerts.Alerts, alerts.AlertBreaches

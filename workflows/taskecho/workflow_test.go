@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	taskechoact "github.com/taskloom/taskloom/activities/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/queueop"
@@ -16,46 +15,6 @@ import (
 
 func queueOp(op string) queueop.Op {
 	return queueop.Op{OpID: "op", ProjectID: "p", QueueID: "q", Operation: op, Actor: "admin", At: time.Unix(0, 0).UTC()}
-}
-
-// A run started before versionOneActivity walks the batches with the cursor each one returns,
-// then stamps the queue once with the total.
-func TestQueueOperationWalksBatchesThenFinishes(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.OnGetVersion(versionOneActivity, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	var a *taskechoact.Activities
-	op := queueOp(queueop.Reset)
-	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op}).Return(taskechoact.QueueOpBatchResult{Changed: 500, NextID: "id500"}, nil).Once()
-	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id500"}).Return(taskechoact.QueueOpBatchResult{Changed: 20, NextID: "id520"}, nil).Once()
-	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, taskechoact.QueueOpBatch{Op: op, AfterID: "id520"}).Return(taskechoact.QueueOpBatchResult{}, nil).Once()
-	env.OnActivity(a.TaskEchoFinishQueueOp, mock.Anything, op, 520).Return(nil).Once()
-	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res QueueOpResult
-	if err := env.GetWorkflowResult(&res); err != nil || res.Changed != 520 || res.Batches != 3 {
-		t.Fatalf("result %+v (%v)", res, err)
-	}
-	env.AssertExpectations(t)
-}
-
-// A batch that fails transiently is retried; the stamp only happens after every batch.
-func TestQueueOperationRetriesAFailedBatch(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.OnGetVersion(versionOneActivity, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	var a *taskechoact.Activities
-	op := queueOp(queueop.ReRun)
-	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{}, errors.New("mongo down")).Once()
-	env.OnActivity(a.TaskEchoApplyQueueOpBatch, mock.Anything, mock.Anything).Return(taskechoact.QueueOpBatchResult{Changed: 3}, nil).Once()
-	env.OnActivity(a.TaskEchoFinishQueueOp, mock.Anything, op, 3).Return(nil).Once()
-	env.ExecuteWorkflow(QueueOperationWorkflow, QueueOpInput{Op: op})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	env.AssertExpectations(t)
 }
 
 // An operation runs as TaskEchoRunQueueOp calls, each continuing from the progress the previous

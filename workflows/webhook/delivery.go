@@ -34,20 +34,6 @@ var (
 	}
 )
 
-// Change IDs of WebhookDeliveryWorkflow's command sequence
-// (docs/webhook.md "How a sweep delivers, exactly once"); runs that took the default branch
-// replay on it.
-const (
-	// claimHeldByRunTimeout: a claimed run waits for its sweep's outcome without a timer; the
-	// claim's WorkflowRunTimeout (webhook.ClaimHold) bounds the hold, and a row the sweep did not
-	// finish continues as new, unbounded, on its own.
-	claimHeldByRunTimeout = "webhook-claim-held-by-run-timeout"
-	// statusAttributeForOperators: TaskloomStatus is upserted only when the answer to the
-	// console's questions changes (a row becomes failed or error, or stops being one); a
-	// pending row delivered in one push keeps the pending it was started with.
-	statusAttributeForOperators = "webhook-status-attribute-for-operators"
-)
-
 // DeliveryOutcome is the final state of a row's workflow.
 type DeliveryOutcome struct {
 	Status     string `json:"webhook_status"`
@@ -103,9 +89,7 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 	in := &d.in
 	if in.Claimed {
 		in.Claimed = false
-		if done, out, err := d.held(ctx); done {
-			return out, err
-		}
+		return d.held(ctx)
 	}
 	if in.RetryAfter > 0 {
 		in.RetryAfter = 0
@@ -158,56 +142,21 @@ func (d *delivery) run(ctx workflow.Context) (DeliveryOutcome, error) {
 	}
 }
 
-// held waits for the outcome of the sweep that claimed the row (webhook.ClaimHold at most) and applies
-// it; done is true when the row's delivery is over.
-func (d *delivery) held(ctx workflow.Context) (bool, DeliveryOutcome, error) {
+// held waits for the outcome of the sweep that claimed the row and applies it. It sets no timer:
+// the claim's WorkflowRunTimeout (webhook.ClaimHold) bounds the hold, so a run whose sweep never
+// reports times out and the next sweep finds the row as the lost one left it; a row the sweep did
+// not finish continues as new, unbounded, on its own (goOnAlone).
+func (d *delivery) held(ctx workflow.Context) (DeliveryOutcome, error) {
 	d.state.Checks++
 	now := workflow.Now(ctx)
 	d.show(ctx, waiting.New(waiting.SweepBatch, "a sweep claimed the row and pushes it in its batch", now, now.Add(webhook.ClaimHold)))
-	// A claim started without a run timeout (by an older sweep) keeps the hold timer.
-	if workflow.GetVersion(ctx, claimHeldByRunTimeout, workflow.DefaultVersion, 1) == 1 && workflow.GetInfo(ctx).WorkflowRunTimeout > 0 {
-		var sig webhook.SweepOutcome
-		// No timer: the run times out after webhook.ClaimHold when the sweep never reports, and
-		// the next sweep finds the row as the lost one left it.
-		workflow.GetSignalChannel(ctx, SignalSweepOutcome).Receive(ctx, &sig)
-		done, out, err := d.applyOutcome(ctx, sig)
-		if done || err != nil {
-			return true, out, err
-		}
-		return true, DeliveryOutcome{}, d.goOnAlone(ctx)
-	}
-	return d.heldByTimer(ctx)
-}
-
-// heldByTimer is held for runs that took the default branch of claimHeldByRunTimeout: a timer of
-// webhook.ClaimHold races the sweep's outcome, and the run goes on alone when the timer wins.
-func (d *delivery) heldByTimer(ctx workflow.Context) (bool, DeliveryOutcome, error) {
 	var sig webhook.SweepOutcome
-	received := false
-	timerCtx, cancel := workflow.WithCancel(ctx)
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalSweepOutcome), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, &sig)
-		received = true
-	})
-	// The same timer command as workflow.NewTimer, with a summary for the Web UI.
-	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, webhook.ClaimHold, workflow.TimerOptions{
-		Summary: "wait for the claiming sweep's outcome"}), func(workflow.Future) {})
-	sel.Select(ctx)
-	cancel()
-	if !received {
-		d.log.Warn("webhook sweep did not report on its claimed row; going on alone")
-		return false, DeliveryOutcome{}, nil
-	}
+	workflow.GetSignalChannel(ctx, SignalSweepOutcome).Receive(ctx, &sig)
 	done, out, err := d.applyOutcome(ctx, sig)
 	if done || err != nil {
-		return true, out, err
+		return out, err
 	}
-	if d.in.RetryAfter > 0 {
-		d.in.RetryAfter = 0
-		return false, DeliveryOutcome{}, d.retryPush(ctx)
-	}
-	return false, DeliveryOutcome{}, nil
+	return DeliveryOutcome{}, d.goOnAlone(ctx)
 }
 
 // applyOutcome applies what the claiming sweep reported; done is true when the row's delivery
@@ -266,7 +215,7 @@ func (d *delivery) retryPush(ctx workflow.Context) error {
 }
 
 // show sets what the row waits for on the state query and as the execution's current details
-// (docs/operations.md "What each execution shows"); nil shows the row's status.
+// (README, "What each execution shows"); nil shows the row's status.
 func (d *delivery) show(ctx workflow.Context, w *waiting.For) {
 	d.state.WaitingFor = w
 	if w != nil {
@@ -341,10 +290,11 @@ func (d *delivery) applied(ctx workflow.Context, tr webhook.Transition) error {
 	d.state.Status, d.state.RetryCount, d.state.LastError, d.state.Waiting = tr.Status, tr.RetryCount, tr.LastError, nil
 	d.show(ctx, nil)
 	d.log.Info("webhook row written back", "webhook_status", tr.Status, "retry_count", tr.RetryCount, "last_error", tr.LastError)
-	// The version is asked only where its branches differ, so a run that upserts records no marker.
+	// TaskloomStatus changes only when the answer to the console's questions does (a row becomes
+	// failed or error, or stops being one): a pending row delivered in one push keeps the pending
+	// it was started with.
 	shown, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(searchattr.Status)
-	if !webhook.StatusAttributeChanges(shown, tr.Status) &&
-		workflow.GetVersion(ctx, statusAttributeForOperators, workflow.DefaultVersion, 1) == 1 {
+	if !webhook.StatusAttributeChanges(shown, tr.Status) {
 		return nil
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, searchattr.Status.ValueSet(tr.Status))
