@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -17,9 +16,9 @@ const listLimit = 500
 // publishPipeline validates a definition fully and stores it: 201 when new, 200 when the same
 // schema was already published under that version, 409 when the version holds a different one.
 func (h *handlers) publishPipeline(c echo.Context) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
-		return httpx.Validation("body", "cannot read the request body: "+err.Error())
+		return err
 	}
 	def, err := pipeline.ParseDefinition(body)
 	if err != nil {

@@ -2,7 +2,6 @@ package taskecho
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -40,19 +39,6 @@ func actor(c echo.Context) taskecho.Actor {
 func project(c echo.Context) (string, error) {
 	p := param(c, "projectId")
 	return p, auth.RequireProject(c, p)
-}
-
-// body reads the raw request body; an oversized one is a 413.
-func body(c echo.Context) ([]byte, error) {
-	b, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge || strings.Contains(err.Error(), "too large") {
-			return nil, httpx.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "request body is larger than the limit")
-		}
-		return nil, httpx.Validation("body", "could not read request body: "+err.Error())
-	}
-	return b, nil
 }
 
 // ok writes TaskEcho's success envelope.
