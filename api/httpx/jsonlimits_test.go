@@ -101,10 +101,10 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 func TestCheckJSONRefusesRepeatedKeys(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"project_id":"D","tasks":[],"PROJECT_ID":"A"}`: "PROJECT_ID",
-		`{"a":1,"a":2}`:                       "a",
-		`{"x":[{"id":1,"Id":2}]}`:             "x[0].Id",
-		`{"k":1,"\u212a":2}`:                  "\u212a", // KELVIN SIGN folds to k in encoding/json
-		`{"a":{"b":1},"c":{"b":1}}`:           "",
+		`{"a":1,"a":2}`:             "a",
+		`{"x":[{"id":1,"Id":2}]}`:   "x[0].Id",
+		`{"k":1,"\u212a":2}`:        "\u212a", // KELVIN SIGN folds to k in encoding/json
+		`{"a":{"b":1},"c":{"b":1}}`: "",
 	} {
 		err := CheckJSON([]byte(body))
 		if field == "" {
