@@ -55,14 +55,15 @@ func schemaError(err error) error {
 	e := httpx.Validation(fe.Path(), err.Error())
 	var ve *pipeline.ValidationError
 	if errors.As(err, &ve) {
-		problems := make([]map[string]any, len(ve.Problems))
-		for i, p := range ve.Problems {
+		listed := httpx.Summarise(ve.Problems)
+		problems := make([]map[string]any, len(listed))
+		for i, p := range listed {
 			problems[i] = map[string]any{"field": p.Path(), "message": p.Message}
 			if p.StepIndex >= 0 {
 				problems[i]["step_index"], problems[i]["step_name"] = p.StepIndex, p.StepName
 			}
 		}
-		e = e.WithDetail("problems", problems)
+		e = e.WithDetail("problems", problems).WithDetail("problem_count", len(ve.Problems))
 	}
 	if fe.StepIndex >= 0 {
 		e = e.WithDetail("step_index", fe.StepIndex).WithDetail("step_name", fe.StepName)
