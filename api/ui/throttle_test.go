@@ -72,11 +72,28 @@ func TestLoginAttemptsAreThrottled(t *testing.T) {
 
 // A new X-Forwarded-For on every attempt does not make a new client: the API trusts the header
 // only from TRUSTED_PROXIES (none here), so every attempt counts against the one connection's
-// address and the per-address limit (30 in 30 minutes) refuses the rest. Each attempt names a
-// different account, so the per-account limit plays no part.
+// address, and the per-address limit (30 in 30 minutes) refuses the rest. The attempts are
+// spread over four accounts, nine at most each, so the per-account limit (10) plays no part;
+// their hashes have the minimum bcrypt cost so that the 34 attempts take seconds even under
+// -race, well inside the minute after which the address limit lets one more through.
 func TestForwardedForDoesNotEscapeTheSignInThrottle(t *testing.T) {
 	env := e2e.New(t)
-	if _, err := uisession.NewUsers(env.Platform.Mongo).Init(context.Background(), adminUser, adminPass); err != nil {
+	ctx := context.Background()
+	users := uisession.NewUsers(env.Platform.Mongo)
+	names := []string{adminUser, "reader1", "reader2", "reader3"}
+	if _, err := users.Init(ctx, adminUser, adminPass); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names[1:] {
+		if _, err := users.AddReader(ctx, n, adminPass); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cheap, err := bcrypt.GenerateFromPassword([]byte(adminPass), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Platform.Mongo.Collection("ui_users").UpdateMany(ctx, bson.M{}, bson.M{"$set": bson.M{"password_hash": cheap}}); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := noRedirect.Get(env.API.URL + "/ui/login")
@@ -91,7 +108,7 @@ func TestForwardedForDoesNotEscapeTheSignInThrottle(t *testing.T) {
 	}
 	var statuses []int
 	for i := range 34 {
-		form := url.Values{"csrf_token": {string(m[1])}, "username": {fmt.Sprintf("guess%d", i)}, "password": {"wrong password"}}
+		form := url.Values{"csrf_token": {string(m[1])}, "username": {names[i%len(names)]}, "password": {"wrong password"}}
 		req, _ := http.NewRequest(http.MethodPost, env.API.URL+"/ui/login", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i+1))
