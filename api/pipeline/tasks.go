@@ -65,6 +65,11 @@ func (h *handlers) createTask(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), admissionWait)
 	defer cancel()
 	adm, err := h.workflows.Start(ctx, start)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		e := httpx.Unavailable("pipeline workers", httpx.TemporalRetryAfter)
+		e.Message = fmt.Sprintf("the task was not admitted within %s; retry with the same Idempotency-Key", admissionWait)
+		return e
+	}
 	if err != nil {
 		return h.startError(err, req)
 	}
@@ -88,10 +93,6 @@ func (h *handlers) startError(err error, req createTaskRequest) error {
 	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
 		return httpx.New(http.StatusConflict, "IDEMPOTENCY_CONFLICT",
 			"this Idempotency-Key was used with a different request body; use a new key for a new task")
-	case errors.Is(err, context.DeadlineExceeded):
-		e := httpx.Unavailable("pipeline workers", httpx.TemporalRetryAfter)
-		e.Message = fmt.Sprintf("the task was not admitted within %s; retry with the same Idempotency-Key", admissionWait)
-		return e
 	}
 	return httpx.FromTemporal(err)
 }
