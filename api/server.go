@@ -24,6 +24,7 @@ import (
 	"github.com/taskloom/taskloom/api/ui"
 	webhookapi "github.com/taskloom/taskloom/api/webhook"
 	"github.com/taskloom/taskloom/internal/auth"
+	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/taskecho"
@@ -40,6 +41,11 @@ func New(ctx context.Context, p *platform.Platform, echoSvc *taskecho.Server) (*
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
+	proxies, err := p.Config.API.TrustedProxyNets()
+	if err != nil {
+		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+	}
+	e.IPExtractor = clientIP(proxies)
 	e.Use(middleware.RequestID(), requestLog(p.Log), middleware.Recover(),
 		httpMetrics(p.Metrics), middleware.BodyLimit(p.Config.API.BodyLimit))
 
@@ -85,7 +91,7 @@ func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
 	if err != nil {
 		return fmt.Errorf("API_ADDR %s: %w", p.Config.API.Addr, err)
 	}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpServer(p.Config.API, e)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	p.Log.Info("api listening", "addr", ln.Addr().String())
@@ -101,6 +107,16 @@ func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
 	}
 	return nil
 }
+
+// httpServer bounds what one connection may cost: a client that trickles its request, a
+// handler that never answers, or an idle kept-alive connection is cut off after its timeout.
+func httpServer(cfg config.API, h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout}
+}
+
+// readHeaderTimeout bounds the request line and headers, which no legitimate client sends slowly.
+const readHeaderTimeout = 10 * time.Second
 
 // Run is the API process: build the router over p and the process's echo service, serve until
 // ctx ends.

@@ -22,6 +22,11 @@ import (
 // nothing", or a conflict when that run had a different request); the charge is guarded by the
 // quota's open_tasks; a refused task is deleted only by the run that wrote it.
 func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRequest) (*pipeline.AdmitResult, error) {
+	// An input the store can never record is refused before any read or write: retrying it would
+	// fail the same way for ever while the creating request waits.
+	if err := pipeline.CheckInputShape(req.InputData); err != nil {
+		return nil, invalidInput(err)
+	}
 	rec, err := a.schemaOf(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeUnknownPipeline, nil)
@@ -30,12 +35,7 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 		return nil, err
 	}
 	if err := pipeline.CheckInput(&rec.Schema, req.InputData); err != nil {
-		field := "input_data"
-		var ie *pipeline.InputError
-		if errors.As(err, &ie) {
-			field = ie.Field
-		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeInvalidInput, nil, pipeline.InputRefusal{Field: field})
+		return nil, invalidInput(err)
 	}
 	res := &pipeline.AdmitResult{Pipeline: rec.Name, Version: rec.Version, Schema: rec.Schema, EligibleForRefund: rec.Schema.RefundsOnFailure()}
 	task := &pipeline.Task{ID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: rec.Name, Version: rec.Version,
@@ -63,6 +63,17 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeQuotaExhausted, nil)
 	}
 	return res, nil
+}
+
+// invalidInput is the non-retryable ErrTypeInvalidInput refusal of err, naming its input_data
+// field.
+func invalidInput(err error) error {
+	field := "input_data"
+	var ie *pipeline.InputError
+	if errors.As(err, &ie) {
+		field = ie.Field
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeInvalidInput, nil, pipeline.InputRefusal{Field: field})
 }
 
 // schemaOf loads a pipeline version. A published version is immutable, so a pinned one is read

@@ -18,7 +18,7 @@ import (
 // ENTRY_WAIT_TIMEOUT_MAX) and answers 200 with the result, or 202 with the taskId when time runs
 // out; the task keeps running either way.
 func (h *handlers) apply(c echo.Context) error {
-	body, err := readBody(c)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}

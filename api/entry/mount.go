@@ -5,8 +5,6 @@ package entry
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -53,19 +51,6 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 
 	e.POST("/telegram/webhook", h.telegram)
 	return nil
-}
-
-// readBody reads the request body within the server's body limit.
-func readBody(c echo.Context) ([]byte, error) {
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
-			return nil, httpx.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "request body is larger than the limit")
-		}
-		return nil, httpx.Validation("body", "could not read request body: "+err.Error())
-	}
-	return body, nil
 }
 
 // toHTTP maps the entry domain's errors; anything else goes to the shared store/Temporal mapping.

@@ -72,16 +72,8 @@ func (h *handlers) signal(c echo.Context, name string) error {
 		return httpx.NotFound("task")
 	}
 	var p entry.SignalPayload
-	if c.Request().ContentLength != 0 {
-		body, err := readBody(c)
-		if err != nil {
-			return err
-		}
-		if len(body) > 0 {
-			if err := httpx.Decode(body, &p); err != nil {
-				return err
-			}
-		}
+	if _, err := httpx.BindOptional(c, &p); err != nil {
+		return err
 	}
 	if p.Operator == "" {
 		if who := auth.From(c); who != nil {

@@ -25,7 +25,7 @@ func (h *handlers) telegram(c echo.Context) error {
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return httpx.Unauthorized("missing or wrong " + secretHeader)
 	}
-	body, err := readBody(c)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,29 +15,72 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Bind decodes the JSON request body into v. A body that is not JSON, not UTF-8, or that gives
-// a field the wrong type is a VALIDATION_ERROR naming the field; unknown fields are ignored so
-// existing clients that send extra data keep working.
+// Bind decodes the JSON request body into v. A body that is not JSON, not UTF-8, breaks the
+// shape limits (CheckJSON: depth, sizes, repeated keys), or gives a field the wrong type is a
+// VALIDATION_ERROR naming the field; unknown fields are ignored so existing clients that send
+// extra data keep working.
 func Bind(c echo.Context, v any) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readAll(c)
 	if err != nil {
-		return bodyReadError(err)
+		return err
 	}
 	return Decode(body, v)
 }
 
+// BindOptional is Bind for a request whose body may be left out: an empty body leaves v as it
+// is and reports false.
+func BindOptional(c echo.Context, v any) (bool, error) {
+	body, err := readAll(c)
+	if err != nil || isBlank(body) {
+		return false, err
+	}
+	return true, Decode(body, v)
+}
+
+// ReadBody reads the request body for a handler that parses it itself, after checking it
+// against the same limits as Bind (CheckJSON). An empty body is returned as is, for the
+// handler to refuse or accept.
+func ReadBody(c echo.Context) ([]byte, error) {
+	body, err := readAll(c)
+	if err != nil || isBlank(body) {
+		return body, err
+	}
+	if err := checkBody(body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
 // Decode is Bind for a body already read.
 func Decode(body []byte, v any) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if isBlank(body) {
 		return Validation("body", "request body is empty; send a JSON object")
 	}
-	if !utf8.Valid(body) {
-		return Validation("body", "request body is not valid UTF-8")
+	if err := checkBody(body); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return decodeError(err)
 	}
 	return nil
+}
+
+func checkBody(body []byte) error {
+	if !utf8.Valid(body) {
+		return Validation("body", "request body is not valid UTF-8")
+	}
+	return CheckJSON(body)
+}
+
+func isBlank(body []byte) bool { return len(bytes.TrimSpace(body)) == 0 }
+
+// readAll reads the body within the server's body limit (BodyLimit middleware): over it is a 413.
+func readAll(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return nil, bodyReadError(err)
+	}
+	return body, nil
 }
 
 func bodyReadError(err error) error {

@@ -86,3 +86,11 @@ func retryAfterSeconds(d time.Duration) string {
 	}
 	return strconv.Itoa(s)
 }
+
+// MaxProblemsListed is how many problems one error body lists. A request with thousands of bad
+// elements gets the first of them and a count, not an answer as large as the request.
+const MaxProblemsListed = 20
+
+// Summarise is the part of problems an error body lists (the first MaxProblemsListed); the
+// caller reports len(problems) beside it.
+func Summarise[T any](problems []T) []T { return problems[:min(len(problems), MaxProblemsListed)] }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -17,9 +16,9 @@ const listLimit = 500
 // publishPipeline validates a definition fully and stores it: 201 when new, 200 when the same
 // schema was already published under that version, 409 when the version holds a different one.
 func (h *handlers) publishPipeline(c echo.Context) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
-		return httpx.Validation("body", "cannot read the request body: "+err.Error())
+		return err
 	}
 	def, err := pipeline.ParseDefinition(body)
 	if err != nil {
@@ -56,14 +55,15 @@ func schemaError(err error) error {
 	e := httpx.Validation(fe.Path(), err.Error())
 	var ve *pipeline.ValidationError
 	if errors.As(err, &ve) {
-		problems := make([]map[string]any, len(ve.Problems))
-		for i, p := range ve.Problems {
+		listed := httpx.Summarise(ve.Problems)
+		problems := make([]map[string]any, len(listed))
+		for i, p := range listed {
 			problems[i] = map[string]any{"field": p.Path(), "message": p.Message}
 			if p.StepIndex >= 0 {
 				problems[i]["step_index"], problems[i]["step_name"] = p.StepIndex, p.StepName
 			}
 		}
-		e = e.WithDetail("problems", problems)
+		e = e.WithDetail("problems", problems).WithDetail("problem_count", len(ve.Problems))
 	}
 	if fe.StepIndex >= 0 {
 		e = e.WithDetail("step_index", fe.StepIndex).WithDetail("step_name", fe.StepName)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,6 +33,11 @@ type taskView struct {
 	WaitingFor *waiting.For          `json:"waiting_for,omitempty"`
 }
 
+// admissionWait bounds how long task creation waits for the workflow's admission. Admission is
+// three MongoDB commands; a wait this long means the workers are down or far behind, and the
+// caller is better told so (503, retry with the same Idempotency-Key) than left hanging.
+const admissionWait = 30 * time.Second
+
 // HeaderIdempotencyKey makes task creation safe to retry: the key (scoped to the caller's API key)
 // becomes the task id, so a retry on any API replica finds the same workflow.
 const HeaderIdempotencyKey = "Idempotency-Key"
@@ -56,7 +62,14 @@ func (h *handlers) createTask(c echo.Context) error {
 		}
 		start.TaskID = pipeline.TaskIDForKey(auth.From(c).KeyID, key)
 	}
-	adm, err := h.workflows.Start(c.Request().Context(), start)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), admissionWait)
+	defer cancel()
+	adm, err := h.workflows.Start(ctx, start)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		e := httpx.Unavailable("pipeline workers", httpx.TemporalRetryAfter)
+		e.Message = fmt.Sprintf("the task was not admitted within %s; retry with the same Idempotency-Key", admissionWait)
+		return e
+	}
 	if err != nil {
 		return h.startError(err, req)
 	}

@@ -14,7 +14,7 @@ import (
 // submit is POST /api/v1/submit, TaskEcho's full-queue push. ?conflict=reject (or the project's
 // conflict_policy) makes a push over an unseen server edit a 409.
 func (a *api) submit(c echo.Context) error {
-	raw, err := body(c)
+	raw, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (a *api) submit(c echo.Context) error {
 
 // incremental decodes one of the three incremental-update bodies and checks the key's scope.
 func incremental(c echo.Context, kind string) (*taskecho.IncrementalInput, error) {
-	b, err := body(c)
+	b, err := httpx.ReadBody(c)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package taskecho
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -42,19 +41,6 @@ func project(c echo.Context) (string, error) {
 	return p, auth.RequireProject(c, p)
 }
 
-// body reads the raw request body; an oversized one is a 413.
-func body(c echo.Context) ([]byte, error) {
-	b, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge || strings.Contains(err.Error(), "too large") {
-			return nil, httpx.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "request body is larger than the limit")
-		}
-		return nil, httpx.Validation("body", "could not read request body: "+err.Error())
-	}
-	return b, nil
-}
-
 // ok writes TaskEcho's success envelope.
 func ok(c echo.Context, status int, data any, message string) error {
 	return httpx.Envelope(c, status, data, message)
@@ -75,11 +61,13 @@ func fail(err error) error {
 	case errors.As(err, &ve):
 		e := httpx.New(http.StatusBadRequest, "VALIDATION_ERROR", ve.Message)
 		if len(ve.Errors) > 0 {
-			all := make([]map[string]string, len(ve.Errors))
-			for i, fe := range ve.Errors {
+			listed := httpx.Summarise(ve.Errors)
+			all := make([]map[string]string, len(listed))
+			for i, fe := range listed {
 				all[i] = map[string]string{"field": fe.Field, "reason": fe.Reason}
 			}
-			e.Details = map[string]any{"field": ve.Errors[0].Field, "reason": ve.Errors[0].Reason, "all_errors": all}
+			e.Details = map[string]any{"field": ve.Errors[0].Field, "reason": ve.Errors[0].Reason, "all_errors": all,
+				"error_count": len(ve.Errors)}
 		}
 		return e
 	case errors.As(err, &je):
@@ -118,12 +106,19 @@ func codeOf(k taskecho.Kind) string {
 	}
 }
 
-// page parses page/pageSize (pageSize defaults to def, capped at 100).
+// page parses page/pageSize (pageSize defaults to def, capped at 100; page at most
+// listing.MaxPage).
 func page(c echo.Context, def int) (listing.Page, error) {
-	p, err1 := intQuery(c, "page", 1)
-	s, err2 := intQuery(c, "pageSize", def)
-	if err1 != nil || err2 != nil || p < 1 || s < 1 {
-		return listing.Page{}, httpx.Validation("page", "页码和每页数量必须大于 0")
+	p, err := intQuery(c, "page", 1)
+	if err != nil || p < 1 {
+		return listing.Page{}, httpx.Validation("page", "页码必须是大于 0 的整数")
+	}
+	if p > listing.MaxPage {
+		return listing.Page{}, httpx.Validation("page", "页码不能超过 "+itoa(listing.MaxPage)).WithDetail("max", listing.MaxPage)
+	}
+	s, err := intQuery(c, "pageSize", def)
+	if err != nil || s < 1 {
+		return listing.Page{}, httpx.Validation("pageSize", "每页数量必须是大于 0 的整数")
 	}
 	return listing.Page{Page: p, Size: min(s, 100)}, nil
 }

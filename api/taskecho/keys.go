@@ -47,7 +47,7 @@ func (a *api) listKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := auth.ListFilter{ProjectID: c.QueryParam("project_id"), Skip: int64((pg.Page - 1) * pg.Size), Limit: int64(pg.Size)}
+	f := auth.ListFilter{ProjectID: c.QueryParam("project_id"), Skip: pg.Skip(), Limit: int64(pg.Size)}
 	if b := boundProject(c); b != "" {
 		f.ProjectID = b
 	}

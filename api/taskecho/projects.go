@@ -153,7 +153,7 @@ func (a *api) putMetadata(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := body(c)
+	b, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -178,12 +177,8 @@ func (a *api) pullBatch(c echo.Context) error {
 		Limit   int    `json:"limit"`
 		QueueID string `json:"queue_id"`
 	}
-	if b, err := body(c); err != nil {
+	if _, err := httpx.BindOptional(c, &req); err != nil {
 		return err
-	} else if strings.TrimSpace(string(b)) != "" {
-		if err := httpx.Decode(b, &req); err != nil {
-			return err
-		}
 	}
 	f := taskecho.PullFilter{ProjectID: pid, TaskIDs: req.TaskIDs, Tags: req.Filters.Tags, Limit: req.Limit}
 	if req.QueueID != "" {
@@ -255,11 +250,8 @@ type leaseBody struct {
 
 func readLease(c echo.Context) (leaseBody, error) {
 	var req leaseBody
-	b, err := body(c)
-	if err != nil || strings.TrimSpace(string(b)) == "" {
-		return req, err
-	}
-	return req, httpx.Decode(b, &req)
+	_, err := httpx.BindOptional(c, &req)
+	return req, err
 }
 
 func (a *api) release(c echo.Context) error {

@@ -122,7 +122,7 @@ func (a *api) createTask(c echo.Context, pid string, queueID *string) error {
 	} else if _, err := a.svc.Lookup.Project(ctx, pid); err != nil {
 		return fail(err)
 	}
-	b, err := body(c)
+	b, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (a *api) getProjectTask(c echo.Context) error {
 }
 
 func (a *api) editTask(c echo.Context, ref taskecho.TaskRef) error {
-	b, err := body(c)
+	b, err := httpx.ReadBody(c)
 	if err != nil {
 		return err
 	}

@@ -69,13 +69,13 @@ func (u *UI) routes(e *echo.Echo) {
 	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
 	e.GET("/ui/static/*", staticHandler())
 
-	pub := e.Group("/ui", securityHeaders)
+	pub := e.Group("/ui", securityHeaders, u.sameOrigin)
 	pub.GET("/login", u.loginPage)
 	pub.POST("/login", u.login)
 	pub.GET("/init", u.initPage)
 	pub.POST("/init", u.initAdmin)
 
-	g := e.Group("/ui", securityHeaders, u.requireSession)
+	g := e.Group("/ui", securityHeaders, u.sameOrigin, u.requireSession)
 	g.POST("/logout", u.logout)
 	g.GET("/", u.home)
 	g.GET("/api-keys", u.keysPage)

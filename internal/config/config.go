@@ -139,6 +139,47 @@ type API struct {
 	// revoked or changed through another API replica stops working there within this time (at once on
 	// the replica that changed it); `0` reads MongoDB on every request.
 	KeyCacheTTL time.Duration `env:"API_KEY_CACHE_TTL" envDefault:"10s"`
+	// Longest time to read one request, headers and body, so a client that trickles its bytes
+	// cannot hold a connection.
+	ReadTimeout time.Duration `env:"API_READ_TIMEOUT" envDefault:"30s" readby:"api"`
+	// Longest time from the end of a request's headers to the end of its answer; must exceed
+	// `ENTRY_WAIT_TIMEOUT_MAX`, the longest wait a handler makes.
+	WriteTimeout time.Duration `env:"API_WRITE_TIMEOUT" envDefault:"150s" readby:"api"`
+	// How long a kept-alive connection that sends nothing stays open.
+	IdleTimeout time.Duration `env:"API_IDLE_TIMEOUT" envDefault:"120s" readby:"api"`
+	// Comma-separated peers (IPs or CIDRs) whose `X-Forwarded-For` names the client, e.g. your load
+	// balancer. The sign-in throttle counts per client address, and a header any client can set would
+	// give every attempt a fresh one. Empty: the client is the connection's peer.
+	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:"," readby:"api"`
+}
+
+// TrustedProxyNets is TrustedProxies parsed; a lone address is a one-address network.
+func (a API) TrustedProxyNets() ([]*net.IPNet, error) {
+	nets := make([]*net.IPNet, 0, len(a.TrustedProxies))
+	for _, v := range a.TrustedProxies {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !strings.Contains(v, "/") {
+			ip := net.ParseIP(v)
+			if ip == nil {
+				return nil, fmt.Errorf("%q is not an IP address or CIDR", v)
+			}
+			bits := 8 * net.IPv6len
+			if ip4 := ip.To4(); ip4 != nil {
+				ip, bits = ip4, 8*net.IPv4len
+			}
+			nets = append(nets, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR", v)
+		}
+		nets = append(nets, n)
+	}
+	return nets, nil
 }
 
 // Worker is the Temporal worker process.
@@ -195,6 +236,13 @@ func (c *Config) Validate() error {
 	check("WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", between(c.Worker.MaxConcurrentWorkflowTasks, 2, 10_000))
 	check("WORKER_MAX_CONCURRENT_ACTIVITIES", between(c.Worker.MaxConcurrentActivities, 1, 10_000))
 	check("API_BODY_LIMIT", byteSize(c.API.BodyLimit))
+	check("API_READ_TIMEOUT", positiveDuration(c.API.ReadTimeout))
+	check("API_IDLE_TIMEOUT", positiveDuration(c.API.IdleTimeout))
+	if c.API.WriteTimeout <= c.Entry.WaitTimeoutMax {
+		check("API_WRITE_TIMEOUT", fmt.Errorf("%s must exceed ENTRY_WAIT_TIMEOUT_MAX (%s), the longest a request may wait", c.API.WriteTimeout, c.Entry.WaitTimeoutMax))
+	}
+	_, err := c.API.TrustedProxyNets()
+	check("TRUSTED_PROXIES", err)
 	if c.Mongo.URI != "" {
 		check("MONGO_URI", urlScheme(c.Mongo.URI, "mongodb", "mongodb+srv"))
 	}
@@ -280,6 +328,13 @@ func HTTPURL(name, v string) error {
 	}
 	if err := urlScheme(v, "http", "https"); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func positiveDuration(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s must be positive", d)
 	}
 	return nil
 }

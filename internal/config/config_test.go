@@ -16,6 +16,9 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TASKLOOM_ENV":           "staging",
 		"API_BODY_LIMIT":         "lots",
 		"API_SHUTDOWN_TIMEOUT":   "soon",
+		"API_READ_TIMEOUT":       "0s",
+		"API_WRITE_TIMEOUT":      "60s", // shorter than ENTRY_WAIT_TIMEOUT_MAX
+		"TRUSTED_PROXIES":        "10.0.0.1,not-an-ip",
 		"DEV_LOG_LEVEL":          "chatty",
 		"TEMPORAL_PORT":          "70000",
 		"TEMPORAL_UI_PORT":       "0",
@@ -68,5 +71,24 @@ func TestEgressPolicyFollowsEnvAndAllowList(t *testing.T) {
 	c.Env = "prod"
 	if err := c.Egress().CheckURL("http://127.0.0.1:9000/"); err == nil {
 		t.Fatal("prod accepted loopback")
+	}
+}
+
+func TestTrustedProxiesTakeAddressesAndNetworks(t *testing.T) {
+	t.Setenv("TRUSTED_PROXIES", "10.0.0.7, 192.168.0.0/16,fd00::/8,::1")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nets, err := c.API.TrustedProxyNets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range nets {
+		got = append(got, n.String())
+	}
+	if want := "10.0.0.7/32 192.168.0.0/16 fd00::/8 ::1/128"; strings.Join(got, " ") != want {
+		t.Errorf("parsed %v, want %s", got, want)
 	}
 }

@@ -60,6 +60,9 @@ type Leases struct {
 // with the audit insert. Concurrent pullers never receive the same task, nor one pull a task
 // twice: a task is handed out only by the statement whose revision guard matched.
 func (s *Leases) Pull(ctx context.Context, actor Actor, f PullFilter) (*PullResult, error) {
+	if len(f.TaskIDs) > s.set.PullBatchSize { // no pull hands out more, as for a batch release
+		return nil, errBatchTooLong(s.set.PullBatchSize)
+	}
 	if f.Limit <= 0 || f.Limit > s.set.PullBatchSize {
 		f.Limit = s.set.PullBatchSize
 	}

@@ -59,11 +59,19 @@ func (t *TaskStats) add(status string, n int) {
 	}
 }
 
+// MaxPage is the highest page number a listing serves. A deeper page would ask the database to
+// skip millions of documents (and, unbounded, (page-1)*size overflows); nobody browses that far,
+// a search or filter finds it.
+const MaxPage = 100_000
+
 // Page is a 1-based page request.
 type Page struct{ Page, Size int }
 
+// Skip is how many items come before the page.
+func (p Page) Skip() int64 { return int64(p.Page-1) * int64(p.Size) }
+
 func (p Page) opts() *options.FindOptionsBuilder {
-	return options.Find().SetSkip(int64((p.Page - 1) * p.Size)).SetLimit(int64(p.Size))
+	return options.Find().SetSkip(p.Skip()).SetLimit(int64(p.Size))
 }
 
 // Project is a project with its queue and task counts (queue tasks, soft-deleted

@@ -31,7 +31,7 @@ func (s *Reader) Audit(ctx context.Context, q AuditQuery) ([]taskecho.AuditEntry
 		return nil, 0, wrap("count audit log", err)
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}).
-		SetSkip(int64((q.Page - 1) * q.PageSize)).SetLimit(int64(q.PageSize))
+		SetSkip(int64(q.Page-1) * int64(q.PageSize)).SetLimit(int64(q.PageSize))
 	cur, err := s.audit.Find(ctx, f, opts)
 	if err != nil {
 		return nil, 0, wrap("read audit log", err)
