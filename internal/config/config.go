@@ -27,6 +27,8 @@ type Config struct {
 	Kafka    Kafka
 	API      API
 	Worker   Worker
+	// CodecServer is the remote codec process (`starter codec-server`).
+	CodecServer CodecServer
 
 	Pipeline Pipeline
 	Entry    Entry
@@ -49,6 +51,9 @@ type Temporal struct {
 	TLSKeyFile  string `env:"TEMPORAL_TLS_KEY"`
 	TLSCAFile   string `env:"TEMPORAL_TLS_CA"`
 	APIKey      string `env:"TEMPORAL_API_KEY"`
+	// CodecKeys turns payload encryption on for every client and worker: AES-256-GCM keys
+	// written "id:base64key,…"; the first encrypts, all decrypt (internal/codec).
+	CodecKeys string `env:"TEMPORAL_CODEC_KEYS"`
 }
 
 // Mongo is the document store (MongoDB ≥ 6 in production, FerretDB in dev).
@@ -130,6 +135,9 @@ func (c *Config) Validate() error {
 		check("WORKER_METRICS_ADDR", hostPort(c.Worker.MetricsAddr))
 	}
 	check("TEMPORAL_ADDRESS", hostPort(c.Temporal.Address))
+	if err := c.Temporal.validateCodecKeys(); err != nil {
+		errs = append(errs, err)
+	}
 	check("WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", between(c.Worker.MaxConcurrentWorkflowTasks, 2, 10_000))
 	check("WORKER_MAX_CONCURRENT_ACTIVITIES", between(c.Worker.MaxConcurrentActivities, 1, 10_000))
 	check("API_BODY_LIMIT", byteSize(c.API.BodyLimit))
@@ -170,7 +178,7 @@ func (c *Config) Validate() error {
 type section interface{ validate() error }
 
 func (c *Config) sections() []section {
-	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl, &c.DevStack}
+	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl, &c.DevStack, &c.CodecServer}
 }
 
 func oneOf(v string, allowed ...string) error {

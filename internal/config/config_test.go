@@ -20,6 +20,10 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TEMPORAL_PORT":        "70000",
 		"TEMPORAL_UI_PORT":     "0",
 
+		"TEMPORAL_CODEC_KEYS":       "k1:c2hvcnQ=",
+		"CODEC_SERVER_ADDR":         "8089",
+		"CODEC_SERVER_CORS_ORIGINS": "https://ui.example.com/path",
+
 		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
 		"FEISHU_REQUEST_TIMEOUT":       "0s",
 	}
@@ -48,5 +52,31 @@ func TestProdRequiresStores(t *testing.T) {
 func TestDefaultsValidate(t *testing.T) {
 	if err := Defaults().Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
+	}
+}
+
+// A malformed key ring fails at start naming the variable, never printing a key.
+func TestCodecKeysErrorsDoNotPrintKeys(t *testing.T) {
+	const key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" // 32 bytes of zeros
+	t.Setenv("TEMPORAL_CODEC_KEYS", "k2:"+key+",k2:"+key)
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "TEMPORAL_CODEC_KEYS") || strings.Contains(err.Error(), key) {
+		t.Fatalf("duplicate key id: %v", err)
+	}
+	t.Setenv("TEMPORAL_CODEC_KEYS", "k2:"+key)
+	if _, err := Load(); err != nil {
+		t.Fatalf("a valid ring: %v", err)
+	}
+}
+
+func TestCodecCORSOriginsDefaultToTheWebUI(t *testing.T) {
+	c := Defaults()
+	c.Temporal.UIURL = "https://temporal.example.com/ui/"
+	if got := c.CodecCORSOrigins(); len(got) != 1 || got[0] != "https://temporal.example.com" {
+		t.Fatalf("default origins = %v", got)
+	}
+	c.CodecServer.CORSOrigins = []string{"https://a.example.com", "https://b.example.com"}
+	if got := c.CodecCORSOrigins(); len(got) != 2 {
+		t.Fatalf("configured origins = %v", got)
 	}
 }

@@ -47,6 +47,7 @@ Configuration comes from environment variables (see README.md, .env.example).`,
 	root.AddCommand(
 		workerCmd(),
 		apiCmd(),
+		codecServerCmd(),
 		apikeyCmd(),
 		schedulesCmd(),
 		webhookWorkerCmd(), webhookCreatorCmd(), webhookGroupsCmd(), webhookCmd(),
