@@ -22,19 +22,12 @@ const codecBodyLimit = "8M"
 var ErrNoCodecKeys = errors.New("TEMPORAL_CODEC_KEYS is empty: the codec server needs the keys the workers encrypt with")
 
 // NewCodecServer is `starter codec-server`'s router: Temporal's remote codec endpoints POST
-// /encode and /decode over the key ring of TEMPORAL_CODEC_KEYS, for the Temporal Web UI and
+// /encode and /decode over pc (the key ring of TEMPORAL_CODEC_KEYS), for the Temporal Web UI and
 // `temporal --codec-endpoint`. Decoded payloads are what users sent, so both endpoints need an
 // admin API key (Authorization: Bearer or X-API-Key); browsers may call them only from
 // CODEC_SERVER_CORS_ORIGINS. The preflight is answered before authentication, because browsers
 // send it without credentials.
-func NewCodecServer(p *platform.Platform) (*echo.Echo, error) {
-	pc, err := codec.FromSpec(p.Config.Temporal.CodecKeys)
-	if err != nil {
-		return nil, err
-	}
-	if pc == nil {
-		return nil, ErrNoCodecKeys
-	}
+func NewCodecServer(p *platform.Platform, pc *codec.Codec) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
@@ -52,14 +45,17 @@ func NewCodecServer(p *platform.Platform) (*echo.Echo, error) {
 	g := e.Group("", auth.Middleware(keys), auth.Require(auth.PermAdmin))
 	g.POST("/encode", codecHandler)
 	g.POST("/decode", codecHandler)
-	return e, nil
+	return e
 }
 
 // RunCodecServer serves NewCodecServer on CODEC_SERVER_ADDR until ctx ends.
 func RunCodecServer(ctx context.Context, p *platform.Platform) error {
-	e, err := NewCodecServer(p)
+	pc, err := codec.FromSpec(p.Config.Temporal.CodecKeys)
 	if err != nil {
 		return err
 	}
-	return serveOn(ctx, p, e, "codec server", "CODEC_SERVER_ADDR", p.Config.CodecServer.Addr)
+	if pc == nil {
+		return ErrNoCodecKeys
+	}
+	return serveOn(ctx, p, NewCodecServer(p, pc), "codec server", "CODEC_SERVER_ADDR", p.Config.CodecServer.Addr)
 }
