@@ -40,7 +40,7 @@ func New(p *platform.Platform, echoSvc *taskecho.Server) (sdkworker.Worker, erro
 	w := sdkworker.New(p.Temporal, p.Config.Temporal.TaskQueue, sdkworker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
-		WorkerStopTimeout: 10 * time.Second,
+		WorkerStopTimeout: p.Config.Worker.StopTimeout,
 		// Take only what this worker can run: the rest of a backlog waits on the server, which
 		// hands it out fairly across users (README "Fair under load").
 		MaxConcurrentWorkflowTaskExecutionSize: p.Config.Worker.MaxConcurrentWorkflowTasks,

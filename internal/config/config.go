@@ -103,6 +103,9 @@ type Worker struct {
 	// would serve them first come, first served, and swamp the database.
 	MaxConcurrentWorkflowTasks int `env:"WORKER_MAX_CONCURRENT_WORKFLOW_TASKS" envDefault:"8"`
 	MaxConcurrentActivities    int `env:"WORKER_MAX_CONCURRENT_ACTIVITIES" envDefault:"128"`
+	// StopTimeout is how long a stopping worker lets in-flight activities finish before they are
+	// cancelled (and retried elsewhere); an orchestrator's grace period must exceed it.
+	StopTimeout time.Duration `env:"WORKER_STOP_TIMEOUT" envDefault:"10s"`
 }
 
 // Load reads the environment and validates the result.
@@ -156,6 +159,9 @@ func (c *Config) Validate() error {
 				check(name, errors.New("required when TASKLOOM_ENV=prod"))
 			}
 		}
+	}
+	if c.Worker.StopTimeout < 0 {
+		check("WORKER_STOP_TIMEOUT", errors.New("must not be negative"))
 	}
 	if c.Worker.ReconcileInterval < 0 {
 		check("RECONCILE_INTERVAL", errors.New("must not be negative (0 turns the reconciler off)"))
