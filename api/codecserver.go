@@ -17,9 +17,9 @@ import (
 // payloads at a time, and Temporal refuses payloads over 2 MB anyway.
 const codecBodyLimit = "8M"
 
-// ErrNoCodecKeys is the codec server started without TEMPORAL_CODEC_KEYS: it would have nothing
+// errNoCodecKeys is the codec server started without TEMPORAL_CODEC_KEYS: it would have nothing
 // to decode with.
-var ErrNoCodecKeys = errors.New("TEMPORAL_CODEC_KEYS is empty: the codec server needs the keys the workers encrypt with")
+var errNoCodecKeys = errors.New("TEMPORAL_CODEC_KEYS is empty: the codec server needs the keys the workers encrypt with")
 
 // NewCodecServer is `starter codec-server`'s router: Temporal's remote codec endpoints POST
 // /encode and /decode over pc (the key ring of TEMPORAL_CODEC_KEYS), for the Temporal Web UI and
@@ -55,7 +55,7 @@ func RunCodecServer(ctx context.Context, p *platform.Platform) error {
 		return err
 	}
 	if pc == nil {
-		return ErrNoCodecKeys
+		return errNoCodecKeys
 	}
 	return serveOn(ctx, p, NewCodecServer(p, pc), "codec server", "CODEC_SERVER_ADDR", p.Config.CodecServer.Addr)
 }
