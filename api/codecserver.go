@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -31,8 +32,10 @@ func NewCodecServer(p *platform.Platform, pc *codec.Codec) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(p.Log)
+	origins := p.Config.CodecCORSOrigins()
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOrigins:     p.Config.CodecCORSOrigins(),
+		// A function, not AllowOrigins: an empty list there would mean every origin.
+		AllowOriginFunc:  func(origin string) (bool, error) { return slices.Contains(origins, origin), nil },
 		AllowMethods:     []string{echo.POST},
 		AllowHeaders:     []string{echo.HeaderContentType, echo.HeaderAuthorization, "X-API-Key", "X-Namespace"},
 		AllowCredentials: true,
