@@ -85,25 +85,31 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
-// Serve runs the router on addr until ctx ends, then drains within the shutdown timeout.
+// Serve runs the router on API_ADDR until ctx ends, then drains within the shutdown timeout.
 func Serve(ctx context.Context, p *platform.Platform, e *echo.Echo) error {
-	ln, err := net.Listen("tcp", p.Config.API.Addr)
+	return serveOn(ctx, p, e, "api", "API_ADDR", p.Config.API.Addr)
+}
+
+// serveOn runs a router on addr (read from the variable envName) until ctx ends, then drains
+// within API_SHUTDOWN_TIMEOUT.
+func serveOn(ctx context.Context, p *platform.Platform, e *echo.Echo, name, envName, addr string) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("API_ADDR %s: %w", p.Config.API.Addr, err)
+		return fmt.Errorf("%s %s: %w", envName, addr, err)
 	}
 	srv := httpServer(p.Config.API, e)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	p.Log.Info("api listening", "addr", ln.Addr().String())
+	p.Log.Info(name+" listening", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:
-		return fmt.Errorf("api server: %w", err)
+		return fmt.Errorf("%s server: %w", name, err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), p.Config.API.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("api shutdown: %w", err)
+		return fmt.Errorf("%s shutdown: %w", name, err)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func NewBuild(p *platform.Platform, echoSvc *taskecho.Server, buildID string) (s
 		DeploymentOptions: deploymentOptions(p.Config.Temporal, buildID),
 		Interceptors:      []interceptor.WorkerInterceptor{},
 		// Let in-flight activities finish on a graceful stop before they are cancelled.
-		WorkerStopTimeout: 10 * time.Second,
+		WorkerStopTimeout: p.Config.Worker.StopTimeout,
 		// Take only what this worker can run: the rest of a backlog waits on the server, which
 		// hands it out fairly across users (docs/pipelines.md "Fair under load").
 		MaxConcurrentWorkflowTaskExecutionSize: p.Config.Worker.MaxConcurrentWorkflowTasks,

@@ -26,12 +26,13 @@ type Config struct {
 
 	// The section tags title docs/configuration.md's tables; readby names the processes that read
 	// a section's variables (a field's own readby overrides it).
-	Temporal Temporal `section:"General" readby:"api,worker,cli"`
-	Mongo    Mongo    `section:"General" readby:"api,worker,cli"`
-	Redis    Redis    `section:"General" readby:"api,worker"`
-	Kafka    Kafka    `section:"General" readby:"api,worker"`
-	API      API      `section:"General" readby:"api"`
-	Worker   Worker   `section:"General" readby:"worker"`
+	Temporal    Temporal    `section:"General" readby:"api,worker,cli"`
+	Mongo       Mongo       `section:"General" readby:"api,worker,cli"`
+	Redis       Redis       `section:"General" readby:"api,worker"`
+	Kafka       Kafka       `section:"General" readby:"api,worker"`
+	API         API         `section:"General" readby:"api"`
+	Worker      Worker      `section:"General" readby:"worker"`
+	CodecServer CodecServer `section:"Codec server" readby:"codec-server"`
 
 	Pipeline Pipeline `section:"Pipelines" readby:"api,worker"`
 	Entry    Entry    `section:"Entry" readby:"api,worker"`
@@ -69,6 +70,10 @@ type Temporal struct {
 	// Build id under Worker Versioning. Default: the binary's module version, else its VCS revision
 	// (`-dirty` when built from a modified tree), else `dev`.
 	BuildIDOverride string `env:"TEMPORAL_BUILD_ID" readby:"worker"`
+	// Payload encryption for every client and worker: AES-256-GCM keys written `id:base64key,…`
+	// (32-byte keys); the first encrypts, all decrypt, so a new key goes first and an old one stays
+	// until no history needs it. Empty: payloads are stored in plain text.
+	CodecKeys string `env:"TEMPORAL_CODEC_KEYS"`
 }
 
 // BuildID is the worker's build id under Worker Versioning: TEMPORAL_BUILD_ID, else the binary's
@@ -198,6 +203,9 @@ type Worker struct {
 	MaxConcurrentWorkflowTasks int `env:"WORKER_MAX_CONCURRENT_WORKFLOW_TASKS" envDefault:"8"`
 	// Activities one worker runs at once (1–10000); same reason.
 	MaxConcurrentActivities int `env:"WORKER_MAX_CONCURRENT_ACTIVITIES" envDefault:"128"`
+	// How long a stopping worker lets in-flight activities finish before they are cancelled (and
+	// retried elsewhere); an orchestrator's grace period must exceed it.
+	StopTimeout time.Duration `env:"WORKER_STOP_TIMEOUT" envDefault:"10s"`
 }
 
 // Load reads the environment and validates the result.
@@ -233,6 +241,9 @@ func (c *Config) Validate() error {
 	if c.Temporal.WorkerVersioning && c.Temporal.DeploymentName == "" {
 		check("TEMPORAL_DEPLOYMENT_NAME", errors.New("must be set when TEMPORAL_WORKER_VERSIONING is true"))
 	}
+	if err := c.Temporal.validateCodecKeys(); err != nil {
+		errs = append(errs, err)
+	}
 	check("WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", between(c.Worker.MaxConcurrentWorkflowTasks, 2, 10_000))
 	check("WORKER_MAX_CONCURRENT_ACTIVITIES", between(c.Worker.MaxConcurrentActivities, 1, 10_000))
 	check("API_BODY_LIMIT", byteSize(c.API.BodyLimit))
@@ -259,6 +270,9 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	if c.Worker.StopTimeout < 0 {
+		check("WORKER_STOP_TIMEOUT", errors.New("must not be negative"))
+	}
 	if c.Worker.ReconcileInterval < 0 {
 		check("RECONCILE_INTERVAL", errors.New("must not be negative (0 turns the reconciler off)"))
 	}
@@ -280,7 +294,7 @@ func (c *Config) Validate() error {
 type section interface{ validate() error }
 
 func (c *Config) sections() []section {
-	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl, &c.DevStack}
+	return []section{&c.Pipeline, &c.Entry, &c.Echo, &c.Webhook, &c.Crawl, &c.DevStack, &c.CodecServer}
 }
 
 func oneOf(v string, allowed ...string) error {

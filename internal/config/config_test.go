@@ -24,6 +24,10 @@ func TestLoadRejectsBadValuesNamingTheVariable(t *testing.T) {
 		"TEMPORAL_UI_PORT":       "0",
 		"PIPELINE_ALLOWED_HOSTS": "10.0.0.0/33",
 
+		"TEMPORAL_CODEC_KEYS":       "k1:c2hvcnQ=",
+		"CODEC_SERVER_ADDR":         "8089",
+		"CODEC_SERVER_CORS_ORIGINS": "https://ui.example.com/path",
+
 		"WEBHOOK_RECORDS_SQLITE_TABLE": "records; DROP TABLE x",
 		"FEISHU_REQUEST_TIMEOUT":       "0s",
 	}
@@ -90,5 +94,31 @@ func TestTrustedProxiesTakeAddressesAndNetworks(t *testing.T) {
 	}
 	if want := "10.0.0.7/32 192.168.0.0/16 fd00::/8 ::1/128"; strings.Join(got, " ") != want {
 		t.Errorf("parsed %v, want %s", got, want)
+	}
+}
+
+// A malformed key ring fails at start naming the variable, never printing a key.
+func TestCodecKeysErrorsDoNotPrintKeys(t *testing.T) {
+	const key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" // 32 bytes of zeros
+	t.Setenv("TEMPORAL_CODEC_KEYS", "k2:"+key+",k2:"+key)
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "TEMPORAL_CODEC_KEYS") || strings.Contains(err.Error(), key) {
+		t.Fatalf("duplicate key id: %v", err)
+	}
+	t.Setenv("TEMPORAL_CODEC_KEYS", "k2:"+key)
+	if _, err := Load(); err != nil {
+		t.Fatalf("a valid ring: %v", err)
+	}
+}
+
+func TestCodecCORSOriginsDefaultToTheWebUI(t *testing.T) {
+	c := Defaults()
+	c.Temporal.UIURL = "https://temporal.example.com/ui/"
+	if got := c.CodecCORSOrigins(); len(got) != 1 || got[0] != "https://temporal.example.com" {
+		t.Fatalf("default origins = %v", got)
+	}
+	c.CodecServer.CORSOrigins = []string{"https://a.example.com", "https://b.example.com"}
+	if got := c.CodecCORSOrigins(); len(got) != 2 {
+		t.Fatalf("configured origins = %v", got)
 	}
 }

@@ -14,17 +14,27 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/opentelemetry"
 
+	"github.com/taskloom/taskloom/internal/codec"
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/logging"
 )
 
 // DialTemporal connects lazily to the Temporal frontend, so the process starts even while the
-// server is down; SDK metrics are exported to reg through OpenTelemetry.
+// server is down; SDK metrics are exported to reg through OpenTelemetry. With TEMPORAL_CODEC_KEYS
+// set, every payload the client (and a worker built on it) writes is encrypted, and read back
+// through the same keys.
 func DialTemporal(ctx context.Context, c config.Temporal, log *slog.Logger, reg *prometheus.Registry) (client.Client, error) {
 	opts := client.Options{
 		HostPort:  c.Address,
 		Namespace: c.Namespace,
 		Logger:    logging.Temporal(log),
+	}
+	pc, err := codec.FromSpec(c.CodecKeys)
+	if err != nil {
+		return nil, err
+	}
+	if pc != nil {
+		opts.DataConverter = codec.DataConverter(pc)
 	}
 	if reg != nil {
 		exp, err := otelprom.New(otelprom.WithRegisterer(reg))

@@ -47,6 +47,7 @@ Configuration comes from environment variables (see docs/configuration.md, .env.
 	root.AddCommand(
 		workerCmd(),
 		apiCmd(),
+		codecServerCmd(),
 		apikeyCmd(),
 		schedulesCmd(),
 		webhookWorkerCmd(), webhookCreatorCmd(), webhookGroupsCmd(), webhookCmd(),

@@ -22,6 +22,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -84,13 +85,20 @@ func Files(subsystem string) ([]string, error) {
 // a non-deterministic change fails here. It fails when nothing is recorded.
 func Replay(t *testing.T, subsystem string, register func(worker.Registry)) {
 	t.Helper()
+	ReplayWith(t, subsystem, register, nil)
+}
+
+// ReplayWith is Replay on a replayer whose data converter is dc (nil: the SDK's default), as a
+// worker with payload encryption on (internal/codec) replays.
+func ReplayWith(t *testing.T, subsystem string, register func(worker.Registry), dc converter.DataConverter) {
+	t.Helper()
 	files, err := Files(subsystem)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no recorded histories under %s (record with %s=1): %v", Dir(subsystem), RecordEnv, err)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			if err := NewReplayer(t, register).ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			if err := NewReplayerWith(t, register, dc).ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", filepath.Base(f), err)
 			}
 		})
@@ -123,9 +131,15 @@ func WorkflowType(file string) (string, error) {
 // register and renames the calls as a worker's registry does.
 func NewReplayer(t testing.TB, register func(worker.Registry)) worker.WorkflowReplayer {
 	t.Helper()
+	return NewReplayerWith(t, register, nil)
+}
+
+// NewReplayerWith is NewReplayer with the data converter dc (nil: the SDK's default).
+func NewReplayerWith(t testing.TB, register func(worker.Registry), dc converter.DataConverter) worker.WorkflowReplayer {
+	t.Helper()
 	names := &activityNames{byMethod: map[string]string{}}
 	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
-		Interceptors: []interceptor.WorkerInterceptor{names}})
+		Interceptors: []interceptor.WorkerInterceptor{names}, DataConverter: dc})
 	if err != nil {
 		t.Fatal(err)
 	}
