@@ -9,6 +9,7 @@ import (
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/egress/egresshttp"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
@@ -33,7 +34,7 @@ func PipelineActivities(cfg *config.Config, db *mongo.Database, log *slog.Logger
 	metrics := pipelineprom.New(reg)
 	return &pipelineact.Activities{
 		Store: store,
-		Vendors: &vendorhttp.Client{HTTP: cfg.Egress().Client(cfg.Pipeline.HTTPTimeoutCap), Calls: store,
+		Vendors: &vendorhttp.Client{HTTP: egresshttp.Client(cfg.Egress(), cfg.Pipeline.HTTPTimeoutCap), Calls: store,
 			Metrics: metrics, Log: log, RetryAfterMax: cfg.Pipeline.RetryAfterMax},
 		Env:          pipelineact.AllowedEnv(cfg.Pipeline.EnvAllowlist),
 		BackendURL:   cfg.PipelineBackendURL(),

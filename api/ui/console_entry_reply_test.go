@@ -70,7 +70,7 @@ func TestEntryPageListsFailedReplies(t *testing.T) {
 	}
 	e2e.Eventually(t, 60*time.Second, "the reply to fail", func() bool {
 		var st entry.TaskStatus
-		api(t, env, http.MethodGet, "/api/workflows/tasks/"+accepted.TaskID, nil).JSON(t, &st)
+		apiCall(t, env, http.MethodGet, "/api/workflows/tasks/"+accepted.TaskID, nil).JSON(t, &st)
 		return st.Reply != nil && st.Reply.Status == entry.ReplyFailed
 	})
 

@@ -125,7 +125,7 @@ func (f *consoleFixture) crawlRecords(id int64) {
 // apply submits an entry task through POST /api/workflows/apply and returns its id.
 func (f *consoleFixture) apply(chat, text string) string {
 	f.t.Helper()
-	r := api(f.t, f.env, http.MethodPost, "/api/workflows/apply", map[string]any{
+	r := apiCall(f.t, f.env, http.MethodPost, "/api/workflows/apply", map[string]any{
 		"workflowId": f.pipeline, "userText": text, "historyChunks": []string{},
 		"coreEnvelope": map[string]any{"metadata": map[string]any{"chat_id": chat}},
 		"telemetry":    map[string]any{"channel": "http", "requestId": testenv.Unique("req-")},
@@ -136,7 +136,7 @@ func (f *consoleFixture) apply(chat, text string) string {
 // entryStatus is the task's status as GET /api/workflows/tasks/{id} reports it.
 func (f *consoleFixture) entryStatus(id string) string {
 	f.t.Helper()
-	s, _ := api(f.t, f.env, http.MethodGet, "/api/workflows/tasks/"+id, nil).Map(f.t)["status"].(string)
+	s, _ := apiCall(f.t, f.env, http.MethodGet, "/api/workflows/tasks/"+id, nil).Map(f.t)["status"].(string)
 	return s
 }
 

@@ -26,7 +26,7 @@ func TestConsolePages(t *testing.T) {
 	f := newConsoleFixture(t)
 	crawlID := time.Now().UnixNano() % 1_000_000_000
 	f.crawlRecords(crawlID)
-	api(t, f.env, http.MethodPost, "/api/v1/crawl-tasks", map[string]any{"original_task_id": crawlID})
+	apiCall(t, f.env, http.MethodPost, "/api/v1/crawl-tasks", map[string]any{"original_task_id": crawlID})
 	f.vendor.fail.Store(true)
 	resumeID, dropID := f.apply("chat-resume", "resume me"), f.apply("chat-drop", "drop me")
 	f.waitEntry(resumeID, "suspended")

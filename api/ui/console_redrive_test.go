@@ -41,7 +41,7 @@ func TestConsoleRedrive(t *testing.T) {
 	}
 	vendor.fail.Store(true)
 	failed := func() string {
-		id := api(t, env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{"pipeline": name, "user_id": "console-user",
+		id := apiCall(t, env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{"pipeline": name, "user_id": "console-user",
 			"feature_id": "feat"}).Map(t)["task_id"].(string)
 		waitPipelineTask(t, store, id, pipeline.StatusFailed)
 		return id

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	tlapi "github.com/taskloom/taskloom/api"
+	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/codec"
 	"github.com/taskloom/taskloom/internal/config"
@@ -65,7 +65,7 @@ func TestEncryptedPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secret = "my card number is 4111 1111"
-	r := api(t, env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{
+	r := apiCall(t, env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{
 		"pipeline": name, "user_id": "enc-user", "feature_id": "enc", "input_data": map[string]any{"user_text": secret}})
 	taskID, _ := r.Map(t)["task_id"].(string)
 	wfID := pipelinewf.WorkflowID(taskID)
@@ -95,7 +95,7 @@ func TestEncryptedPayloads(t *testing.T) {
 
 	release()
 	e2e.Eventually(t, 30*time.Second, "the task to succeed", func() bool {
-		return api(t, env, http.MethodGet, "/api/v1/pipeline-tasks/"+taskID, nil).Map(t)["status"] == "success"
+		return apiCall(t, env, http.MethodGet, "/api/v1/pipeline-tasks/"+taskID, nil).Map(t)["status"] == "success"
 	})
 	hist := historyOf(t, env.Platform.Temporal, wfID)
 	payloads := dataPayloads(hist)
@@ -134,7 +134,7 @@ func checkCodecServer(t *testing.T, env *e2e.Env, oldKey, newKey string, input [
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(tlapi.NewCodecServer(env.Platform, ring))
+		srv := httptest.NewServer(api.NewCodecServer(env.Platform, ring))
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}

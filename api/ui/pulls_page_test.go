@@ -17,7 +17,7 @@ func TestPullManagementReleaseStatsAndHistory(t *testing.T) {
 	project, queue := testenv.Unique("pulls-"), "q1"
 	push(t, env, project, queue, submitTask{ID: "c1", Name: "client", Prompt: "p", Status: "pending"})
 	for _, id := range []string{"s1", "s2", "s3"} {
-		api(t, env, http.MethodPost, "/api/v1/projects/"+project+"/queues/"+queue+"/tasks",
+		apiCall(t, env, http.MethodPost, "/api/v1/projects/"+project+"/queues/"+queue+"/tasks",
 			map[string]any{"taskId": id, "name": "server " + id, "prompt": "p"})
 	}
 	n, lease := pullQueue(t, env, project, queue)
@@ -25,7 +25,7 @@ func TestPullManagementReleaseStatsAndHistory(t *testing.T) {
 		t.Fatalf("pulled %d tasks with lease %q", n, lease)
 	}
 	// The client finishes s3 (a successful pull→confirm for the histogram).
-	api(t, env, http.MethodPost, "/api/v1/projects/"+project+"/tasks/s3/pull/confirm", map[string]any{"lease_id": lease})
+	apiCall(t, env, http.MethodPost, "/api/v1/projects/"+project+"/tasks/s3/pull/confirm", map[string]any{"lease_id": lease})
 
 	b := newBrowser(t, env.API.URL)
 	b.initAndLogin(adminUser, adminPass)

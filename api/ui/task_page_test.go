@@ -19,7 +19,7 @@ func TestTaskDetailReRunMoveDeleteAndFilters(t *testing.T) {
 	push(t, env, project, "q2", submitTask{ID: "x", Name: "other", Prompt: "p", Status: "done"})
 	other := testenv.Unique("other-")
 	push(t, env, other, "q", submitTask{ID: "y", Name: "y", Prompt: "p", Status: "done"})
-	api(t, env, http.MethodPut, "/api/v1/projects/"+project+"/metadata", map[string]any{"tags": []string{"nightly"}})
+	apiCall(t, env, http.MethodPut, "/api/v1/projects/"+project+"/metadata", map[string]any{"tags": []string{"nightly"}})
 
 	b := newBrowser(t, env.API.URL)
 	b.initAndLogin(adminUser, adminPass)

@@ -19,7 +19,7 @@ import (
 // static details and the current details.
 func TestTemporalWebUIShowsSummaries(t *testing.T) {
 	f := newConsoleFixture(t)
-	r := api(t, f.env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{
+	r := apiCall(t, f.env, http.MethodPost, "/api/v1/pipeline-tasks", map[string]any{
 		"pipeline": f.pipeline, "user_id": "entry", "feature_id": "entry", "input_data": map[string]any{"user_text": "hi"}})
 	id, _ := r.Map(t)["task_id"].(string)
 	if r.Status != http.StatusCreated || id == "" {

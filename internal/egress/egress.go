@@ -44,6 +44,13 @@ type refusal string
 func (r refusal) Error() string        { return string(r) }
 func (r refusal) Is(target error) bool { return target == ErrRefused }
 
+// Refusal is a refusal of the policy (it matches ErrRefused) for a reason of the caller's, such
+// as a redirect the HTTP client will not follow.
+func Refusal(reason string) error { return refusal(reason) }
+
+// AllowsHost reports whether host is on the operator's allow list by name, whose DNS is trusted.
+func (p *Policy) AllowsHost(host string) bool { return p.allow.hasHost(host) }
+
 // RefusedError is an address in a refused range.
 type RefusedError struct {
 	// Host is the host as the URL wrote it, or the address dialled.

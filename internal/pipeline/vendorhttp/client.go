@@ -37,7 +37,7 @@ type CallRecorder interface {
 }
 
 // Client sends vendor requests. HTTP bounds each request (PIPELINE_HTTP_TIMEOUT_CAP); the worker
-// builds it with egress.Policy.Client, so that no call reaches an address the outbound policy
+// builds it with egresshttp.Client, so that no call reaches an address the outbound policy
 // refuses, however its URL resolves or redirects.
 type Client struct {
 	HTTP    *http.Client

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/egress"
+	"github.com/taskloom/taskloom/internal/egress/egresshttp"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelineprom"
 )
@@ -54,7 +55,7 @@ func TestWorkerNeverCallsRefusedAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := &countingRecorder{}
-	c := &Client{HTTP: egress.New(allow, false).Client(5 * time.Second), Calls: calls, Metrics: pipelineprom.New(prometheus.NewRegistry())}
+	c := &Client{HTTP: egresshttp.Client(egress.New(allow, false), 5*time.Second), Calls: calls, Metrics: pipelineprom.New(prometheus.NewRegistry())}
 	rebound := "http://localhost:" + internal.URL[strings.LastIndexByte(internal.URL, ':')+1:]
 	for _, base := range []string{rebound, internal.URL, vendor.URL} {
 		p := &pipeline.Provider{Ref: "v", BaseURL: base, AuthHeader: "X-Token", AuthValue: "k"}

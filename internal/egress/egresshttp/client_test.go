@@ -1,4 +1,4 @@
-package egress
+package egresshttp
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/egress"
 )
 
 // internalServer stands for a service on the worker's host (the API's /internal/config): it
@@ -45,14 +47,14 @@ func serverOn(t *testing.T, addr string, h http.Handler) *httptest.Server {
 func TestDialRefusesNameResolvingToRefusedAddress(t *testing.T) {
 	srv, hits := internalServer(t)
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
-	c := New(AllowList{}, false).Client(5 * time.Second)
+	c := Client(egress.New(egress.AllowList{}, false), 5*time.Second)
 	for _, u := range []string{"http://localhost:" + port + "/internal/config", srv.URL + "/internal/config"} {
 		resp, err := c.Get(u)
 		if err == nil {
 			_ = resp.Body.Close()
 		}
-		var refused *RefusedError
-		if !errors.As(err, &refused) || refused.Class != Loopback || !errors.Is(err, ErrRefused) {
+		var refused *egress.RefusedError
+		if !errors.As(err, &refused) || refused.Class != egress.Loopback || !errors.Is(err, egress.ErrRefused) {
 			t.Errorf("GET %s: %v, want a loopback refusal", u, err)
 		}
 	}
@@ -60,8 +62,8 @@ func TestDialRefusesNameResolvingToRefusedAddress(t *testing.T) {
 		t.Fatalf("the internal server got %d requests", n)
 	}
 	// The hook sees each resolved address, whatever name led to it.
-	d := New(AllowList{}, false).DialContext(&net.Dialer{})
-	if _, err := d(context.Background(), "tcp", srv.Listener.Addr().String()); !errors.Is(err, ErrRefused) {
+	d := DialContext(egress.New(egress.AllowList{}, false), &net.Dialer{})
+	if _, err := d(context.Background(), "tcp", srv.Listener.Addr().String()); !errors.Is(err, egress.ErrRefused) {
 		t.Fatalf("dial %s: %v", srv.Listener.Addr(), err)
 	}
 }
@@ -84,13 +86,13 @@ func TestRedirectToRefusedAddressIsRefused(t *testing.T) {
 			http.Redirect(w, r, internal.URL+"/internal/config", http.StatusTemporaryRedirect)
 		}
 	}))
-	c := New(mustAllow(t, "127.0.0.2/32"), false).Client(5 * time.Second)
+	c := Client(egress.New(mustAllow(t, "127.0.0.2/32"), false), 5*time.Second)
 	for _, path := range []string{"/steal", "/metadata", "/loop"} {
 		resp, err := c.Get(vendor.URL + path)
 		if err == nil {
 			_ = resp.Body.Close()
 		}
-		if !errors.Is(err, ErrRefused) {
+		if !errors.Is(err, egress.ErrRefused) {
 			t.Errorf("GET %s: %v, want a refused redirect", path, err)
 		}
 	}
@@ -110,11 +112,11 @@ func TestAllowListedVendorIsReachable(t *testing.T) {
 	named, hits := internalServer(t)
 	byName := "http://localhost:" + named.URL[strings.LastIndexByte(named.URL, ':')+1:]
 	for allow, target := range map[string]string{"127.0.0.0/30": vendor.URL, "localhost": byName} {
-		p := New(mustAllow(t, allow), false)
+		p := egress.New(mustAllow(t, allow), false)
 		if err := p.CheckURL(target); err != nil {
 			t.Fatalf("allow %s: registration of %s refused: %v", allow, target, err)
 		}
-		resp, err := p.Client(5 * time.Second).Get(target)
+		resp, err := Client(p, 5*time.Second).Get(target)
 		if err != nil {
 			t.Fatalf("allow %s: GET %s: %v", allow, target, err)
 		}
@@ -123,7 +125,7 @@ func TestAllowListedVendorIsReachable(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatal("the allow-listed name was not reached")
 	}
-	if _, err := New(mustAllow(t, "127.0.0.4/30"), false).Client(5 * time.Second).Get(vendor.URL); !errors.Is(err, ErrRefused) {
+	if _, err := Client(egress.New(mustAllow(t, "127.0.0.4/30"), false), 5*time.Second).Get(vendor.URL); !errors.Is(err, egress.ErrRefused) {
 		t.Fatalf("127.0.0.2 outside 127.0.0.4/30 was reached: %v", err)
 	}
 }
@@ -131,7 +133,7 @@ func TestAllowListedVendorIsReachable(t *testing.T) {
 // Dev mode reaches its loopback fakes and nothing else internal.
 func TestDevReachesLoopbackFakes(t *testing.T) {
 	srv, hits := internalServer(t)
-	resp, err := New(AllowList{}, true).Client(5 * time.Second).Get(srv.URL)
+	resp, err := Client(egress.New(egress.AllowList{}, true), 5*time.Second).Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +141,17 @@ func TestDevReachesLoopbackFakes(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatal("the fake got no request")
 	}
-	d := New(AllowList{}, true).DialContext(&net.Dialer{Timeout: time.Second})
-	if _, err := d(context.Background(), "tcp", "10.255.255.1:80"); !errors.Is(err, ErrRefused) {
+	d := DialContext(egress.New(egress.AllowList{}, true), &net.Dialer{Timeout: time.Second})
+	if _, err := d(context.Background(), "tcp", "10.255.255.1:80"); !errors.Is(err, egress.ErrRefused) {
 		t.Fatalf("dev dialled a private address: %v", err)
 	}
+}
+
+func mustAllow(t testing.TB, s string) egress.AllowList {
+	t.Helper()
+	a, err := egress.ParseAllowList(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
