@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,7 @@ func (k *keyLookup) forget(database string, dropped bool) {
 		delete(k.dbs, database)
 	}
 	for key := range k.coll {
-		if len(key) > len(database) && key[:len(database)+1] == database+"." {
+		if strings.HasPrefix(key, database+".") {
 			delete(k.coll, key)
 		}
 	}
@@ -248,6 +249,12 @@ func decodeID(raw, typ string) (any, bool) {
 
 // open returns the read connections of database's SQLite file.
 func (k *keyLookup) open(database string) (*sql.DB, error) {
+	k.mu.RLock()
+	db, ok := k.dbs[database]
+	k.mu.RUnlock()
+	if ok {
+		return db, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if db, ok := k.dbs[database]; ok {
