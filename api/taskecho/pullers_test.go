@@ -35,6 +35,7 @@ func TestPullersConfirmOneByOne(t *testing.T) {
 type pullerRun struct {
 	mu        sync.Mutex
 	confirms  []time.Duration // latency of every confirm call, whatever it answered
+	pulls     []time.Duration // latency of every pull call that handed something out
 	confirmed map[string]int  // 200 answers per task
 	handouts  int             // tasks handed out by pull calls
 	expired   int             // confirms answered 409 LEASE_EXPIRED
@@ -45,7 +46,8 @@ type pullerRun struct {
 
 // runPullers seeds n server tasks in one project and lets the pullers drain it: every task must
 // be confirmed exactly once, and no call may answer 503 (the store is up; 8 clients are no
-// overload). It logs the confirm latency, which the lease makes the figure that matters.
+// overload). It logs the confirm latency, which the lease makes the figure that matters, and the
+// pull calls' (a lease starts when the call hands its first tasks out, before it returns).
 func runPullers(t *testing.T, n int) {
 	e := env(t, func(c *config.Echo) { c.PullTimeout = pullerLease })
 	seedServerTasks(t, e, "p", n)
@@ -60,9 +62,11 @@ func runPullers(t *testing.T, n int) {
 	elapsed := time.Since(start)
 
 	slices.Sort(run.confirms)
-	t.Logf("%d tasks, %d pullers, limit %d, lease %s: %d confirmed in %s; %d handed out; %d confirms, p50 %s, p90 %s, max %s; %d LEASE_EXPIRED, %d other 409, %d 503",
+	slices.Sort(run.pulls)
+	t.Logf("%d tasks, %d pullers, limit %d, lease %s: %d confirmed in %s; %d handed out; %d confirms, p50 %s, p90 %s, max %s; %d LEASE_EXPIRED, %d other 409, %d 503; %d pulls handing out, p50 %s, p90 %s, max %s",
 		n, pullers, pullerLimit, pullerLease, len(run.confirmed), elapsed.Round(time.Millisecond), run.handouts,
-		len(run.confirms), pct(run.confirms, 50), pct(run.confirms, 90), pct(run.confirms, 100), run.expired, run.conflicts, run.status503)
+		len(run.confirms), pct(run.confirms, 50), pct(run.confirms, 90), pct(run.confirms, 100), run.expired, run.conflicts, run.status503,
+		len(run.pulls), pct(run.pulls, 50), pct(run.pulls, 90), pct(run.pulls, 100))
 	if len(run.other) > 0 {
 		t.Fatalf("unexpected answers (first of %d): %s", len(run.other), run.other[0])
 	}
@@ -122,7 +126,9 @@ func createTask(ctx context.Context, svc *taskecho.Server, project string, i int
 // finds nothing while tasks remain (they are leased to others) waits a moment and pulls again.
 func (r *pullerRun) puller(e *e2e.Env, key string, n int, start time.Time) {
 	for time.Since(start) < pullerBudget && !r.done(n) {
+		t0 := time.Now()
 		res := e.Do(http.MethodGet, fmt.Sprintf("/api/v1/projects/p/tasks/pull?limit=%d", pullerLimit), key, nil)
+		d := time.Since(t0)
 		var env envelope
 		res.JSON(e.T, &env)
 		if res.Status != http.StatusOK {
@@ -133,6 +139,9 @@ func (r *pullerRun) puller(e *e2e.Env, key string, n int, start time.Time) {
 		ids := pulledIDs(env)
 		r.mu.Lock()
 		r.handouts += len(ids)
+		if len(ids) > 0 {
+			r.pulls = append(r.pulls, d)
+		}
 		r.mu.Unlock()
 		if len(ids) == 0 {
 			time.Sleep(200 * time.Millisecond)
