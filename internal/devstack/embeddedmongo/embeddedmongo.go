@@ -1,7 +1,8 @@
 // Package embeddedmongo is the MongoDB stand-in of the dev stack and the tests: FerretDB v1 (SQLite
 // handler) in process, behind a wire proxy (proxy*.go) that serialises writes and decides a
 // write's guard from one _id lookup, so single-document guarded updates, upserts and bulk writes
-// keep MongoDB's documented atomicity; sqlite_*.go tune FerretDB's SQLite (an _id index, empty
+// keep MongoDB's documented atomicity, and that answers a find on a unique key from that one
+// document (proxy_keylookup.go); sqlite_*.go tune FerretDB's SQLite (an _id index, empty
 // secondary indexes FerretDB never reads). Domain code never knows it runs on this.
 package embeddedmongo
 

@@ -64,6 +64,7 @@ func (s *writeSerializer) accept() {
 func (s *writeSerializer) close() {
 	_ = s.ln.Close()
 	s.wg.Wait()
+	s.indexer.keys.close()
 }
 
 // relay forwards one client connection over its own backend connection, message by message,
@@ -95,6 +96,9 @@ func (s *writeSerializer) roundTrip(req []byte, client, backend net.Conn) error 
 	}
 	if write {
 		req = pushDownIDs(req, cmd, backend)
+	}
+	if err == nil && cmd.name == "find" {
+		req = s.indexer.keys.rewriteFind(req, cmd)
 	}
 	if write && cmd.name == "update" {
 		if parts := splitUpdate(req); parts != nil {

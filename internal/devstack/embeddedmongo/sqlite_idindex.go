@@ -33,10 +33,11 @@ type idIndexer struct {
 	dir  string // FerretDB's SQLite directory: one <database>.sqlite file per database
 	log  *slog.Logger
 	done map[string]bool // database + "." + collection
+	keys *keyLookup      // told of each indexed collection's unique keys
 }
 
 func newIDIndexer(dir string, log *slog.Logger) *idIndexer {
-	return &idIndexer{dir: dir, log: log, done: map[string]bool{}}
+	return &idIndexer{dir: dir, log: log, done: map[string]bool{}, keys: newKeyLookup(dir)}
 }
 
 // after is told of every write command once FerretDB has answered it.
@@ -52,6 +53,7 @@ func (x *idIndexer) after(cmd command) {
 				delete(x.done, k)
 			}
 		}
+		x.keys.forget(cmd.db, cmd.name == "dropDatabase")
 	case "insert", "update", "delete", "findAndModify", "findandmodify", "create", "createIndexes":
 		key := cmd.db + "." + cmd.collection
 		// createIndexes may have added indexes that empty() has to empty.
@@ -95,6 +97,9 @@ func (x *idIndexer) ensure(database, collection string) (bool, error) {
 		return false, fmt.Errorf("index %s: %w", table, err)
 	}
 	if err := emptySecondaryIndexes(ctx, db, table); err != nil {
+		return false, err
+	}
+	if err := x.keys.index(ctx, db, database, collection, table); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -24,7 +24,7 @@ import (
 const emptyIndexWhere = " WHERE 0"
 
 // emptySecondaryIndexes empties the non-unique indexes FerretDB made on table, other than the
-// _id index idIndexer adds.
+// _id index idIndexer adds and keyLookup's.
 func emptySecondaryIndexes(ctx context.Context, db *sql.DB, table string) error {
 	defs, err := secondaryIndexes(ctx, db, table)
 	if err != nil {
@@ -52,7 +52,7 @@ func secondaryIndexes(ctx context.Context, db *sql.DB, table string) (map[string
 		if err := rows.Scan(&name, &def); err != nil {
 			return nil, fmt.Errorf("list indexes of %s: %w", table, err)
 		}
-		if strings.HasPrefix(def, "CREATE UNIQUE ") || strings.HasSuffix(def, emptyIndexWhere) || strings.HasSuffix(name, idIndexSuffix) {
+		if strings.HasPrefix(def, "CREATE UNIQUE ") || strings.HasSuffix(def, emptyIndexWhere) || strings.HasSuffix(name, idIndexSuffix) || strings.HasSuffix(name, keyIndexSuffix) {
 			continue
 		}
 		defs[name] = def

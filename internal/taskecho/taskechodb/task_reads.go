@@ -13,27 +13,33 @@ import (
 	"github.com/taskloom/taskloom/internal/taskecho"
 )
 
-// Task reads the task ref names: by its key when the queue is named; otherwise the project-level
-// task, or with AnyQueue the project-level one first (Mongo sorts null before strings), else the
-// first queue's in queue_id order.
+// Task reads the task ref names: by its key when the queue is named or only the project-level
+// task will do; with AnyQueue the project-level task by its key first, else the first queue's
+// task of that id in queue_id order. The key is the tasks' unique index, so the read that nearly
+// every project-wide call makes (the task lives at project level) is a point lookup.
 func (s *Store) Task(ctx context.Context, ref taskecho.TaskRef, includeDeleted bool) (*taskecho.Task, error) {
-	f := bson.M{"project_id": ref.ProjectID, "task_id": ref.TaskID}
-	switch {
-	case ref.QueueID != nil:
-		f = bson.M{"key": taskecho.TaskKey(ref.ProjectID, ref.QueueID, ref.TaskID)}
-	case !ref.AnyQueue:
-		f["queue_id"] = nil
+	byKey := bson.M{"key": taskecho.TaskKey(ref.ProjectID, ref.QueueID, ref.TaskID)}
+	t, err := s.findOneTask(ctx, live(byKey, includeDeleted))
+	if t != nil || err != nil || ref.QueueID != nil || !ref.AnyQueue {
+		return t, err
 	}
+	// A project-level task shadows the queues' tasks of the same id, and there is none.
+	anyQueue := bson.M{"project_id": ref.ProjectID, "task_id": ref.TaskID}
+	return s.findOneTask(ctx, live(anyQueue, includeDeleted), options.FindOne().SetSort(bson.D{{Key: "queue_id", Value: 1}}))
+}
+
+// live narrows f to tasks that are not soft-deleted, unless includeDeleted.
+func live(f bson.M, includeDeleted bool) bson.M {
 	if !includeDeleted {
 		f["deleted_at"] = nil
 	}
-	opts := options.FindOne()
-	if ref.QueueID == nil {
-		// A key names one task: it needs no order.
-		opts.SetSort(bson.D{{Key: "queue_id", Value: 1}})
-	}
+	return f
+}
+
+// findOneTask reads the first task f matches, or nil.
+func (s *Store) findOneTask(ctx context.Context, f bson.M, opts ...options.Lister[options.FindOneOptions]) (*taskecho.Task, error) {
 	var t taskecho.Task
-	err := s.tasks.FindOne(ctx, f, opts).Decode(&t)
+	err := s.tasks.FindOne(ctx, f, opts...).Decode(&t)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, nil
 	}
