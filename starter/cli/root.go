@@ -54,6 +54,7 @@ Configuration comes from environment variables (see docs/configuration.md, .env.
 		pipelineCmd(),
 		applyCmd(), entryCmd(),
 		migrateCmd(), taskechoCmd(),
+		setupCmd(),
 	)
 	return root
 }
