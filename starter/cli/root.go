@@ -54,7 +54,7 @@ Configuration comes from environment variables (see docs/configuration.md, .env.
 		pipelineCmd(),
 		applyCmd(), entryCmd(),
 		migrateCmd(), taskechoCmd(),
-		setupCmd(),
+		setupCmd(), seedDemoCmd(),
 	)
 	return root
 }
