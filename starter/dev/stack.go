@@ -283,7 +283,7 @@ func writeDevEnv(cfg *config.Config) error {
 		{"CRAWL_CRAWLER_COMMAND", strings.ReplaceAll(cfg.Crawl.CrawlerCommand, "{self}", self)},
 		{"TELEGRAM_BOT_TOKEN", e.TelegramBotToken}, {"TELEGRAM_API_BASE_URL", e.TelegramAPIBaseURL},
 		{"TELEGRAM_WEBHOOK_SECRET", e.TelegramWebhookSecret}, {"TELEGRAM_WORKFLOW_ID", e.TelegramWorkflowID},
-		{devWatermarkVar, os.Getenv(devWatermarkVar)},
+		{devWatermarkVar, cfg.Pipeline.WatermarkURL},
 	}
 	var b strings.Builder
 	b.WriteString("# written by `make dev`: set -a; . ./.data/dev.env; set +a\n")
