@@ -38,9 +38,11 @@ says so. The fakes themselves (go run ./starter/dev pipeline fakes) must run whe
 worker reaches them.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if o.apiKey == "" { // read here, not as the flag's default, which --help would print
-				o.apiKey = os.Getenv("TASKLOOM_ADMIN_KEY")
-			}
+			// The environment is read here, not as the flags' defaults: the dev stack's settings
+			// (.data/dev.env) are loaded after the flags are made, and --help would print the key.
+			o.apiURL = firstSet(o.apiURL, os.Getenv("API_PUBLIC_URL"), "http://127.0.0.1:8080")
+			o.apiKey = firstSet(o.apiKey, os.Getenv("TASKLOOM_ADMIN_KEY"))
+			o.vendorsURL = firstSet(o.vendorsURL, os.Getenv("PIPELINE_FAKE_VENDORS_URL"))
 			if o.apiKey == "" {
 				return errors.New("--api-key (or TASKLOOM_ADMIN_KEY) is required: an admin key of the API, e.g. the one `starter setup` printed")
 			}
@@ -60,18 +62,21 @@ worker reaches them.`,
 			return render(c, rows)
 		},
 	}
-	cmd.Flags().StringVar(&o.apiURL, "api-url", envOr("API_PUBLIC_URL", "http://127.0.0.1:8080"), "base URL of the taskloom API (env API_PUBLIC_URL)")
+	cmd.Flags().StringVar(&o.apiURL, "api-url", "", "base URL of the taskloom API (default: env API_PUBLIC_URL, else http://127.0.0.1:8080)")
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "admin API key (default: env TASKLOOM_ADMIN_KEY)")
-	cmd.Flags().StringVar(&o.vendorsURL, "vendors-url", os.Getenv("PIPELINE_FAKE_VENDORS_URL"), "base URL of the fake vendors + fake SCF, as the worker reaches them (env PIPELINE_FAKE_VENDORS_URL)")
+	cmd.Flags().StringVar(&o.vendorsURL, "vendors-url", "", "base URL of the fake vendors + fake SCF, as the worker reaches them (default: env PIPELINE_FAKE_VENDORS_URL)")
 	cmd.Flags().StringVar(&o.examples, "examples", filepath.Join("testdata", "pipelines"), "directory of the example pipelines (*.json)")
 	return cmd
 }
 
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
+// firstSet is the first of values that is not empty.
+func firstSet(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
 	}
-	return fallback
+	return ""
 }
 
 // SeededItem is what seed-demo did to one piece of demo data.
