@@ -44,7 +44,7 @@ exact temporal operator commands to run when the server refuses to register sear
 				}
 				if outputFormat(c) == outputTable {
 					for _, s := range steps {
-						if s.Step == stepAdminKey && s.State == stateCreated {
+						if s.Step == stepAdminKey && s.State == stateCreated && p.Config.API.AdminKey == "" {
 							fmt.Fprintln(c.ErrOrStderr(), "store the admin key now: only its hash is kept, and setup never prints it again")
 						}
 					}
