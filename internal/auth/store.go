@@ -40,11 +40,13 @@ func NewStore(db *mongo.Database) *Store {
 	return &Store{c: db.Collection("api_keys"), now: time.Now}
 }
 
-// EnsureIndexes creates the unique hash index the lookup relies on.
+// EnsureIndexes creates the unique hash index the lookup relies on, the listing's, and the one
+// HasActive reads.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
 	return mongox.EnsureIndexes(ctx, s.c,
 		mongo.IndexModel{Keys: bson.D{{Key: "hash", Value: 1}}, Options: options.Index().SetUnique(true)},
 		mongo.IndexModel{Keys: bson.D{{Key: "created_at", Value: -1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "permission", Value: 1}, {Key: "active", Value: 1}}},
 	)
 }
 
@@ -94,6 +96,17 @@ func (s *Store) Ensure(ctx context.Context, plaintext, name string, perm Permiss
 		return fmt.Errorf("ensure api key %q: %w", name, err)
 	}
 	return nil
+}
+
+// HasActive reports whether an active key with permission perm that is not bound to a project
+// exists: `starter setup` creates the first admin key only when none does.
+func (s *Store) HasActive(ctx context.Context, perm Permission) (bool, error) {
+	n, err := s.c.CountDocuments(ctx, bson.M{"active": true, "permission": perm, "project_id": bson.M{"$in": bson.A{nil, ""}}},
+		options.Count().SetLimit(1))
+	if err != nil {
+		return false, fmt.Errorf("count active %s keys: %w", perm, err)
+	}
+	return n > 0, nil
 }
 
 // Lookup finds the active key for a plaintext. It returns ErrNotFound for unknown or inactive

@@ -123,7 +123,8 @@ type Redis struct {
 
 // Kafka is the crawl subsystem's broker.
 type Kafka struct {
-	// Comma-separated `host:port` list. Default: embedded kfake in dev.
+	// Comma-separated `host:port` list. Unset outside dev, the worker skips the crawl consumers
+	// (with a warning) and crawl tasks get no data. Default: embedded kfake in dev.
 	Brokers []string `env:"KAFKA_BROKERS" envSeparator:","`
 }
 
@@ -138,8 +139,10 @@ type API struct {
 	// Drain time on SIGTERM.
 	ShutdownTimeout time.Duration `env:"API_SHUTDOWN_TIMEOUT" envDefault:"8s"`
 	// In dev, ensured as an admin key (otherwise one is generated once and kept in `.data/admin-key`).
-	// Default: generated.
-	AdminKey string `env:"TASKLOOM_ADMIN_KEY" readby:"dev"`
+	// Outside dev `starter setup` ensures it as an admin key without printing it; unset, setup creates
+	// the first admin key and prints it once. `starter seed-demo` calls the API with it. Default:
+	// generated.
+	AdminKey string `env:"TASKLOOM_ADMIN_KEY" readby:"dev,cli"`
 	// How long an API process trusts an API key it verified without reading MongoDB again; a key
 	// revoked or changed through another API replica stops working there within this time (at once on
 	// the replica that changed it); `0` reads MongoDB on every request.

@@ -56,8 +56,15 @@ type Pipeline struct {
 	// `vendor.corp.example,10.20.0.0/16`. Dev allows loopback without it.
 	AllowedHosts egress.AllowList `env:"PIPELINE_ALLOWED_HOSTS"`
 	// Where the fake vendors + fake SCF listen in dev; set it to reuse a running `go run ./starter/dev
-	// pipeline fakes`. Default: (empty: `make dev` starts the fakes).
-	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL" readby:"dev"`
+	// pipeline fakes`. `starter seed-demo` registers the fakes at it (its `--vendors-url`). Default:
+	// (empty: `make dev` starts the fakes).
+	FakeVendorsURL string `env:"PIPELINE_FAKE_VENDORS_URL" readby:"dev,cli"`
+	// Image URL that the example `collection_video_pipeline`'s last step stamps on the video, read
+	// there as `${env.WATERMARK_URL}` (on the default `PIPELINE_ENV_ALLOWLIST`). Unset (a prod worker
+	// has no default), that step fails with "environment variable WATERMARK_URL is not on the
+	// allow-list (PIPELINE_ENV_ALLOWLIST) or is unset"; pipelines that do not read it are unaffected.
+	// Default: – (dev: the fake vendors' `/assets/watermark.png`).
+	WatermarkURL string `env:"WATERMARK_URL" readby:"worker"`
 }
 
 // DevCallbackSecret is the callback secret used in dev mode when none is set; the fake SCF of the
@@ -105,6 +112,9 @@ func (c *Pipeline) validate() error {
 		errs = append(errs, err)
 	}
 	if err := HTTPURL("PIPELINE_FAKE_VENDORS_URL", c.FakeVendorsURL); err != nil {
+		errs = append(errs, err)
+	}
+	if err := HTTPURL("WATERMARK_URL", c.WatermarkURL); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

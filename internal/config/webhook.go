@@ -23,7 +23,8 @@ type Webhook struct {
 	TimeZone string `env:"FEISHU_TIME_ZONE" envDefault:"Asia/Shanghai"`
 
 	// Task status table, `https://…/base/<app_token>?table=tbl…` or
-	// `https://…/wiki/<node>?table=tbl…`.
+	// `https://…/wiki/<node>?table=tbl…`. Unset (or `WEBHOOK_BITABLE_URL` unset), the webhook
+	// endpoints answer 503. Default: – (dev: the Bitable emulator's tables).
 	TaskBitableURL string `env:"TASK_BITABLE_URL"`
 	// Webhook result table (same URL forms).
 	WebhookBitableURL string `env:"WEBHOOK_BITABLE_URL"`

@@ -41,12 +41,19 @@ func Explained(s client.ScheduleOptions, summary, details string) client.Schedul
 
 // Apply creates s, or updates the existing schedule with the same ID to match it.
 func Apply(ctx context.Context, c client.Client, s client.ScheduleOptions) error {
-	_, err := c.ScheduleClient().Create(ctx, s)
+	_, err := Upsert(ctx, c, s)
+	return err
+}
+
+// Upsert is Apply that also reports whether the schedule was created (false: it existed and
+// was updated to match s).
+func Upsert(ctx context.Context, c client.Client, s client.ScheduleOptions) (created bool, err error) {
+	_, err = c.ScheduleClient().Create(ctx, s)
 	if err == nil {
-		return nil
+		return true, nil
 	}
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return fmt.Errorf("create schedule %s: %w", s.ID, err)
+		return false, fmt.Errorf("create schedule %s: %w", s.ID, err)
 	}
 	err = c.ScheduleClient().GetHandle(ctx, s.ID).Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
@@ -61,7 +68,7 @@ func Apply(ctx context.Context, c client.Client, s client.ScheduleOptions) error
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("update schedule %s: %w", s.ID, err)
+		return false, fmt.Errorf("update schedule %s: %w", s.ID, err)
 	}
-	return nil
+	return false, nil
 }

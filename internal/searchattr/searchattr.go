@@ -3,7 +3,13 @@
 // exactly this list, so a workflow never upserts an attribute the server does not know.
 package searchattr
 
-import "go.temporal.io/sdk/temporal"
+import (
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+)
 
 // Keys every workflow may set. Keyword attributes are exact-match in visibility queries.
 var (
@@ -45,4 +51,19 @@ func DevServerArgs() []string {
 		args = append(args, "--search-attribute", r)
 	}
 	return args
+}
+
+// Types returns every Registered attribute with its indexed value type, as the operator API's
+// AddSearchAttributes takes them.
+func Types() (map[string]enumspb.IndexedValueType, error) {
+	attrs := make(map[string]enumspb.IndexedValueType, len(Registered))
+	for _, r := range Registered {
+		name, typ, _ := strings.Cut(r, "=")
+		v, ok := enumspb.IndexedValueType_value["INDEXED_VALUE_TYPE_"+strings.ToUpper(typ)]
+		if !ok {
+			return nil, fmt.Errorf("search attribute %s: unknown type %s", name, typ)
+		}
+		attrs[name] = enumspb.IndexedValueType(v)
+	}
+	return attrs, nil
 }

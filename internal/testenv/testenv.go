@@ -24,7 +24,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -207,14 +206,9 @@ func Namespace(t testing.TB) string {
 		Namespace: name, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)}); err != nil {
 		t.Fatalf("register namespace %s: %v", name, err)
 	}
-	attrs := make(map[string]enumspb.IndexedValueType, len(searchattr.Registered))
-	for _, r := range searchattr.Registered {
-		key, typ, _ := strings.Cut(r, "=")
-		v, ok := enumspb.IndexedValueType_value["INDEXED_VALUE_TYPE_"+strings.ToUpper(typ)]
-		if !ok {
-			t.Fatalf("search attribute %s: unknown type %s", key, typ)
-		}
-		attrs[key] = enumspb.IndexedValueType(v)
+	attrs, err := searchattr.Types()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: name, SearchAttributes: attrs}); err != nil {

@@ -55,6 +55,7 @@ Configuration comes from environment variables (see docs/configuration.md, .env.
 		pipelineCmd(),
 		applyCmd(), entryCmd(),
 		migrateCmd(), taskechoCmd(),
+		setupCmd(), seedDemoCmd(),
 	)
 	return root
 }

@@ -30,13 +30,13 @@ func schedulesCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-				ids, err := ApplySchedules(ctx, p.Temporal, p.Config)
+				done, err := ApplySchedules(ctx, p.Temporal, p.Config)
 				if err != nil {
 					return err
 				}
-				applied := make([]map[string]string, len(ids))
-				for i, id := range ids {
-					applied[i] = map[string]string{"id": id, "state": "applied"}
+				applied := make([]map[string]string, len(done))
+				for i, s := range done {
+					applied[i] = map[string]string{"id": s.ID, "state": "applied"}
 				}
 				return render(c, applied)
 			})
@@ -102,14 +102,22 @@ func allSchedules(cfg *config.Config) []client.ScheduleOptions {
 	return all
 }
 
-// ApplySchedules applies every subsystem's schedules and returns the IDs applied.
-func ApplySchedules(ctx context.Context, tc client.Client, cfg *config.Config) ([]string, error) {
-	var ids []string
+// AppliedSchedule is one schedule ApplySchedules applied: Created, or updated to match the
+// configuration when it existed.
+type AppliedSchedule struct {
+	ID      string
+	Created bool
+}
+
+// ApplySchedules applies every subsystem's schedules and returns what it did to each.
+func ApplySchedules(ctx context.Context, tc client.Client, cfg *config.Config) ([]AppliedSchedule, error) {
+	var applied []AppliedSchedule
 	for _, s := range allSchedules(cfg) {
-		if err := schedule.Apply(ctx, tc, s); err != nil {
-			return ids, err
+		created, err := schedule.Upsert(ctx, tc, s)
+		if err != nil {
+			return applied, err
 		}
-		ids = append(ids, s.ID)
+		applied = append(applied, AppliedSchedule{ID: s.ID, Created: created})
 	}
-	return ids, nil
+	return applied, nil
 }

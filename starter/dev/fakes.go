@@ -182,9 +182,11 @@ func devPipelineFakes(_ context.Context, cfg *config.Config, addrs devAddrs, _ *
 		return "", "", err
 	}
 	cfg.Pipeline.FakeVendorsURL = s.URL
-	// The example collection_video_pipeline reads ${env.WATERMARK_URL}; give the demo one.
-	if _, ok := os.LookupEnv(devWatermarkVar); !ok {
-		if err := os.Setenv(devWatermarkVar, s.URL+"/assets/watermark.png"); err != nil {
+	// The example collection_video_pipeline reads ${env.WATERMARK_URL}, from the process
+	// environment; give the demo one.
+	if cfg.Pipeline.WatermarkURL == "" {
+		cfg.Pipeline.WatermarkURL = s.URL + "/assets/watermark.png"
+		if err := os.Setenv(devWatermarkVar, cfg.Pipeline.WatermarkURL); err != nil {
 			return "", "", err
 		}
 	}

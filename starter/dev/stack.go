@@ -23,7 +23,6 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/loopback"
 	"github.com/taskloom/taskloom/internal/logging"
 	"github.com/taskloom/taskloom/internal/platform"
-	"github.com/taskloom/taskloom/internal/schema"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/starter/cli"
@@ -112,14 +111,14 @@ func runDev(ctx context.Context, reset bool) error {
 		return err
 	}
 	defer p.Close()
-	if err := schema.Ensure(ctx, p.Mongo); err != nil {
-		return err
-	}
+	// The dev admin key first, so that setup, which the dev stack runs as any deployment does
+	// (namespace, search attributes on a TEMPORAL_ADDRESS of the user's, indexes, schedules),
+	// finds an admin key and mints none.
 	adminKey, err := ensureDevAdminKey(ctx, p)
 	if err != nil {
 		return err
 	}
-	if _, err := cli.ApplySchedules(ctx, p.Temporal, cfg); err != nil {
+	if _, err := cli.Setup(ctx, p); err != nil {
 		return err
 	}
 	// One echo service for the seeder, the worker and the API: they run in this one process.
@@ -292,7 +291,9 @@ func writeDevEnv(cfg *config.Config) error {
 		{"CRAWL_CRAWLER_COMMAND", strings.ReplaceAll(cfg.Crawl.CrawlerCommand, "{self}", self)},
 		{"TELEGRAM_BOT_TOKEN", e.TelegramBotToken}, {"TELEGRAM_API_BASE_URL", e.TelegramAPIBaseURL},
 		{"TELEGRAM_WEBHOOK_SECRET", e.TelegramWebhookSecret}, {"TELEGRAM_WORKFLOW_ID", e.TelegramWorkflowID},
-		{devWatermarkVar, os.Getenv(devWatermarkVar)},
+		{devWatermarkVar, cfg.Pipeline.WatermarkURL},
+		// Where `starter seed-demo` registers the fakes.
+		{"PIPELINE_FAKE_VENDORS_URL", cfg.Pipeline.FakeVendorsURL},
 	}
 	var b strings.Builder
 	b.WriteString("# written by `make dev`: set -a; . ./.data/dev.env; set +a\n")

@@ -12,12 +12,45 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 )
 
-// DevQuotaUser and DevQuotaFeature own the demo quota `make dev` grants.
+// The demo data is one definition, loaded in-process by Seed (`make dev`, tests, the bench) and
+// over the HTTP API by `starter seed-demo`: the fakes' Registrations, the example pipelines
+// (Examples) and this quota, granted to DevQuotaUser for DevQuotaFeature when it has none.
 const (
 	DevQuotaUser    = "demo-user"
 	DevQuotaFeature = "demo-feature"
-	devQuotaUnits   = 100
+	DevQuotaUnits   = 100
 )
+
+// Example is one example pipeline: its file and its definition as POST /api/v1/pipelines takes it.
+type Example struct {
+	File string
+	JSON []byte
+}
+
+// Examples reads the example pipelines (*.json) of dir, in name order.
+func Examples(dir string) ([]Example, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("list example pipelines: %w", err)
+	}
+	out := make([]Example, len(files))
+	for i, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read example pipeline: %w", err)
+		}
+		out[i] = Example{File: f, JSON: raw}
+	}
+	return out, nil
+}
+
+// Repoint reports whether a registration at oldURL is to be moved to newURL: only one that
+// Registrations gave for a fakes server at another loopback address (an earlier run whose fakes
+// listened elsewhere); path is the registration's path (/{provider} or /scf/{function}). Any
+// other registration (a real vendor configured by hand) is left alone.
+func Repoint(oldURL, newURL, path string) bool {
+	return oldURL != newURL && fakeURL(oldURL, path)
+}
 
 // fakeURL reports whether u is what Registrations gives for a fakes server on the loopback, at
 // any port: path is the registration's path (/{provider} or /scf/{function}).
@@ -68,7 +101,7 @@ func Seed(ctx context.Context, store *pipelinedb.Store, baseURL, examplesDir str
 		case errors.Is(err, pipeline.ErrNotFound):
 		case err != nil:
 			return err
-		case old.BaseURL == p.BaseURL || !fakeURL(old.BaseURL, "/"+p.Ref):
+		case !Repoint(old.BaseURL, p.BaseURL, "/"+p.Ref):
 			continue
 		}
 		if _, err := store.PutProvider(ctx, p); err != nil {
@@ -87,39 +120,35 @@ func Seed(ctx context.Context, store *pipelinedb.Store, baseURL, examplesDir str
 		case errors.Is(err, pipeline.ErrNotFound):
 		case err != nil:
 			return err
-		case old.InvokeURL == f.InvokeURL || !fakeURL(old.InvokeURL, "/scf/"+f.Name):
+		case !Repoint(old.InvokeURL, f.InvokeURL, "/scf/"+f.Name):
 			continue
 		}
 		if _, err := store.PutFunction(ctx, f); err != nil {
 			return err
 		}
 	}
-	files, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
+	examples, err := Examples(examplesDir)
 	if err != nil {
-		return fmt.Errorf("list example pipelines: %w", err)
+		return err
 	}
 	lk, err := store.Lookup(ctx)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("read example pipeline: %w", err)
-		}
-		d, err := pipeline.ParseDefinition(raw)
+	for _, ex := range examples {
+		d, err := pipeline.ParseDefinition(ex.JSON)
 		if err == nil {
 			err = pipeline.ValidateDefinition(d, lk)
 		}
 		if err != nil {
-			return fmt.Errorf("example %s: %w", f, err)
+			return fmt.Errorf("example %s: %w", ex.File, err)
 		}
 		if _, _, err := store.PublishSchema(ctx, d); err != nil && !errors.Is(err, pipeline.ErrSchemaConflict) {
 			return err
 		}
 	}
 	if _, err := store.GetQuota(ctx, DevQuotaUser, DevQuotaFeature); errors.Is(err, pipeline.ErrNotFound) {
-		_, err = store.SetQuota(ctx, DevQuotaUser, DevQuotaFeature, devQuotaUnits)
+		_, err = store.SetQuota(ctx, DevQuotaUser, DevQuotaFeature, DevQuotaUnits)
 		return err
 	} else if err != nil {
 		return err

@@ -41,7 +41,7 @@ func TestSeedRegistersFakesExamplesAndQuotaOnce(t *testing.T) {
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("examples: %d %v", len(recs), err)
 	}
-	if q, err := store.GetQuota(ctx, DevQuotaUser, DevQuotaFeature); err != nil || q.Remaining != devQuotaUnits {
+	if q, err := store.GetQuota(ctx, DevQuotaUser, DevQuotaFeature); err != nil || q.Remaining != DevQuotaUnits {
 		t.Fatalf("quota: %+v %v", q, err)
 	}
 }
