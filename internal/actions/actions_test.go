@@ -84,15 +84,15 @@ func TestCountRules(t *testing.T) {
 	}
 }
 
-// A recorded 1-step pipeline (before its cost floor), counted by hand from its JSON: start, admission update, the
-// admission's and the finish's local-activity batches, two status upserts, the
-// max_execution_time timer and the step's activity.
+// A recorded 1-step pipeline, counted by hand from its JSON: start, the admission update, the
+// admission's local-activity batch (two markers in one workflow task), the step's activity and
+// the final status upsert.
 func TestFromFile(t *testing.T) {
-	c, err := FromFile(filepath.Join("..", "..", "testdata", "histories", "pipeline", "basic_clean_success_before_cost.json"))
+	c, err := FromFile(filepath.Join("..", "..", "testdata", "histories", "pipeline", "basic_clean_success.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Actions != 8 || c.Events != 21 {
-		t.Fatalf("FromFile = %+v, want 8 actions in 21 events", c)
+	if c.Actions != 5 || c.Events != 16 {
+		t.Fatalf("FromFile = %+v, want 5 actions in 16 events", c)
 	}
 }
