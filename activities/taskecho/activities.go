@@ -59,8 +59,8 @@ const (
 )
 
 // TaskEchoReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
-// them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
-// retry after a crash just continues.
+// them. Idempotent: each batch only touches leases still expired (each release is guarded by the
+// task's revision it read), so a retry after a crash just continues.
 func (a *Activities) TaskEchoReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	overdue, err := a.Leases.CountOverdueLeases(ctx)
@@ -101,8 +101,7 @@ func (a *Activities) TaskEchoExpireTasks(ctx context.Context) (int, error) {
 }
 
 // TaskEchoCheckAlerts evaluates the alert thresholds (WARN logs on breach); a read, safe to
-// repeat. Sweeps started before the activities were TaskEcho-prefixed schedule it as
-// CheckAlertsAndPrune (workflows/taskecho/legacy.go).
+// repeat.
 func (a *Activities) TaskEchoCheckAlerts(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)

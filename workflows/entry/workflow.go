@@ -440,7 +440,7 @@ func messageID(core map[string]any) int64 {
 }
 
 // show sets what the task waits for (entry.WaitingFor, nil once final) on the status query and
-// as the execution's current details (README, "What each execution shows").
+// as the execution's current details (docs/operations.md "What each execution shows").
 func (r *run) show(ctx workflow.Context, since time.Time) {
 	r.st.WaitingFor = entry.WaitingFor(r.st, since)
 	if w := r.st.WaitingFor; w != nil {

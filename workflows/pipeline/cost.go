@@ -4,8 +4,8 @@ import (
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
-// A task costs the fewest Temporal actions its guarantees allow (README "Pipelines", "Cost per
-// task"):
+// A task costs the fewest Temporal actions its guarantees allow (docs/pipelines.md "Examples", its
+// "Cost per task" item):
 //   - no TaskloomStatus upsert when the steps start: the attribute given at start (`pending`)
 //     stays until the run ends and upserts success or failed;
 //   - a sync_api step's activity also chooses the next step's providers through the worker's

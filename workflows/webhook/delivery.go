@@ -215,7 +215,7 @@ func (d *delivery) retryPush(ctx workflow.Context) error {
 }
 
 // show sets what the row waits for on the state query and as the execution's current details
-// (README, "What each execution shows"); nil shows the row's status.
+// (docs/operations.md "What each execution shows"); nil shows the row's status.
 func (d *delivery) show(ctx workflow.Context, w *waiting.For) {
 	d.state.WaitingFor = w
 	if w != nil {
