@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
@@ -123,7 +123,7 @@ func TestConsolePagesStayWithinAQueryBudget(t *testing.T) {
 	at := func(topic string, offset int64) crawl.Coordinates {
 		return crawl.Coordinates{Topic: topic, Offset: offset}
 	}
-	if _, err := progress.FromPlatform(env.Platform).ApplyBatch(ctx, []crawl.Update{
+	if _, err := countscript.FromPlatform(env.Platform).ApplyBatch(ctx, []crawl.Update{
 		{TaskID: running, Coord: at(control, 0), Init: true, TotalTweets: 3},
 		{TaskID: running, Coord: at(data, 0), TweetID: "a"},
 		{TaskID: running, Coord: at(data, 1), TweetID: "a"},
