@@ -59,7 +59,7 @@ fuzz-short: ## run every fuzz target briefly beyond its corpus (FUZZTIME, FUZZ_J
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz-short.sh
 
 bench: tools ## benchmarks, each row against a baseline measured in the same run (docs/benchmarks.md)
-	@if [ -d bench ]; then $(GO) run ./bench; else echo "no benchmarks yet"; fi
+	$(GO) run ./bench
 
 chaos: tools ## the slow fault suite (-tags chaos): dependencies and workers broken under load
 	ECHO_CONCURRENCY_TASKS=10000 $(GO) test -count=1 -timeout 30m -tags chaos ./...

@@ -8,9 +8,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/platform"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -32,7 +32,7 @@ func newCrawlActivities(p *platform.Platform) (*crawlact.Activities, error) {
 	}
 	return &crawlact.Activities{
 		Tasks:          crawldb.New(p.Mongo),
-		Progress:       progress.FromPlatform(p),
+		Progress:       countscript.FromPlatform(p),
 		CrawlerCommand: p.Config.Crawl.CrawlerCommand,
 		Brokers:        p.Config.Kafka.Brokers,
 		Self:           self,

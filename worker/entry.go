@@ -9,14 +9,13 @@ import (
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
 	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/entry/telegrambot"
-	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/platform"
 	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
 // registerEntry registers EntryTaskWorkflow and its activities.
 func registerEntry(w sdkworker.Registry, p *platform.Platform) error {
-	acts := &entryact.Activities{Runs: entrydb.New(p.Mongo), Pipelines: pipelinedb.New(p.Mongo),
+	acts := &entryact.Activities{Runs: entrydb.New(p.Mongo),
 		Log: p.Log.With("subsystem", "entry"), Bulk: intake.NewTasks(p, entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue))}
 	if c := p.Config.Entry; c.TelegramBotToken != "" {
 		acts.Bot = telegrambot.New(c.TelegramAPIBaseURL, c.TelegramBotToken)

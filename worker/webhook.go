@@ -9,11 +9,11 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	webhookact "github.com/taskloom/taskloom/activities/webhook"
-	"github.com/taskloom/taskloom/internal/capturedb"
 	"github.com/taskloom/taskloom/internal/feishu"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
+	"github.com/taskloom/taskloom/internal/webhook/capturedb"
 	"github.com/taskloom/taskloom/internal/webhook/summary"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )

@@ -24,8 +24,8 @@ import (
 // registrar registers one subsystem's workflows and activities.
 type registrar func(w sdkworker.Registry, p *platform.Platform) error
 
-// registrars lists every subsystem but echo; each lives in worker/<subsystem>.go. Echo's
-// registration (worker/echo.go) takes the process's echo service, which New receives.
+// registrars lists every subsystem but TaskEcho; each lives in worker/<subsystem>.go. TaskEcho's
+// registration (worker/taskecho.go) takes the process's TaskEcho service, which New receives.
 var registrars = []registrar{registerWebhook, registerCrawl, registerPipeline, registerEntry}
 
 // service is a long-running loop the worker process hosts beside the Temporal worker.

@@ -33,7 +33,7 @@ type TaskStore interface {
 }
 
 // ProgressStore closes a task's task_progress hash at the deadline (Fail) and reads it (Get, for
-// the workflows that predate the close); *progress.Store implements it over Redis.
+// the workflows that predate the close); *countscript.Store implements it over Redis.
 type ProgressStore interface {
 	Fail(ctx context.Context, originalTaskID int64) (crawl.Progress, error)
 	Get(ctx context.Context, originalTaskID int64) (crawl.Progress, error)

@@ -15,8 +15,8 @@ import (
 
 	crawlact "github.com/taskloom/taskloom/activities/crawl"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -25,13 +25,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // stores are the real stores behind the activities, for the assertions.
 type stores struct {
 	tasks    *crawldb.Store
-	progress *progress.Store
+	progress *countscript.Store
 }
 
 func newActivities(t *testing.T, command string) (*crawlact.Activities, stores) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: progress.New(rdb, prefix, time.Hour, time.Hour)}
+	st := stores{tasks: crawldb.New(testenv.Mongo(t)), progress: countscript.New(rdb, prefix, time.Hour, time.Hour)}
 	return &crawlact.Activities{
 		Tasks:          st.tasks,
 		Progress:       st.progress,

@@ -2,36 +2,31 @@ package entry_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
 	tlog "go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	entryact "github.com/taskloom/taskloom/activities/entry"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
-	"github.com/taskloom/taskloom/internal/pipeline"
-	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
-// storeFixture is the activities over the embedded database's workflow_runs and pipeline stores.
+// storeFixture is the activities over the embedded database's workflow_runs store.
 type storeFixture struct {
-	runs  *entrydb.Store
-	pipes *pipelinedb.Store
-	acts  *entryact.Activities
+	runs *entrydb.Store
+	acts *entryact.Activities
 }
 
 func newStoreFixture(t *testing.T) *storeFixture {
 	t.Helper()
 	db := testenv.Mongo(t)
-	f := &storeFixture{runs: entrydb.New(db), pipes: pipelinedb.New(db)}
-	f.acts = &entryact.Activities{Runs: f.runs, Pipelines: f.pipes, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := &storeFixture{runs: entrydb.New(db)}
+	f.acts = &entryact.Activities{Runs: f.runs, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
 }
 
@@ -57,37 +52,6 @@ func envelope(key, name string) entry.TaskEnvelope {
 			CoreEnvelope: map[string]any{"metadata": map[string]any{"chat_id": "c1"}},
 			Telemetry:    entry.Telemetry{Channel: entry.ChannelHTTP}},
 		Context: entry.Context{IdempotencyKey: key}}
-}
-
-// EntryAccept records the task once: the first attempt inserts it, a retry finds its own
-// unstarted document and runs the task, and an execution that finds a task that has run ends
-// with its recorded status instead of running it again.
-func TestAcceptRecordsTheTaskOnce(t *testing.T) {
-	f := newStoreFixture(t)
-	ctx := context.Background()
-	env := envelope(testenv.Unique("http:wf:c1:"), "wf")
-
-	for attempt := range 2 {
-		var st *entry.TaskStatus
-		if err := f.run(t, &st, f.acts.EntryAccept, env); err != nil || st != nil {
-			t.Fatalf("accept attempt %d: %+v %v, want nil (run the task)", attempt+1, st, err)
-		}
-	}
-	run, err := f.runs.Get(ctx, env.TaskID)
-	if err != nil || run.Status != entry.StatusPending || run.IdempotencyKey != env.Context.IdempotencyKey ||
-		run.WorkflowID != "wf" || run.Channel != entry.ChannelHTTP || run.ChatID != "c1" || run.Retry.Max != 2 {
-		t.Fatalf("recorded: %+v %v", run, err)
-	}
-
-	done := entry.StatusUpdate{TaskID: env.TaskID, Seq: 1, Status: entry.StatusCompleted, Attempts: 1,
-		Result: map[string]any{"text": "hello"}, At: time.Now()}
-	if err := f.run(t, nil, f.acts.EntryRecordStatus, done); err != nil {
-		t.Fatal(err)
-	}
-	var st *entry.TaskStatus
-	if err := f.run(t, &st, f.acts.EntryAccept, env); err != nil || st == nil || st.Status != entry.StatusCompleted || st.Result["text"] != "hello" {
-		t.Fatalf("accept of a task that has run: %+v %v", st, err)
-	}
 }
 
 // EntryStartRun records the task and its first attempt in one write, and is safe at every point
@@ -148,7 +112,7 @@ func TestRecordStatusKeepsTheNewest(t *testing.T) {
 	f := newStoreFixture(t)
 	ctx := context.Background()
 	env := envelope(testenv.Unique("http:wf:c1:"), "wf")
-	if err := f.run(t, nil, f.acts.EntryAccept, env); err != nil {
+	if _, err := f.runs.Accept(ctx, entry.NewRun(env)); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Truncate(time.Millisecond)
@@ -169,41 +133,13 @@ func TestRecordStatusKeepsTheNewest(t *testing.T) {
 	}
 }
 
-// EntryPrepareRun resolves the published pipeline version (the latest when none is pinned) and
-// refuses an unknown pipeline with a non-retryable error the workflow recognises by type.
-func TestPrepareRunResolvesThePipeline(t *testing.T) {
-	f := newStoreFixture(t)
-	ctx := context.Background()
-	name := testenv.Unique("entry_prepare_")
-	for _, v := range []string{"1.0.0", "1.1.0"} {
-		def := &pipeline.Definition{Name: name, Version: v, Schema: pipeline.Schema{Steps: []pipeline.Step{{
-			Name: "reply", Type: pipeline.StepSyncAPI, ProviderRef: "vendor", Endpoint: "/reply",
-			InputMapping: map[string]any{"text": "${input_data.user_text}"}}}}}
-		if _, _, err := f.pipes.PublishSchema(ctx, def); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range []struct{ ask, want string }{{"", "1.1.0"}, {"1.0.0", "1.0.0"}} {
-		var res entry.PrepareResult
-		err := f.run(t, &res, f.acts.EntryPrepareRun, entry.PrepareRequest{EntryTaskID: "entry-x", Pipeline: name, Version: c.ask})
-		if err != nil || res.Pipeline != name || res.Version != c.want || len(res.Schema.Steps) != 1 {
-			t.Fatalf("prepare %q@%q: %+v %v, want version %s", name, c.ask, res, err, c.want)
-		}
-	}
-	err := f.run(t, nil, f.acts.EntryPrepareRun, entry.PrepareRequest{EntryTaskID: "entry-x", Pipeline: name + "_missing"})
-	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) || ae.Type() != entry.ErrTypeUnknownPipeline || !ae.NonRetryable() {
-		t.Fatalf("unknown pipeline: %v", err)
-	}
-}
-
 // EntryRecordReplyFailure records a reply given up on the task, and the same failure recorded
 // twice (an activity retry) leaves the same document.
 func TestRecordReplyFailureIsIdempotent(t *testing.T) {
 	f := newStoreFixture(t)
 	ctx := context.Background()
 	env := envelope(testenv.Unique("telegram:wf:c1:"), "wf")
-	if err := f.run(t, nil, f.acts.EntryAccept, env); err != nil {
+	if _, err := f.runs.Accept(ctx, entry.NewRun(env)); err != nil {
 		t.Fatal(err)
 	}
 	fail := entry.ReplyFailure{TaskID: env.TaskID, Error: "HTTP 400: Bad Request: chat not found", At: time.Now().UTC().Truncate(time.Millisecond)}

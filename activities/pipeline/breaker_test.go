@@ -177,10 +177,8 @@ func TestBreakerHappyPathCostsNoCommand(t *testing.T) {
 		a.Breaker = policy
 		input := map[string]any{"input_image": "https://cos.example/a.jpg"}
 		id := pipeline.NewTaskID()
-		if _, err := store.InsertTask(ctx, &pipeline.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.CreateSteps(ctx, id, d.Schema.Steps); err != nil {
+		if _, err := store.InsertTask(ctx, &pipeline.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input,
+			Plan: pipeline.PlanOf(d.Schema.Steps)}); err != nil {
 			t.Fatal(err)
 		}
 		tctx, tally := mongox.WithTally(ctx)

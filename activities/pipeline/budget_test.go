@@ -147,7 +147,7 @@ func TestWholeTaskCommandBudgets(t *testing.T) {
 	if _, err := store.SetQuota(ctx, user, "f", 100); err != nil {
 		t.Fatal(err)
 	}
-	// run is one task as a versionCostFloor run does it: the admission and the first choice (one
+	// run is one task as PipelineWorkflow runs it: the admission and the first choice (one
 	// local-activity batch), then one activity per step, the last one finishing the task.
 	run := func(ctx context.Context, name string) string {
 		id := pipeline.NewTaskID()

@@ -41,10 +41,8 @@ func setup(t *testing.T, example string, input map[string]any) (*Activities, *ve
 		t.Fatal(err)
 	}
 	id := pipeline.NewTaskID()
-	if _, err := store.InsertTask(ctx, &pipeline.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.CreateSteps(ctx, id, d.Schema.Steps); err != nil {
+	if _, err := store.InsertTask(ctx, &pipeline.Task{ID: id, UserID: "u", FeatureID: "f", Pipeline: d.Name, Version: d.Version, InputData: input,
+		Plan: pipeline.PlanOf(d.Schema.Steps)}); err != nil {
 		t.Fatal(err)
 	}
 	a := newActivities(store, "http://backend.example")
@@ -226,8 +224,8 @@ func TestSyncStepRetryAfterCrash(t *testing.T) {
 	}
 }
 
-// A sync step whose database is down fails its activity (Temporal retries it) and leaves its
-// row as it was (pending).
+// A sync step whose database is down fails its activity (Temporal retries it) and writes no
+// row: the step still shows pending, from the task's plan.
 func TestSyncStepDatabaseDown(t *testing.T) {
 	input := map[string]any{"input_image": "https://cos.example/d.jpg"}
 	a, _, d, id, ctx := setup(t, "basic_clean_pipeline", input)
@@ -238,7 +236,11 @@ func TestSyncStepDatabaseDown(t *testing.T) {
 	if _, err := b.PipelineCallSync(ctx, req); err == nil {
 		t.Fatal("a step whose write fails must fail")
 	}
-	if rows, err := storeOf(a).ListSteps(ctx, id); err != nil || len(rows) != 1 || rows[0].Status != pipeline.StatusPending || rows[0].StartedAt != nil {
+	task, err := storeOf(a).GetTask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := storeOf(a).StepsOf(ctx, task); err != nil || len(rows) != 1 || rows[0].Status != pipeline.StatusPending || rows[0].StartedAt != nil {
 		t.Fatalf("rows %+v %v", rows, err)
 	}
 }

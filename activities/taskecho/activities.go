@@ -59,8 +59,8 @@ const (
 )
 
 // TaskEchoReleaseExpiredLeases releases every lease past pull_timeout in batches, heartbeating between
-// them. Idempotent: each batch only touches leases still expired, through the claim ledger, so a
-// retry after a crash just continues.
+// them. Idempotent: each batch only touches leases still expired (each release is guarded by the
+// task's revision it read), so a retry after a crash just continues.
 func (a *Activities) TaskEchoReleaseExpiredLeases(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	overdue, err := a.Leases.CountOverdueLeases(ctx)
@@ -101,8 +101,7 @@ func (a *Activities) TaskEchoExpireTasks(ctx context.Context) (int, error) {
 }
 
 // TaskEchoCheckAlerts evaluates the alert thresholds (WARN logs on breach); a read, safe to
-// repeat. Sweeps started before the activities were TaskEcho-prefixed schedule it as
-// CheckAlertsAndPrune (workflows/taskecho/legacy.go).
+// repeat.
 func (a *Activities) TaskEchoCheckAlerts(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	rep, err := a.Alerter.CheckAlerts(ctx, a.Alerts)
@@ -111,29 +110,6 @@ func (a *Activities) TaskEchoCheckAlerts(ctx context.Context) (SweepResult, erro
 	}
 	r.Alerts, r.AlertBreaches = rep, rep.Breaches
 	return r, nil
-}
-
-// QueueOpBatch is the input of TaskEchoApplyQueueOpBatch.
-type QueueOpBatch struct {
-	Op      queueop.Op `json:"op"`
-	AfterID string     `json:"after_id"`
-}
-
-// QueueOpBatchResult says how many tasks the batch changed and where the next one starts
-// ("" = done).
-type QueueOpBatchResult struct {
-	Changed int    `json:"changed"`
-	NextID  string `json:"next_id"`
-}
-
-// TaskEchoApplyQueueOpBatch resets one batch of a queue operation. Idempotent: a reset task rewritten
-// again ends in the same state, and the cursor only moves forward.
-func (a *Activities) TaskEchoApplyQueueOpBatch(ctx context.Context, in QueueOpBatch) (QueueOpBatchResult, error) {
-	n, next, err := a.QueueOps.ApplyQueueOpBatch(ctx, in.Op, in.AfterID, queueop.BatchSize)
-	if err != nil {
-		return QueueOpBatchResult{}, fmt.Errorf("%s %s/%s: %w", in.Op.Operation, in.Op.ProjectID, in.Op.QueueID, err)
-	}
-	return QueueOpBatchResult{Changed: n, NextID: next}, nil
 }
 
 // QueueOpRun is the input of TaskEchoRunQueueOp: the operation and where an earlier call of the
@@ -191,10 +167,4 @@ func (a *Activities) TaskEchoRunQueueOp(ctx context.Context, in QueueOpRun) (Que
 		activity.RecordHeartbeat(ctx, r)
 	}
 	return r, nil
-}
-
-// TaskEchoFinishQueueOp stamps the queue and records the operation. Idempotent: it sets fixed values;
-// a retry writes one more audit row at worst.
-func (a *Activities) TaskEchoFinishQueueOp(ctx context.Context, op queueop.Op, changed int) error {
-	return a.QueueOps.FinishQueueOp(ctx, op, changed)
 }

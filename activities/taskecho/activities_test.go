@@ -161,41 +161,6 @@ func TestExpireTasksArchivesExpiredTasksOnce(t *testing.T) {
 	}
 }
 
-// A queue reset, batch by batch from the cursor and then finished, makes every task of the queue
-// pending again and stamps the queue; a batch run again from the same cursor counts no task twice.
-func TestQueueOpBatchesResetTheQueueAndFinishStampsIt(t *testing.T) {
-	f := newFixture(t)
-	f.submitFinishedQueue()
-	op := queueop.Op{OpID: "op1", ProjectID: "p", QueueID: "q", Operation: queueop.Reset, Actor: "admin", At: f.now}
-	for i := range 2 { // the second run is a retry of the same batch
-		v, err := f.env.ExecuteActivity(f.act.TaskEchoApplyQueueOpBatch, taskechoact.QueueOpBatch{Op: op})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r taskechoact.QueueOpBatchResult
-		if err := v.Get(&r); err != nil || r.Changed != 2 {
-			t.Fatalf("run %d: %+v (%v), want 2 changed", i+1, r, err)
-		}
-	}
-	q := "q"
-	for _, id := range []string{"a", "b"} {
-		tk, err := f.srv.Lookup.Task(f.ctx, taskecho.TaskRef{ProjectID: "p", QueueID: &q, TaskID: id}, false)
-		if err != nil || tk.Status != taskecho.StatusPending {
-			t.Fatalf("task %s after reset: %+v (%v)", id, tk, err)
-		}
-	}
-	if _, err := f.env.ExecuteActivity(f.act.TaskEchoFinishQueueOp, op, 2); err != nil {
-		t.Fatal(err)
-	}
-	qu, err := f.srv.Lookup.Queue(f.ctx, "p", "q", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if qu.LastOperation == nil || *qu.LastOperation != queueop.Reset || qu.LastResetAt == nil || !qu.LastResetAt.Equal(op.At) {
-		t.Fatalf("queue after finish: last operation %v at %v", qu.LastOperation, qu.LastResetAt)
-	}
-}
-
 // The alert check reads the audit log: leases released by timeout beyond the threshold are a
 // breach in the sweep's result.
 func TestCheckAlertsReportsTimeoutsBeyondTheThreshold(t *testing.T) {

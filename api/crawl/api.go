@@ -16,8 +16,8 @@ import (
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -31,7 +31,7 @@ const (
 type handlers struct {
 	deps     httpx.Deps
 	tasks    *crawldb.Store
-	progress *progress.Store
+	progress *countscript.Store
 }
 
 // Mount adds the crawl task routes.
@@ -39,7 +39,7 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	if d.Platform == nil || d.Authn == nil {
 		return errors.New("crawl api: platform and authentication are required")
 	}
-	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: progress.FromPlatform(d.Platform)}
+	h := &handlers{deps: d, tasks: crawldb.New(d.Platform.Mongo), progress: countscript.FromPlatform(d.Platform)}
 	e.POST(PathTasks, h.create, d.Authn, auth.Require(auth.PermWrite))
 	e.GET(PathTask, h.get, d.Authn, auth.Require(auth.PermRead))
 	return nil

@@ -18,8 +18,8 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -262,7 +262,7 @@ func (e *crawlEnv) produce(t *testing.T, recs ...*kgo.Record) {
 // tweets and duplicates copies.
 func (e *crawlEnv) awaitCounted(t *testing.T, id, processed, duplicates int64) {
 	t.Helper()
-	store := progress.FromPlatform(e.Platform)
+	store := countscript.FromPlatform(e.Platform)
 	e2e.Eventually(t, 30*time.Second, fmt.Sprintf("%d tweets and %d copies of task %d counted", processed, duplicates, id), func() bool {
 		p, err := store.Get(context.Background(), id)
 		return err == nil && p.ProcessedTweets == processed && p.DuplicateTweets == duplicates

@@ -15,8 +15,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawlkafka"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/searchattr"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
@@ -137,7 +137,7 @@ func TestCrawlTotalCountingCopiesFailsWithReason(t *testing.T) {
 		v.MissingTweets == nil || *v.MissingTweets != 5 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
+	p, err := countscript.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil || p.Status != crawl.ProgressFailed {
 		t.Fatalf("progress = %+v, %v; want FAILED", p, err)
 	}
@@ -232,7 +232,7 @@ func TestCrawlRedeliveredRecordsCountOnce(t *testing.T) {
 	if v.Status != crawl.Completed || v.Source != crawl.SourceKafka || v.ProcessedTweets != 50 {
 		t.Fatalf("task = %+v", v)
 	}
-	p, err := progress.FromPlatform(e.Platform).Get(context.Background(), id)
+	p, err := countscript.FromPlatform(e.Platform).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestCrawlLateTweetsAfterDeadlineAreIgnored(t *testing.T) {
 		}
 		e.produce(t, &kgo.Record{Topic: topics.Data, Key: []byte(m.TweetData.ID), Value: b})
 	}
-	store := progress.FromPlatform(e.Platform)
+	store := countscript.FromPlatform(e.Platform)
 	e2e.Eventually(t, 20*time.Second, "late tweets counted in Redis", func() bool {
 		p, err := store.Get(context.Background(), id)
 		return err == nil && p.ProcessedTweets == 6

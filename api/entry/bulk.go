@@ -14,9 +14,6 @@ import (
 	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
 
-// headerIdempotencyKey names a bulk operation: a repeated request finds the same one.
-const headerIdempotencyKey = "Idempotency-Key"
-
 // bulkSample bounds the task ids a dry run lists.
 const bulkSample = 20
 
@@ -70,10 +67,11 @@ func (h *handlers) bulk(c echo.Context, op string) error {
 		return err
 	}
 	bulkID := pipeline.NewTaskID()
-	if key := c.Request().Header.Get(headerIdempotencyKey); key != "" {
-		if err := pipeline.CheckIdempotencyKey(key); err != nil {
-			return httpx.Validation(headerIdempotencyKey, err.Error())
-		}
+	key, err := httpx.IdempotencyKey(c) // names a bulk operation: a repeated request finds the same one
+	if err != nil {
+		return err
+	}
+	if key != "" {
 		bulkID = entry.BulkIDForKey(op, auth.From(c).KeyID, key)
 	}
 	applied := requested.Until(time.Now().UTC().Truncate(time.Millisecond))

@@ -11,6 +11,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -29,7 +30,7 @@ func TestDevSeededCollectionVideoInTheWholeApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := h.Do(http.MethodPost, "/api/v1/pipeline-tasks", h.AdminKey, map[string]any{
-		"pipeline": "collection_video_pipeline", "user_id": vendors.DevQuotaUser, "feature_id": vendors.DevQuotaFeature,
+		"pipeline": "collection_video_pipeline", "user_id": pipelinedemo.DevQuotaUser, "feature_id": pipelinedemo.DevQuotaFeature,
 		"input_data": map[string]any{"product_images": []any{"https://cos.example/p/1.jpg"}, "background_music": "https://cos.example/m.mp3"}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)

@@ -38,10 +38,11 @@ func (h *handlers) redriveTask(c echo.Context) error {
 		return httpx.FromStore(err)
 	}
 	redriveID := "req:" + pipeline.NewTaskID()
-	if key := c.Request().Header.Get(HeaderIdempotencyKey); key != "" {
-		if err := pipeline.CheckIdempotencyKey(key); err != nil {
-			return httpx.Validation(HeaderIdempotencyKey, err.Error())
-		}
+	key, err := httpx.IdempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	if key != "" {
 		redriveID = pipeline.RedriveIDForKey(auth.From(c).KeyID, task.ID, key)
 	}
 	created, err := h.workflows.RedriveTask(ctx, task, redriveID, "", h.redriveWindow)
@@ -120,10 +121,11 @@ func (h *handlers) redriveBulk(c echo.Context) error {
 		return err
 	}
 	bulkID := pipeline.NewTaskID()
-	if key := c.Request().Header.Get(HeaderIdempotencyKey); key != "" {
-		if err := pipeline.CheckIdempotencyKey(key); err != nil {
-			return httpx.Validation(HeaderIdempotencyKey, err.Error())
-		}
+	key, err := httpx.IdempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	if key != "" {
 		bulkID = pipeline.BulkIDForKey(auth.From(c).KeyID, key)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)

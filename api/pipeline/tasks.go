@@ -38,10 +38,6 @@ type taskView struct {
 // caller is better told so (503, retry with the same Idempotency-Key) than left hanging.
 const admissionWait = 30 * time.Second
 
-// HeaderIdempotencyKey makes task creation safe to retry: the key (scoped to the caller's API key)
-// becomes the task id, so a retry on any API replica finds the same workflow.
-const HeaderIdempotencyKey = "Idempotency-Key"
-
 // createTask starts a pipeline run: 201 with the task, 200 with the same task for a repeated
 // Idempotency-Key and body, 409 for the key with a different body, 400 naming an input_data field
 // the schema needs, 404 for an unknown pipeline or version, 402 QUOTA_EXHAUSTED when the user has
@@ -56,10 +52,11 @@ func (h *handlers) createTask(c echo.Context) error {
 	}
 	start := pipelinewf.StartRequest{TaskRequest: pipeline.TaskRequest{Pipeline: req.Pipeline, Version: req.Version,
 		UserID: req.UserID, FeatureID: req.FeatureID, InputData: req.InputData}}
-	if key := c.Request().Header.Get(HeaderIdempotencyKey); key != "" {
-		if err := pipeline.CheckIdempotencyKey(key); err != nil {
-			return httpx.Validation(HeaderIdempotencyKey, err.Error())
-		}
+	key, err := httpx.IdempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	if key != "" { // the key becomes the task id, so a retry on any API replica finds the same workflow
 		start.TaskID = pipeline.TaskIDForKey(auth.From(c).KeyID, key)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), admissionWait)
@@ -87,7 +84,7 @@ func (h *handlers) startError(err error, req createTaskRequest) error {
 	case errors.As(err, &inputErr):
 		return httpx.Validation(inputErr.Field, inputErr.Error())
 	case errors.Is(err, pipeline.ErrNotFound):
-		return httpx.NotFound(fmt.Sprintf("pipeline %s version %s", req.Pipeline, orLatest(req.Version)))
+		return httpx.NotFound(fmt.Sprintf("pipeline %s version %s", req.Pipeline, pipeline.VersionLabel(req.Version)))
 	case errors.Is(err, pipeline.ErrQuotaExhausted):
 		return errQuotaExhausted(err.Error())
 	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
@@ -121,11 +118,4 @@ func (h *handlers) getTask(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, v)
-}
-
-func orLatest(v string) string {
-	if v == "" {
-		return "latest"
-	}
-	return v
 }

@@ -136,14 +136,24 @@ func metadataView(p *taskecho.Project) map[string]any {
 		"tags": m.Tags, "createdAt": ts(m.CreatedAt), "updatedAt": ts(m.UpdatedAt)}
 }
 
-func (a *api) getMetadata(c echo.Context) error {
+// pathProject is the path's project once the caller may see it: the path's project id checked
+// against the caller's key (project), then the project read (fail maps a missing one to 404).
+func (a *api) pathProject(c echo.Context) (*taskecho.Project, error) {
 	pid, err := project(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := a.svc.Lookup.Project(c.Request().Context(), pid)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
+	}
+	return p, nil
+}
+
+func (a *api) getMetadata(c echo.Context) error {
+	p, err := a.pathProject(c)
+	if err != nil {
+		return err
 	}
 	return ok(c, http.StatusOK, metadataView(p), "查询成功")
 }

@@ -32,14 +32,11 @@ func (a *api) listQueues(c echo.Context) error {
 }
 
 func (a *api) queuesCheck(c echo.Context) error {
-	pid, err := project(c)
+	p, err := a.pathProject(c)
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.Lookup.Project(c.Request().Context(), pid); err != nil {
-		return fail(err)
-	}
-	v, err := a.lists.QueuesVersion(c.Request().Context(), pid)
+	v, err := a.lists.QueuesVersion(c.Request().Context(), p.ProjectID)
 	if err != nil {
 		return fail(err)
 	}

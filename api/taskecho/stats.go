@@ -107,14 +107,11 @@ func (a *api) statsProjects(c echo.Context) error {
 
 // statsProject answers GET /api/v1/stats/project/{projectId}.
 func (a *api) statsProject(c echo.Context) error {
-	pid, err := project(c)
+	p, err := a.pathProject(c)
 	if err != nil {
 		return err
 	}
-	p, err := a.svc.Lookup.Project(c.Request().Context(), pid)
-	if err != nil {
-		return fail(err)
-	}
+	pid := p.ProjectID
 	c.QueryParams().Set("projectId", pid)
 	r, rows, err := a.executions(c)
 	if err != nil {

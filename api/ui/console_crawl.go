@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/waiting"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
@@ -64,9 +64,9 @@ func (u *UI) crawlPage(c echo.Context) error {
 		return u.failPage(c, err)
 	}
 	d.Pager = pg.with(total, c)
-	var live *progress.Store
+	var live *countscript.Store
 	if u.p.Redis != nil {
-		live = progress.FromPlatform(u.p)
+		live = countscript.FromPlatform(u.p)
 	}
 	for _, t := range ts {
 		r := crawlRow{TaskRecord: t, Temporal: u.temporalLink(crawlwf.WorkflowID(t.OriginalTaskID))}

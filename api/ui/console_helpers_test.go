@@ -18,7 +18,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
@@ -115,7 +115,7 @@ func (f *consoleFixture) crawlRecords(id int64) {
 	if err := f.env.Platform.Kafka.ProduceSync(f.env.Context(), recs...).FirstErr(); err != nil {
 		f.t.Fatal(err)
 	}
-	store := progress.FromPlatform(f.env.Platform)
+	store := countscript.FromPlatform(f.env.Platform)
 	e2e.Eventually(f.t, 30*time.Second, "the consumer to count task "+strconv.FormatInt(id, 10), func() bool {
 		p, err := store.Get(f.env.Context(), id)
 		return err == nil && p.ProcessedTweets == 1 && p.DuplicateTweets == 1 && p.DeadLetteredRecords == 1

@@ -10,14 +10,10 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/feishu"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
 )
-
-// headerIdempotencyKey names a recover run: a repeated request finds the same one.
-const headerIdempotencyKey = "Idempotency-Key"
 
 // recoverSample bounds the record ids a dry run lists.
 const recoverSample = 20
@@ -62,11 +58,9 @@ func (h *handlers) recover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key := c.Request().Header.Get(headerIdempotencyKey)
-	if key != "" {
-		if err := pipeline.CheckIdempotencyKey(key); err != nil {
-			return httpx.Validation(headerIdempotencyKey, err.Error())
-		}
+	key, err := httpx.IdempotencyKey(c) // names a recover run: a repeated request finds the same one
+	if err != nil {
+		return err
 	}
 	cfg := h.d.Platform.Config
 	if h.feishu == nil || cfg.Webhook.TaskBitableURL == "" || cfg.Webhook.WebhookBitableURL == "" {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/waiting"
 )
 
@@ -28,12 +27,6 @@ const (
 
 // Application error types a test or the Web UI can recognise.
 const (
-	// ErrTypeUnknownPipeline: the envelope's workflowId names no pipeline (any more). Retrying
-	// cannot help, so the task is suspended at once for an operator.
-	ErrTypeUnknownPipeline = "EntryUnknownPipeline"
-	// ErrTypeQuotaExhausted: the quota account has no unit left; a retry may succeed once an
-	// operator grants more.
-	ErrTypeQuotaExhausted = "EntryQuotaExhausted"
 	// ErrTypeTelegramRejected: Telegram refused the reply for good.
 	ErrTypeTelegramRejected = "EntryTelegramRejected"
 )
@@ -99,25 +92,6 @@ type TaskStatus struct {
 	From string `json:"from,omitempty"`
 	// WaitingFor is what the task waits for while it is not final (entry.WaitingFor).
 	WaitingFor *waiting.For `json:"waiting_for,omitempty"`
-}
-
-// PrepareRequest asks for one pipeline run's bookkeeping before its child workflow starts.
-type PrepareRequest struct {
-	EntryTaskID    string
-	PipelineTaskID string
-	Pipeline       string
-	Version        string
-	UserID         string
-	FeatureID      string
-	InputData      map[string]any
-}
-
-// PrepareResult is the pipeline version the run uses, with its schema snapshot.
-type PrepareResult struct {
-	Pipeline          string
-	Version           string
-	Schema            pipeline.Schema
-	EligibleForRefund bool
 }
 
 // ReplyRequest sends a completed Telegram task's result to its chat.

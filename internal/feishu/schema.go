@@ -31,15 +31,13 @@ type Field struct {
 // Fields lists a table's columns.
 func (c *Client) Fields(ctx context.Context, t Table) ([]Field, error) {
 	var out []Field
-	pageToken := ""
-	for {
+	err := eachPage(func(pageToken string) (next *string, err error) {
 		b := larkbitable.NewListAppTableFieldReqBuilder().AppToken(t.AppToken).TableId(t.TableID).PageSize(100)
 		if pageToken != "" {
 			b.PageToken(pageToken)
 		}
 		req := b.Build()
-		var next *string
-		err := c.call(ctx, "fields "+t.TableID, func(opt larkcore.RequestOptionFunc) (result, error) {
+		err = c.call(ctx, "fields "+t.TableID, func(opt larkcore.RequestOptionFunc) (result, error) {
 			resp, err := c.sdk.Bitable.V1.AppTableField.List(ctx, req, opt)
 			if err != nil {
 				return result{}, err
@@ -52,11 +50,25 @@ func (c *Client) Fields(ctx context.Context, t Table) ([]Field, error) {
 			}
 			return result{api: resp.ApiResp, code: resp.Code, msg: resp.Msg}, nil
 		})
+		return next, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachPage calls page with each page token of a listing ("" for the first) until an error or a
+// page without a next token.
+func eachPage(page func(pageToken string) (next *string, err error)) error {
+	pageToken := ""
+	for {
+		next, err := page(pageToken)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if next == nil || *next == "" {
-			return out, nil
+			return nil
 		}
 		pageToken = *next
 	}
@@ -83,15 +95,13 @@ func fieldFromSDK(f *larkbitable.AppTableFieldForList) Field {
 // TableNames lists the tables of a base (id → name).
 func (c *Client) TableNames(ctx context.Context, appToken string) (map[string]string, error) {
 	out := map[string]string{}
-	pageToken := ""
-	for {
+	err := eachPage(func(pageToken string) (next *string, err error) {
 		b := larkbitable.NewListAppTableReqBuilder().AppToken(appToken).PageSize(100)
 		if pageToken != "" {
 			b.PageToken(pageToken)
 		}
 		req := b.Build()
-		var next *string
-		err := c.call(ctx, "tables "+appToken, func(opt larkcore.RequestOptionFunc) (result, error) {
+		err = c.call(ctx, "tables "+appToken, func(opt larkcore.RequestOptionFunc) (result, error) {
 			resp, err := c.sdk.Bitable.V1.AppTable.List(ctx, req, opt)
 			if err != nil {
 				return result{}, err
@@ -106,14 +116,12 @@ func (c *Client) TableNames(ctx context.Context, appToken string) (map[string]st
 			}
 			return result{api: resp.ApiResp, code: resp.Code, msg: resp.Msg}, nil
 		})
-		if err != nil {
-			return nil, err
-		}
-		if next == nil || *next == "" {
-			return out, nil
-		}
-		pageToken = *next
+		return next, err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // Resolve turns a table link into a Table, looking up wiki nodes once per client.

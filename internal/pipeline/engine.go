@@ -93,8 +93,8 @@ type CallRequest struct {
 	// the vendor's Idempotency-Key differs per redrive, so a vendor that remembers keys does not
 	// answer a redriven step with the failed attempt's response.
 	Redrive int `json:",omitempty"`
-	// Sync is set by runs that fold the next step's choice and the task's finish into a sync
-	// step's activity (versionCostFloor in workflows/pipeline).
+	// Sync is what a sync step's activity does besides its call: the next step's provider choice
+	// and, on the last step, the task's finish (syncStep in workflows/pipeline/cost.go).
 	Sync *SyncStep `json:",omitempty"`
 	// Tried are the providers this step tried before this one (task_steps.providers_tried).
 	Tried []string `json:",omitempty"`

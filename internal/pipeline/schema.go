@@ -33,6 +33,15 @@ const (
 // DefaultVersion is the pipeline_schemas.version of a definition that names none.
 const DefaultVersion = "1.0.0"
 
+// VersionLabel is how messages and execution summaries name a requested version: v, or "latest"
+// when none is pinned (the admission then resolves the newest published one).
+func VersionLabel(v string) string {
+	if v == "" {
+		return "latest"
+	}
+	return v
+}
+
 // Definition is one entry of pipeline_schemas as posted by a client:
 // {"name": ..., "version": ..., "schema": {...}}.
 type Definition struct {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -154,7 +155,7 @@ func (v *validator) apiStep(i int, st *Step) {
 	}
 	if st.ProviderRef != "" {
 		v.providerRef(i, st, "provider_ref", st.ProviderRef)
-		if len(st.ProviderCandidates) > 0 && !contains(st.ProviderCandidates, st.ProviderRef) {
+		if len(st.ProviderCandidates) > 0 && !slices.Contains(st.ProviderCandidates, st.ProviderRef) {
 			v.step(i, st, "provider_ref", fmt.Sprintf("%q is not in provider_candidates, so it would never be used", st.ProviderRef))
 		}
 	}
@@ -213,7 +214,7 @@ func (v *validator) polling(i int, st *Step) {
 		v.step(i, st, "polling.complete_statuses", "must list at least one status")
 	}
 	for _, s := range p.FailedStatuses {
-		if contains(p.CompleteStatuses, s) {
+		if slices.Contains(p.CompleteStatuses, s) {
 			v.step(i, st, "polling.failed_statuses", fmt.Sprintf("%q is also a complete status", s))
 		}
 	}
@@ -293,13 +294,4 @@ func (v *validator) outputMapping(i int, st *Step) {
 			v.step(i, st, "output_mapping."+key, err.Error())
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,7 +3,6 @@ package taskecho
 import (
 	"bytes"
 	"context"
-	"fmt"
 	mathrand "math/rand/v2"
 	"slices"
 	"time"
@@ -203,17 +202,6 @@ func taskIDs(ts []*Task) []string {
 		out = append(out, t.TaskID)
 	}
 	return out
-}
-
-// ClampLimit maps a requested limit onto 1..pull_batch_size (0 means the maximum).
-func (s *Leases) ClampLimit(n int) (int, error) {
-	if n < 0 {
-		return 0, fmt.Errorf("limit must not be negative")
-	}
-	if n == 0 || n > s.set.PullBatchSize {
-		return s.set.PullBatchSize, nil
-	}
-	return n, nil
 }
 
 // sortPullOrder orders tasks in pull order: highest priority first, then oldest; _id breaks ties

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawldb"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
 )
 
@@ -69,7 +69,7 @@ func runCrawlStart(c *cobra.Command, id int64, wait bool) error {
 			"status": crawl.Running, "created": true})
 	}
 	var final crawlwf.State
-	counts := progress.FromPlatform(p)
+	counts := countscript.FromPlatform(p)
 	err = watch(ctx, os.Stderr, run.GetID()+" tweets", func(ctx context.Context) (int, int, error) {
 		pr, err := counts.Get(ctx, id)
 		return int(pr.ProcessedTweets), int(max(pr.TotalTweets, 0)), err

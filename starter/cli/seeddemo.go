@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 )
 
 // seedDemoOptions are seed-demo's flags; each defaults to an environment variable, so the
@@ -57,7 +57,7 @@ worker reaches them.`,
 			if outputFormat(c) == outputTable {
 				fmt.Fprintf(c.ErrOrStderr(), "run one: curl -s -X POST %s/api/v1/pipeline-tasks -H \"X-API-Key: $TASKLOOM_ADMIN_KEY\" -H 'Content-Type: application/json' "+
 					`-d '{"pipeline":"basic_clean_pipeline","user_id":"%s","feature_id":"%s","input_data":{"input_image":"https://cos.example/p/1.jpg"}}'`+"\n",
-					api.base, vendors.DevQuotaUser, vendors.DevQuotaFeature)
+					api.base, pipelinedemo.DevQuotaUser, pipelinedemo.DevQuotaFeature)
 			}
 			return render(c, rows)
 		},
@@ -98,7 +98,7 @@ const (
 // SeedDemo loads vendors' demo data (the definition Seed loads in-process) through api: the
 // fakes at vendorsURL, the example pipelines of examplesDir and the demo quota.
 func SeedDemo(ctx context.Context, api *apiClient, vendorsURL, examplesDir string) ([]SeededItem, error) {
-	examples, err := vendors.Examples(examplesDir)
+	examples, err := pipelinedemo.Examples(examplesDir)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func SeedDemo(ctx context.Context, api *apiClient, vendorsURL, examplesDir strin
 		return nil, fmt.Errorf("no example pipelines (*.json) in %s: run from the repository root or pass --examples", examplesDir)
 	}
 	var rows []SeededItem
-	providers, functions := vendors.Registrations(vendorsURL)
+	providers, functions := pipelinedemo.Registrations(vendorsURL)
 	for _, p := range providers {
 		row, err := seedRegistration(ctx, api, "provider", "/api/v1/providers/"+p.Ref, "/"+p.Ref,
 			"base_url", p.BaseURL, map[string]any{"base_url": p.BaseURL, "health_url": p.HealthURL})
@@ -139,7 +139,7 @@ func SeedDemo(ctx context.Context, api *apiClient, vendorsURL, examplesDir strin
 
 // seedRegistration registers a provider or function at path unless it exists: one that points
 // at urlField's value already is unchanged, one a fakes server elsewhere registered is re-pointed
-// (vendors.Repoint, with its provider health handed back to the periodic check), anything else is
+// (pipelinedemo.Repoint, with its provider health handed back to the periodic check), anything else is
 // kept.
 func seedRegistration(ctx context.Context, api *apiClient, kind, path, fakePath, urlField, want string, body map[string]any) (SeededItem, error) {
 	row := SeededItem{Kind: kind, Name: path[strings.LastIndex(path, "/")+1:]}
@@ -156,7 +156,7 @@ func seedRegistration(ctx context.Context, api *apiClient, kind, path, fakePath,
 	case old[urlField] == want:
 		row.State = stateUnchanged
 		return row, nil
-	case !vendors.Repoint(fmt.Sprint(old[urlField]), want, fakePath):
+	case !pipelinedemo.Repoint(fmt.Sprint(old[urlField]), want, fakePath):
 		row.State, row.Detail = stateKept, fmt.Sprintf("registered at %v", old[urlField])
 		return row, nil
 	default:
@@ -183,7 +183,7 @@ func pinned(provider map[string]any) bool {
 
 // publishExample publishes one example pipeline: 201 is new, 200 the same definition already
 // published, 409 another definition under the example's name and version (kept).
-func publishExample(ctx context.Context, api *apiClient, ex vendors.Example) (SeededItem, error) {
+func publishExample(ctx context.Context, api *apiClient, ex pipelinedemo.Example) (SeededItem, error) {
 	row := SeededItem{Kind: "pipeline", Name: strings.TrimSuffix(filepath.Base(ex.File), ".json")}
 	status, err := api.do(ctx, http.MethodPost, "/api/v1/pipelines", json.RawMessage(ex.JSON), nil)
 	if err != nil {
@@ -204,8 +204,8 @@ func publishExample(ctx context.Context, api *apiClient, ex vendors.Example) (Se
 
 // grantDemoQuota grants the demo quota when the demo user has none; a quota in use is left alone.
 func grantDemoQuota(ctx context.Context, api *apiClient) (SeededItem, error) {
-	path := "/api/v1/quotas/" + url.PathEscape(vendors.DevQuotaUser) + "/" + url.PathEscape(vendors.DevQuotaFeature)
-	row := SeededItem{Kind: "quota", Name: vendors.DevQuotaUser + "/" + vendors.DevQuotaFeature, State: stateUnchanged}
+	path := "/api/v1/quotas/" + url.PathEscape(pipelinedemo.DevQuotaUser) + "/" + url.PathEscape(pipelinedemo.DevQuotaFeature)
+	row := SeededItem{Kind: "quota", Name: pipelinedemo.DevQuotaUser + "/" + pipelinedemo.DevQuotaFeature, State: stateUnchanged}
 	status, err := api.do(ctx, http.MethodGet, path, nil, nil)
 	if err != nil || status == http.StatusOK {
 		return row, err
@@ -214,7 +214,7 @@ func grantDemoQuota(ctx context.Context, api *apiClient) (SeededItem, error) {
 		return row, fmt.Errorf("GET %s: status %d", path, status)
 	}
 	row.State = stateCreated
-	return row, api.expect(ctx, http.MethodPut, path, map[string]any{"remaining": vendors.DevQuotaUnits}, http.StatusOK)
+	return row, api.expect(ctx, http.MethodPut, path, map[string]any{"remaining": pipelinedemo.DevQuotaUnits}, http.StatusOK)
 }
 
 // apiClient calls the taskloom HTTP API with an API key.

@@ -11,6 +11,7 @@ import (
 	"github.com/taskloom/taskloom/internal/config"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 )
@@ -38,8 +39,8 @@ func TestSeedDemoLoadsTheDemoDataThroughTheAPI(t *testing.T) {
 		"--vendors-url", vs.URL, "--examples", filepath.Join(testenv.RepoRoot(), "testdata", "pipelines")}
 
 	first := runSeedDemo(t, args)
-	providers, functions := vendors.Registrations(vs.URL)
-	examples, _ := vendors.Examples(filepath.Join(testenv.RepoRoot(), "testdata", "pipelines"))
+	providers, functions := pipelinedemo.Registrations(vs.URL)
+	examples, _ := pipelinedemo.Examples(filepath.Join(testenv.RepoRoot(), "testdata", "pipelines"))
 	if want := len(providers) + len(functions) + len(examples) + 1; len(first) != want {
 		t.Fatalf("first run: %d items, want %d: %+v", len(first), want, first)
 	}
@@ -62,7 +63,7 @@ func TestSeedDemoLoadsTheDemoDataThroughTheAPI(t *testing.T) {
 	}
 
 	r := env.Do(http.MethodPost, "/api/v1/pipeline-tasks", env.AdminKey, map[string]any{
-		"pipeline": "basic_clean_pipeline", "user_id": vendors.DevQuotaUser, "feature_id": vendors.DevQuotaFeature,
+		"pipeline": "basic_clean_pipeline", "user_id": pipelinedemo.DevQuotaUser, "feature_id": pipelinedemo.DevQuotaFeature,
 		"input_data": map[string]any{"input_image": "https://cos.example/p/1.jpg"}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("run a seeded example: %d %s", r.Status, r.Body)

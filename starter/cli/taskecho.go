@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/platform"
-	"github.com/taskloom/taskloom/internal/progress"
+	"github.com/taskloom/taskloom/internal/progressline"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/demo"
 	"github.com/taskloom/taskloom/internal/taskecho/migrate"
@@ -26,7 +26,7 @@ func migrateCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
-				line := progress.New(c.ErrOrStderr(), 0, "migrate phases")
+				line := progressline.New(c.ErrOrStderr(), 0, "migrate phases")
 				r, err := migrate.Run(ctx, p.Mongo, func(done, total int) { line.SetTotal(total); line.Set(done) })
 				line.Done()
 				if err != nil {

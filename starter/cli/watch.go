@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/taskloom/taskloom/internal/progress"
+	"github.com/taskloom/taskloom/internal/progressline"
 )
 
 // watchInterval is how often a waiting command reads the progress it shows.
@@ -16,7 +16,7 @@ const watchInterval = 500 * time.Millisecond
 // watchInterval (done and total units; total 0 while unknown), and once more when wait returns.
 // A failed poll keeps the line as it was: the progress is a view, wait's result is the answer.
 func watch(ctx context.Context, w io.Writer, label string, poll func(context.Context) (done, total int, err error), wait func() error) error {
-	line := progress.New(w, 0, label)
+	line := progressline.New(w, 0, label)
 	defer line.Done()
 	show := func() {
 		if done, total, err := poll(ctx); err == nil {
@@ -50,7 +50,7 @@ type bulkView struct {
 // followBulkOp shows a bulk operation's progress on a progress line, reading it every second
 // with poll, until it has finished; then it prints the operation's outcome line.
 func followBulkOp(ctx context.Context, out io.Writer, label string, poll func(context.Context) (bulkView, error)) error {
-	line := progress.New(out, 0, label)
+	line := progressline.New(out, 0, label)
 	defer line.Done()
 	for {
 		v, err := poll(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/taskecho/demo"
@@ -67,7 +68,7 @@ func devPipelineSeed(ctx context.Context, p *platform.Platform, adminKey string)
 		"pipelines: basic_clean_pipeline, model_pose12_pipeline, collection_video_pipeline (quota: demo-user/demo-feature)",
 		fmt.Sprintf(`  curl -s -X POST %s/api/v1/pipeline-tasks -H 'X-API-Key: %s' -H 'Content-Type: application/json' `+
 			`-d '{"pipeline":"collection_video_pipeline","user_id":"%s","feature_id":"%s","input_data":{"product_images":["https://cos.example/p/1.jpg","https://cos.example/p/2.jpg"],"background_music":"https://cos.example/bgm.mp3"}}'`,
-			api, adminKey, vendors.DevQuotaUser, vendors.DevQuotaFeature),
+			api, adminKey, pipelinedemo.DevQuotaUser, pipelinedemo.DevQuotaFeature),
 		fmt.Sprintf("  curl -s %s/api/v1/pipeline-tasks/TASK_ID -H 'X-API-Key: %s'", api, adminKey),
 	}, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/taskloom/taskloom/internal/crawl"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/crawler"
 	"github.com/taskloom/taskloom/internal/testenv/e2e"
 	crawlwf "github.com/taskloom/taskloom/workflows/crawl"
@@ -27,7 +27,7 @@ type crawlLoad struct {
 	total    int64
 	sent     int
 	prod     *kgo.Client
-	progress *progress.Store
+	progress *countscript.Store
 }
 
 func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoad {
@@ -47,7 +47,7 @@ func newCrawlLoad(t *testing.T, env *e2e.Env, tweets int, seed uint64) *crawlLoa
 	t.Cleanup(prod.Close)
 	half := len(recs) / 2
 	l := &crawlLoad{env: env, task: f.OriginalTaskID, rest: recs[half:], total: init.TotalTweets, sent: len(data), prod: prod,
-		progress: progress.FromPlatform(env.Platform)}
+		progress: countscript.FromPlatform(env.Platform)}
 	if err := prod.ProduceSync(env.Context(), recs[:half]...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

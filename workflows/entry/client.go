@@ -15,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/closure"
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/explain"
+	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -130,10 +131,7 @@ func (c *Client) Signal(ctx context.Context, taskID, name string, p entry.Signal
 func startMetadata(in entry.WorkflowInput) (summary, details string) {
 	env := in.Envelope
 	p := env.Payload
-	version := p.WorkflowVersion
-	if version == "" {
-		version = "latest"
-	}
+	version := pipeline.VersionLabel(p.WorkflowVersion)
 	summary = explain.Summary("entry "+p.Telemetry.Channel+" task", "pipeline "+p.WorkflowID+"@"+version,
 		"retries "+strconv.Itoa(env.Retry.Max), "key "+env.Context.IdempotencyKey)
 	details = explain.Details(fmt.Sprintf("Entry task `%s` from %s (idempotency key `%s`): runs pipeline **%s** %s as a "+

@@ -223,9 +223,8 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 	}
 	env := r.in.Envelope
 	// The child's admission resolves and checks the pipeline version (the latest when none is pinned).
-	prep := entry.PrepareResult{Pipeline: env.Payload.WorkflowID, Version: env.Payload.WorkflowVersion}
-	child := pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Pipeline: prep.Pipeline,
-		Version: prep.Version, InputData: entry.InputData(&env)}
+	child := pipelinewf.Input{TaskID: taskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Pipeline: env.Payload.WorkflowID,
+		Version: env.Payload.WorkflowVersion, InputData: entry.InputData(&env)}
 	summary, details := pipelinewf.StartMetadata(child)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		StaticSummary:         explain.Summary(summary, "entry "+env.TaskID),
@@ -233,7 +232,7 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 		WorkflowID:            pipeline.WorkflowID(taskID),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(pipelinewf.Kind),
-			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(prep.Pipeline)),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(child.Pipeline)),
 	})
 	var res pipelinewf.Result
 	err = workflow.ExecuteChildWorkflow(cctx, pipelinewf.PipelineWorkflow, child).Get(ctx, &res)
@@ -241,7 +240,7 @@ func (r *run) attempt(ctx workflow.Context) (output map[string]any, failure stri
 		// The child's admission is where an unknown pipeline shows: a refusal retrying cannot help.
 		var ae *temporal.ApplicationError
 		unknown := errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeUnknownPipeline
-		return nil, fmt.Sprintf("pipeline %s: %s", pipelineLabel(prep), message(err)), !unknown, nil
+		return nil, fmt.Sprintf("pipeline %s: %s", pipelineLabel(child), message(err)), !unknown, nil
 	}
 	output = map[string]any{}
 	if n := len(res.Outputs); n > 0 && res.Outputs[n-1] != nil {
@@ -264,7 +263,7 @@ func (r *run) beginAttempt(ctx workflow.Context) (string, error) {
 
 // pipelineLabel names the pipeline a run used: name@version, or the name alone when the envelope
 // pinned no version and the child resolved it.
-func pipelineLabel(p entry.PrepareResult) string {
+func pipelineLabel(p pipelinewf.Input) string {
 	if p.Version == "" {
 		return p.Pipeline
 	}

@@ -215,7 +215,7 @@ func TestStartRunWaitsForMongo(t *testing.T) {
 // A task that leaves the straight path shows every status from then on in TaskloomStatus, so
 // the ops listings find it; its processing before the first failure is not upserted.
 func TestOffTheStraightPathEveryStatusIsUpserted(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() {
@@ -332,7 +332,7 @@ func TestRetriesOnTheChannelCurveThenSuspendsAndResumes(t *testing.T) {
 }
 
 func TestUnknownPipelineSuspendsAtOnceAndDropEndsIt(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() {
@@ -447,7 +447,7 @@ func withDropAfter(in entry.WorkflowInput, d time.Duration) entry.WorkflowInput 
 }
 
 func TestSuspendedTaskNotResumedIsAutoDropped(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	f.pipelineUnknownWhilePrepErr(env)
 	start := env.Now()
@@ -466,7 +466,7 @@ func TestSuspendedTaskNotResumedIsAutoDropped(t *testing.T) {
 }
 
 func TestResumeBeforeTheAutoDropCancelsIt(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() {
@@ -484,7 +484,7 @@ func TestResumeBeforeTheAutoDropCancelsIt(t *testing.T) {
 }
 
 func TestZeroDropAfterKeepsWaiting(t *testing.T) {
-	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", entry.ErrTypeUnknownPipeline, nil)}
+	f := &fakeActs{prepErr: temporal.NewNonRetryableApplicationError("pipeline gone", pipeline.ErrTypeUnknownPipeline, nil)}
 	env := newEnv(t, f)
 	f.pipelineUnknownWhilePrepErr(env)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(entry.SignalDrop, nil) }, 48*time.Hour)

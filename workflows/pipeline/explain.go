@@ -58,10 +58,7 @@ func pollTimerSummary(i int, st pipeline.Step, vendorTaskID string, attempt int)
 // StartMetadata is the static summary and details of a task's execution, set by whoever starts
 // it (Client.Start, or the entry workflow for its child runs).
 func StartMetadata(in Input) (summary, details string) {
-	version := in.Version
-	if version == "" {
-		version = "latest"
-	}
+	version := pipeline.VersionLabel(in.Version)
 	parts := []string{"pipeline " + in.Pipeline + "@" + version, "user " + in.UserID, "feature " + in.FeatureID, "task " + in.TaskID}
 	if in.Redrive != nil {
 		parts = append(parts, "redrive "+in.Redrive.ID)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -323,7 +324,7 @@ func (r *run) pollRequest(job asyncJob) pipeline.PollRequest {
 func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, map[string]any, error) {
 	p := r.schema.Steps[job.step].Polling
 	switch {
-	case contains(p.CompleteStatuses, status):
+	case slices.Contains(p.CompleteStatuses, status):
 		out := make(map[string]any, len(polled)+len(job.sub.Output))
 		for k, v := range job.sub.Output {
 			out[k] = v
@@ -332,7 +333,7 @@ func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, 
 			out[k] = v
 		}
 		return true, out, nil
-	case contains(p.FailedStatuses, status):
+	case slices.Contains(p.FailedStatuses, status):
 		return true, nil, temporal.NewApplicationError(fmt.Sprintf("vendor task %s reported status %q", job.sub.VendorTaskID, status),
 			pipeline.ErrTypeVendorJobFailed)
 	}
@@ -411,13 +412,4 @@ func rootMessage(err error) string {
 		return "timed out (" + te.TimeoutType().String() + ")"
 	}
 	return err.Error()
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -97,7 +97,7 @@ type kafkaHarness struct {
 	cluster    *kfake.Cluster
 	brokers    []string
 	producer   *kgo.Client
-	store      *progress.Store
+	store      *countscript.Store
 	rdb        redis.UniversalClient
 	prefix     string
 	notifier   *recordingNotifier
@@ -124,7 +124,7 @@ func newKafkaHarness(t testing.TB, partitions int32) *kafkaHarness {
 	}
 	t.Cleanup(h.producer.Close)
 	h.rdb, h.prefix = testenv.Redis(t)
-	h.store = progress.New(h.rdb, h.prefix, time.Hour, 24*time.Hour)
+	h.store = countscript.New(h.rdb, h.prefix, time.Hour, 24*time.Hour)
 	// Commits fail while failCommit is set: the consumer "dies" before its
 	// offsets reach the broker, as a killed process would.
 	cluster.ControlKey(kmsg.OffsetCommit.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {

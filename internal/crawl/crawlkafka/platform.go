@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/taskloom/taskloom/internal/crawl"
+	"github.com/taskloom/taskloom/internal/crawl/countscript"
 	"github.com/taskloom/taskloom/internal/crawl/crawlprom"
-	"github.com/taskloom/taskloom/internal/crawl/progress"
 	"github.com/taskloom/taskloom/internal/platform"
 )
 
@@ -20,7 +20,7 @@ func NewPlatformConsumer(p *platform.Platform, n crawl.WorkflowNotifier) (*Consu
 	}
 	proc := &Processor{
 		Topics:      crawl.Topics{Control: cfg.ControlTopic, Data: cfg.DataTopic},
-		Store:       progress.FromPlatform(p),
+		Store:       countscript.FromPlatform(p),
 		Scheduler:   NewReplyProducer(p.Kafka, cfg.SchedulerTopic),
 		DeadLetters: NewDeadLetterProducer(p.Kafka, cfg.DeadLetterTopic),
 		Workflows:   n,

@@ -50,7 +50,7 @@ func (s *Store) GetSchema(ctx context.Context, name, version string) (*pipeline.
 	}
 	var rec pipeline.SchemaRecord
 	if err := s.c(CollSchemas).FindOne(ctx, filter, opts).Decode(&rec); err != nil {
-		return nil, notFound(err, fmt.Sprintf("pipeline %s@%s", name, orLatest(version)))
+		return nil, notFound(err, fmt.Sprintf("pipeline %s@%s", name, pipeline.VersionLabel(version)))
 	}
 	normalize(&rec.Schema)
 	return &rec, nil
@@ -84,11 +84,4 @@ func normalize(sc *pipeline.Schema) {
 			sc.Steps[i].InputMapping = mongox.JSONMap(m)
 		}
 	}
-}
-
-func orLatest(v string) string {
-	if v == "" {
-		return "latest"
-	}
-	return v
 }

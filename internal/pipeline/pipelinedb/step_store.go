@@ -20,20 +20,6 @@ func stepFilter(taskID string, index int, extra ...bson.E) bson.D {
 	return append(bson.D{{Key: "_id", Value: stepID(taskID, index)}}, extra...)
 }
 
-// CreateSteps inserts one pending row per schema step so a client sees the whole plan at once.
-func (s *Store) CreateSteps(ctx context.Context, taskID string, steps []pipeline.Step) error {
-	now := s.now()
-	docs := make([]any, len(steps))
-	for i, st := range steps {
-		docs[i] = pipeline.StepRecord{ID: stepID(taskID, i), TaskID: taskID, StepIndex: i, StepName: st.Name, StepType: st.Type,
-			Status: pipeline.StatusPending, CreatedAt: now}
-	}
-	if _, err := s.c(CollSteps).InsertMany(ctx, docs); err != nil && !mongo.IsDuplicateKeyError(err) {
-		return fmt.Errorf("insert steps of task %s: %w", taskID, err)
-	}
-	return nil
-}
-
 // ListSteps returns a task's steps in order.
 func (s *Store) ListSteps(ctx context.Context, taskID string) ([]pipeline.StepRecord, error) {
 	cur, err := s.c(CollSteps).Find(ctx, bson.D{{Key: "task_id", Value: taskID}},

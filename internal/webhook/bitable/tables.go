@@ -16,7 +16,7 @@ import (
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
-// RecordSource yields capture records by TaskID from outside Feishu (internal/capturedb).
+// RecordSource yields capture records by TaskID from outside Feishu (internal/webhook/capturedb).
 type RecordSource interface {
 	ByTaskIDs(ctx context.Context, ids []string) ([]map[string]any, error)
 }

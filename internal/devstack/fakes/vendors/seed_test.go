@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 	"github.com/taskloom/taskloom/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func TestSeedRegistersFakesExamplesAndQuotaOnce(t *testing.T) {
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("examples: %d %v", len(recs), err)
 	}
-	if q, err := store.GetQuota(ctx, DevQuotaUser, DevQuotaFeature); err != nil || q.Remaining != DevQuotaUnits {
+	if q, err := store.GetQuota(ctx, pipelinedemo.DevQuotaUser, pipelinedemo.DevQuotaFeature); err != nil || q.Remaining != pipelinedemo.DevQuotaUnits {
 		t.Fatalf("quota: %+v %v", q, err)
 	}
 }

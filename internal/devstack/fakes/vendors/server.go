@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 )
 
 // Mode is how a fake provider behaves.
@@ -29,12 +30,13 @@ const (
 	ModeSlow Mode = "slow" // answers correctly after SlowDelay
 )
 
-// The provider refs of the example pipelines, plus the two misbehaving ones of the dev stack.
+// The names the fakes answer to are the demo data's (pipelinedemo): the example pipelines'
+// providers, the two misbehaving ones and the SCF function.
 var (
-	ExampleProviders = []string{"tencent_cloud_infinite", "aliyun_image_ai", "runninghub", "stable_diffusion_api", "tencent_cloud_vod"}
-	FailingVendor    = "flaky_vendor"
-	SlowVendor       = "slow_vendor"
-	SCFCompositor    = "video-compositor"
+	ExampleProviders = pipelinedemo.ExampleProviders
+	FailingVendor    = pipelinedemo.FailingVendor
+	SlowVendor       = pipelinedemo.SlowVendor
+	SCFCompositor    = pipelinedemo.SCFCompositor
 	defaultModes     = map[string]Mode{FailingVendor: ModeFail, SlowVendor: ModeSlow}
 	errUnknownPath   = errors.New("unknown path")
 )
@@ -160,17 +162,14 @@ func (s *Server) count(provider, endpoint string) {
 
 // Providers lists the provider registrations of the dev stack (base_url and health_url).
 func (s *Server) Providers() []pipeline.Provider {
-	refs := append(append([]string{}, ExampleProviders...), FailingVendor, SlowVendor)
-	out := make([]pipeline.Provider, len(refs))
-	for i, r := range refs {
-		out[i] = pipeline.Provider{Ref: r, BaseURL: s.URL + "/" + r, HealthURL: s.URL + "/" + r + "/health"}
-	}
-	return out
+	providers, _ := pipelinedemo.Registrations(s.URL)
+	return providers
 }
 
 // Functions lists the SCF function registrations of the dev stack.
 func (s *Server) Functions() []pipeline.Function {
-	return []pipeline.Function{{Name: SCFCompositor, InvokeURL: s.URL + "/scf/" + SCFCompositor}}
+	_, functions := pipelinedemo.Registrations(s.URL)
+	return functions
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

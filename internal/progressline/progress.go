@@ -1,12 +1,12 @@
-// Package progress is the progress line of the CLI commands that wait: done of total, the rate
+// Package progressline is the progress line of the CLI commands that wait: done of total, the rate
 // and the time left. On a terminal it is one line redrawn in place (schollz/progressbar); written
 // anywhere else (a pipe, a file, CI's log) it is plain lines, one per change and at most one a
 // second, so a log keeps a readable record instead of carriage returns.
 //
-//	p := progress.New(os.Stderr, len(ids), "redrive")
+//	p := progressline.New(os.Stderr, len(ids), "redrive")
 //	for i, id := range ids { …; p.Set(i + 1) }
 //	p.Done()
-package progress
+package progressline
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package progress
+package countscript
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // Redis reports it (INFO commandstats), which a wall clock on shared cores
 // cannot separate from the client's.
 //
-//	go test -run XXX -bench ApplyBatch500 -benchtime 40x -benchmem ./internal/crawl/progress/
+//	go test -run XXX -bench ApplyBatch500 -benchtime 40x -benchmem ./internal/crawl/countscript/
 func BenchmarkApplyBatch500(b *testing.B) {
 	rdb, ok := realRedis(b)
 	if !ok {

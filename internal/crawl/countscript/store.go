@@ -1,9 +1,9 @@
-// Package progress keeps each crawl task's progress in Redis: the task_progress:{original_task_id}
+// Package countscript keeps each crawl task's progress in Redis: the task_progress:{original_task_id}
 // hash, changed only by one Lua script (progress.lua) that checks, counts and completes a task in
 // one atomic step, so consumers on any number of workers count every tweet once. One step
 // carries all of a task's records of a consumer's batch: one call per task per partition batch,
 // not per tweet (docs/benchmarks.md).
-package progress
+package countscript
 
 import (
 	"context"
