@@ -47,7 +47,7 @@ check: lint staticcheck ## gofmt, vet, staticcheck and the unit tests (-short: n
 
 # `go test ./...` includes the docs test (tests/readme: every ```sh block of README.md and docs/
 # against a fresh dev stack); docs-test runs it alone.
-test: tools lint ## what CI runs: lint, every test under -race (integration included), then fuzz-short
+test: tools lint staticcheck ## what CI runs: lint, staticcheck, every test under -race (integration included), then fuzz-short
 	$(GO) test $(GOFLAGS_TEST) ./...
 	$(MAKE) --no-print-directory fuzz-short
 
