@@ -16,6 +16,9 @@ type InputError struct {
 	Message string
 }
 
+// Is makes an InputError an ErrInvalidInput refusal.
+func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
+
 func (e *InputError) Error() string {
 	if e.Message != "" {
 		return e.Message
