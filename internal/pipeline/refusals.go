@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"go.temporal.io/sdk/temporal"
 )
@@ -67,7 +66,8 @@ type RefusalKind struct {
 	// Retryable: the activity's retry policy retries it (a refusal that a later attempt may not
 	// repeat). A non-retryable kind is in NonRetryableRefusalTypes.
 	Retryable bool
-	// HTTPStatus and Code are the API's answer (the error envelope's status and code).
+	// HTTPStatus and Code are the API's answer (the error envelope's status and code). A number,
+	// not net/http's constant: the workflows import this package and must not link net/http.
 	HTTPStatus int
 	Code       string
 	// Message, when set, is the API's message instead of the refusal's own (which may say more
@@ -78,20 +78,20 @@ type RefusalKind struct {
 // Refusals is the table of refusal kinds. Its order is fixed: NonRetryableRefusalTypes, which a
 // workflow's retry policy holds, follows it.
 var Refusals = []RefusalKind{
-	{Type: ErrTypeUnknownPipeline, Sentinel: ErrNotFound, HTTPStatus: http.StatusNotFound, Code: "RESOURCE_NOT_FOUND"},
-	{Type: ErrTypeInvalidInput, Sentinel: ErrInvalidInput, HTTPStatus: http.StatusBadRequest, Code: "VALIDATION_ERROR"},
+	{Type: ErrTypeUnknownPipeline, Sentinel: ErrNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND"},
+	{Type: ErrTypeInvalidInput, Sentinel: ErrInvalidInput, HTTPStatus: 400, Code: "VALIDATION_ERROR"},
 	// 402: the request is fine and retrying will not help until the quota is raised.
-	{Type: ErrTypeQuotaExhausted, Sentinel: ErrQuotaExhausted, HTTPStatus: http.StatusPaymentRequired, Code: "QUOTA_EXHAUSTED"},
-	{Type: ErrTypeIdempotencyConflict, Sentinel: ErrIdempotencyConflict, HTTPStatus: http.StatusConflict, Code: "IDEMPOTENCY_CONFLICT",
+	{Type: ErrTypeQuotaExhausted, Sentinel: ErrQuotaExhausted, HTTPStatus: 402, Code: "QUOTA_EXHAUSTED"},
+	{Type: ErrTypeIdempotencyConflict, Sentinel: ErrIdempotencyConflict, HTTPStatus: 409, Code: "IDEMPOTENCY_CONFLICT",
 		Message: "this Idempotency-Key was used with a different request body; use a new key for a new task"},
-	{Type: ErrTypeRedriveConflict, Sentinel: ErrRedriveConflict, HTTPStatus: http.StatusConflict, Code: "CONFLICT"},
-	{Type: ErrTypeRedriveExpired, Sentinel: ErrRedriveExpired, HTTPStatus: http.StatusGone, Code: "GONE"},
+	{Type: ErrTypeRedriveConflict, Sentinel: ErrRedriveConflict, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeRedriveExpired, Sentinel: ErrRedriveExpired, HTTPStatus: 410, Code: "GONE"},
 	// The API answers a repeated redrive with the earlier one (200), never with this status.
-	{Type: ErrTypeRedriveRepeated, Sentinel: ErrRedriveRepeated, HTTPStatus: http.StatusConflict, Code: "CONFLICT"},
-	{Type: ErrTypeStepNotFound, Sentinel: ErrStepNotFound, HTTPStatus: http.StatusNotFound, Code: "RESOURCE_NOT_FOUND"},
-	{Type: ErrTypeStepNotWaiting, Sentinel: ErrStepNotWaiting, HTTPStatus: http.StatusConflict, Code: "CONFLICT"},
-	{Type: ErrTypeCallbackStale, Sentinel: ErrCallbackStale, HTTPStatus: http.StatusConflict, Code: "CONFLICT"},
-	{Type: ErrTypeCallbackDelivered, Sentinel: ErrCallbackDelivered, HTTPStatus: http.StatusConflict, Code: "CONFLICT"},
+	{Type: ErrTypeRedriveRepeated, Sentinel: ErrRedriveRepeated, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeStepNotFound, Sentinel: ErrStepNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND"},
+	{Type: ErrTypeStepNotWaiting, Sentinel: ErrStepNotWaiting, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeCallbackStale, Sentinel: ErrCallbackStale, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeCallbackDelivered, Sentinel: ErrCallbackDelivered, HTTPStatus: 409, Code: "CONFLICT"},
 }
 
 // NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order
