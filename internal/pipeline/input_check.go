@@ -12,7 +12,7 @@ type InputError struct {
 	StepIndex int
 	StepName  string
 	Mapping   string // the input_mapping key that reads it
-	// Message, when set, is the whole message (an InputError rebuilt from a workflow's refusal).
+	// Message, when set, is the whole message (CheckInputShape words its own).
 	Message string
 }
 
