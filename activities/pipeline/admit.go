@@ -1,11 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
@@ -14,8 +13,7 @@ import (
 // the input against it, record the task with its plan of steps (each step writes its own row when
 // it runs; pipeline.PlannedSteps shows the others pending), charge one quota unit. Three Mongo
 // commands, two for a pinned version a worker has read before (published versions never change,
-// schemaOf); refusals are non-retryable errors of the pipeline.ErrType* kinds and leave nothing
-// behind.
+// schemaOf); refusals are the admission kinds of pipeline.Refusals and leave nothing behind.
 //
 // Idempotent, for activity retries after a crash between any two writes: the task insert decides
 // (an existing task of this run means "carry on", of an earlier run means "adopt it and charge
@@ -29,7 +27,7 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 	}
 	rec, err := a.schemaOf(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeUnknownPipeline, nil)
+		return nil, pipeline.RefuseAs(pipeline.ErrNotFound, fmt.Sprintf("pipeline %s version %s not found", req.Pipeline, cmp.Or(req.Version, "latest")))
 	}
 	if err != nil {
 		return nil, err
@@ -47,8 +45,7 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 	}
 	if existing != nil && existing.RunID != req.RunID {
 		if existing.RequestHash != req.RequestHash {
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s was created by a different request", req.TaskID),
-				pipeline.ErrTypeIdempotencyConflict, nil)
+			return nil, pipeline.RefuseAs(pipeline.ErrIdempotencyConflict, fmt.Sprintf("task %s was created by a different request", req.TaskID))
 		}
 		res.Earlier = existing
 		return res, nil
@@ -60,20 +57,19 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 		if err := a.Store.DeleteTask(ctx, req.TaskID, req.RunID); err != nil {
 			return nil, err
 		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeQuotaExhausted, nil)
+		return nil, pipeline.Refuse(err)
 	}
 	return res, nil
 }
 
-// invalidInput is the non-retryable ErrTypeInvalidInput refusal of err, naming its input_data
-// field.
+// invalidInput is the ErrInvalidInput refusal of err, naming its input_data field.
 func invalidInput(err error) error {
 	field := "input_data"
 	var ie *pipeline.InputError
 	if errors.As(err, &ie) {
 		field = ie.Field
 	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeInvalidInput, nil, pipeline.InputRefusal{Field: field})
+	return pipeline.RefuseAs(pipeline.ErrInvalidInput, err.Error(), pipeline.InputRefusal{Field: field})
 }
 
 // schemaOf loads a pipeline version. A published version is immutable, so a pinned one is read

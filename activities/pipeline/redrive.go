@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
 // PipelineRedriveTask is the first thing a redrive run of PipelineWorkflow does: check that the
 // task may be redriven, charge its unit again when its failure refunded it, reopen the task with
 // the redrive recorded, make its unfinished steps pending, and return where to continue with the
-// outputs of the steps before. Refusals are non-retryable errors (pipeline.ErrTypeRedriveConflict,
-// ErrTypeRedriveExpired, ErrTypeQuotaExhausted, ErrTypeRedriveRepeated) and leave nothing behind.
+// outputs of the steps before. Refusals (pipeline.Refusals: ErrRedriveConflict, ErrRedriveExpired,
+// ErrQuotaExhausted, ErrRedriveRepeated) leave nothing behind.
 //
 // Idempotent, for activity retries: the task's redrive history decides (this run's entry there
 // means "carry on"); the charge is guarded by the quota's open_tasks (a retried charge takes
@@ -37,25 +35,20 @@ func (a *Activities) PipelineRedriveTask(ctx context.Context, req pipeline.Redri
 	steps := pipeline.PlannedSteps(task, rows)
 	if earlier := task.RedriveOf(req.RedriveID); earlier != nil {
 		if earlier.RunID != req.RunID {
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s was redriven by this request already", task.ID),
-				pipeline.ErrTypeRedriveRepeated, nil, *earlier)
+			return nil, pipeline.RefuseAs(pipeline.ErrRedriveRepeated, fmt.Sprintf("task %s was redriven by this request already", task.ID), *earlier)
 		}
 		return a.resume(ctx, task.ID, rec, earlier.FromStep, steps, task.RedriveCount)
 	}
 	if err := pipeline.CheckRedrive(task, time.Now(), a.RedriveWindow); err != nil {
-		typ := pipeline.ErrTypeRedriveConflict
-		if errors.Is(err, pipeline.ErrRedriveExpired) {
-			typ = pipeline.ErrTypeRedriveExpired
-		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), typ, nil)
+		return nil, pipeline.Refuse(err)
 	}
 	from, _ := pipeline.ResumePoint(steps)
 	if from >= len(rec.Schema.Steps) {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s has no unfinished step", task.ID), pipeline.ErrTypeRedriveConflict, nil)
+		return nil, pipeline.RefuseAs(pipeline.ErrRedriveConflict, fmt.Sprintf("task %s has no unfinished step", task.ID))
 	}
 	if task.Refunded {
 		if err := a.Store.ConsumeQuota(ctx, task.UserID, task.FeatureID, task.ID); errors.Is(err, pipeline.ErrQuotaExhausted) {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), pipeline.ErrTypeQuotaExhausted, nil)
+			return nil, pipeline.Refuse(err)
 		} else if err != nil {
 			return nil, err
 		}
@@ -69,8 +62,7 @@ func (a *Activities) PipelineRedriveTask(ctx context.Context, req pipeline.Redri
 	}
 	if !ok {
 		// Another redrive reopened the task between the read and the update.
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s is being redriven by another request", task.ID),
-			pipeline.ErrTypeRedriveConflict, nil)
+		return nil, pipeline.RefuseAs(pipeline.ErrRedriveConflict, fmt.Sprintf("task %s is being redriven by another request", task.ID))
 	}
 	return a.resume(ctx, task.ID, rec, from, steps, task.RedriveCount+1)
 }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -62,20 +61,20 @@ func (h *handlers) callback(c echo.Context) error {
 		d.ErrorMessage = *cb.ErrorMessage
 	}
 	if err := h.workflows.DeliverCallback(c.Request().Context(), taskID, d); err != nil {
-		return callbackError(err, taskID, stepParam)
+		return callbackError(err, taskID)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"accepted": true, "task_id": taskID, "step_index": stepIndex})
 }
 
-// callbackError maps the workflow's refusals: no task or step → 404; a closed workflow or a
-// refused delivery → 409.
-func callbackError(err error, taskID, step string) error {
-	var ae *temporal.ApplicationError
+// callbackError maps the workflow's refusals (pipeline.Refusals: no such step → 404, a refused
+// delivery → 409), a closed workflow (409) and no task (404).
+func callbackError(err error, taskID string) error {
+	var re *pipeline.RefusalError
+	if errors.As(err, &re) {
+		e, _ := refusalAnswer(re)
+		return e
+	}
 	switch {
-	case errors.As(err, &ae) && ae.Type() == pipeline.ErrTypeStepNotFound:
-		return httpx.NotFound("step " + step + " of task " + taskID)
-	case errors.As(err, &ae):
-		return httpx.New(http.StatusConflict, "CONFLICT", ae.Message()).WithDetail("reason", ae.Type())
 	case errors.Is(err, pipelinewf.ErrNotRunning):
 		return httpx.Conflict("task " + taskID + " is no longer running")
 	case errors.Is(err, pipeline.ErrNotFound):

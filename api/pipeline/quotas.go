@@ -14,12 +14,6 @@ type quotaRequest struct {
 	Remaining *int `json:"remaining" validate:"required,min=0,max=1000000000"`
 }
 
-// errQuotaExhausted is the answer when a task cannot start for lack of quota. 402: the request is
-// fine and retrying will not help until the quota is raised.
-func errQuotaExhausted(msg string) error {
-	return httpx.New(http.StatusPaymentRequired, "QUOTA_EXHAUSTED", msg)
-}
-
 func (h *handlers) putQuota(c echo.Context) error {
 	var req quotaRequest
 	if err := httpx.Bind(c, &req); err != nil {

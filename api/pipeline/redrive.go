@@ -65,13 +65,8 @@ func (h *handlers) redriveAnswer(c echo.Context, taskID, redriveID string, statu
 }
 
 func redriveError(err error) error {
-	switch {
-	case errors.Is(err, pipeline.ErrRedriveConflict):
-		return httpx.Conflict(err.Error())
-	case errors.Is(err, pipeline.ErrRedriveExpired):
-		return httpx.Gone(err.Error())
-	case errors.Is(err, pipeline.ErrQuotaExhausted):
-		return errQuotaExhausted(err.Error())
+	if e, ok := refusalAnswer(err); ok {
+		return e
 	}
 	return httpx.FromTemporal(err)
 }

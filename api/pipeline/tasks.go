@@ -68,7 +68,7 @@ func (h *handlers) createTask(c echo.Context) error {
 		return e
 	}
 	if err != nil {
-		return h.startError(err, req)
+		return startError(err)
 	}
 	status := http.StatusOK // an earlier request with the same Idempotency-Key created it
 	if adm.Created {
@@ -78,18 +78,9 @@ func (h *handlers) createTask(c echo.Context) error {
 		"workflow_id": adm.WorkflowID, "pipeline": adm.Pipeline, "version": adm.Version})
 }
 
-func (h *handlers) startError(err error, req createTaskRequest) error {
-	var inputErr *pipeline.InputError
-	switch {
-	case errors.As(err, &inputErr):
-		return httpx.Validation(inputErr.Field, inputErr.Error())
-	case errors.Is(err, pipeline.ErrNotFound):
-		return httpx.NotFound(fmt.Sprintf("pipeline %s version %s", req.Pipeline, pipeline.VersionLabel(req.Version)))
-	case errors.Is(err, pipeline.ErrQuotaExhausted):
-		return errQuotaExhausted(err.Error())
-	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
-		return httpx.New(http.StatusConflict, "IDEMPOTENCY_CONFLICT",
-			"this Idempotency-Key was used with a different request body; use a new key for a new task")
+func startError(err error) error {
+	if e, ok := refusalAnswer(err); ok {
+		return e
 	}
 	return httpx.FromTemporal(err)
 }

@@ -16,23 +16,9 @@ const (
 	// ErrTypeConfig: a provider or function the schema names is not registered (any more), or
 	// its URL reaches an address the outbound policy refuses.
 	ErrTypeConfig = "PipelineConfigError"
-
-	// Admission refusals: the task was not created (nothing charged, nothing written). The API
-	// answers 404, 400 (details name the field) and 402.
-	ErrTypeUnknownPipeline = "PipelineNotFound"
-	ErrTypeInvalidInput    = "PipelineInvalidInput"
-	ErrTypeQuotaExhausted  = "PipelineQuotaExhausted"
-	// ErrTypeIdempotencyConflict: the idempotency key was used with a different request (409).
-	ErrTypeIdempotencyConflict = "PipelineIdempotencyConflict"
-
-	// Callback refusals of the step-callback update's validator: no such step (404); a step that
-	// is not waiting for a callback, a callback for a step the pipeline has left, a second
-	// callback (409).
-	ErrTypeStepNotFound      = "PipelineStepNotFound"
-	ErrTypeStepNotWaiting    = "PipelineStepNotWaiting"
-	ErrTypeCallbackStale     = "PipelineCallbackStale"
-	ErrTypeCallbackDelivered = "PipelineCallbackDelivered"
 )
+
+// The refusals' error types (admission, redrive, callback) are in refusals.go.
 
 // AdmitRequest asks the workflow's first activity to resolve the schema, check the input, record
 // the task and its steps and charge one quota unit.
@@ -45,11 +31,6 @@ type AdmitRequest struct {
 	Version     string // empty: the latest
 	InputData   map[string]any
 	RequestHash string
-}
-
-// InputRefusal is the detail of an ErrTypeInvalidInput refusal: the field the HTTP layer names.
-type InputRefusal struct {
-	Field string
 }
 
 // AdmitResult is an admitted task: the schema snapshot it runs, or, when the task id was admitted

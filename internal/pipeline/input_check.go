@@ -12,9 +12,12 @@ type InputError struct {
 	StepIndex int
 	StepName  string
 	Mapping   string // the input_mapping key that reads it
-	// Message, when set, is the whole message (an InputError rebuilt from a workflow's refusal).
+	// Message, when set, is the whole message (CheckInputShape words its own).
 	Message string
 }
+
+// Is makes an InputError an ErrInvalidInput refusal.
+func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
 func (e *InputError) Error() string {
 	if e.Message != "" {

@@ -19,17 +19,6 @@ import (
 // this is not redriven (410).
 const DefaultRedriveWindow = 14 * 24 * time.Hour
 
-// Activity error types of a refused redrive (the redrive admission's non-retryable errors).
-const (
-	// ErrTypeRedriveConflict: the task is not failed (it runs, or it succeeded): 409.
-	ErrTypeRedriveConflict = "PipelineRedriveConflict"
-	// ErrTypeRedriveExpired: the task failed longer ago than the redrive window: 410.
-	ErrTypeRedriveExpired = "PipelineRedriveExpired"
-	// ErrTypeRedriveRepeated: this redrive id redrove the task before (and that run has ended);
-	// the caller is answered with the earlier redrive.
-	ErrTypeRedriveRepeated = "PipelineRedriveRepeated"
-)
-
 // ErrRedriveConflict: only a failed task can be redriven.
 var ErrRedriveConflict = errors.New("only a failed task can be redriven")
 

@@ -184,17 +184,16 @@ func printTask(ctx context.Context, c *cobra.Command, store *pipelinedb.Store, i
 
 // startError says in one sentence why a task was not created, naming the flag or the pipeline.
 func startError(err error, req pipelinewf.StartRequest) error {
-	var inputErr *pipeline.InputError
 	switch {
-	case errors.As(err, &inputErr):
-		return fmt.Errorf("--input: %s", inputErr.Error())
+	case errors.Is(err, pipeline.ErrInvalidInput):
+		return fmt.Errorf("--input: %s", err.Error())
 	case errors.Is(err, pipeline.ErrNotFound) && req.Version != "":
 		return fmt.Errorf("pipeline %q version %q not found", req.Pipeline, req.Version)
 	case errors.Is(err, pipeline.ErrNotFound):
 		return fmt.Errorf("pipeline %q not found", req.Pipeline)
 	case errors.Is(err, pipeline.ErrQuotaExhausted):
 		return fmt.Errorf("quota of user %q, feature %q is exhausted", req.UserID, req.FeatureID)
-	case errors.Is(err, pipelinewf.ErrIdempotencyConflict):
+	case errors.Is(err, pipeline.ErrIdempotencyConflict):
 		return errors.New("--idempotency-key was used with a different request; use a new key for a new task")
 	}
 	return err

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
@@ -11,9 +10,9 @@ import (
 )
 
 // UpdateAdmission answers once the task is admitted: its argument is the request hash, its result
-// an Admission, its error the refusal (ErrTypeUnknownPipeline, ErrTypeInvalidInput,
-// ErrTypeQuotaExhausted). The validator refuses a different request under the same workflow ID
-// (ErrTypeIdempotencyConflict). Client.Start sends it with Update-With-Start.
+// an Admission, its error the refusal (pipeline.ErrNotFound, ErrInvalidInput, ErrQuotaExhausted of
+// pipeline.Refusals). The validator refuses a different request under the same workflow ID
+// (ErrIdempotencyConflict). Client.Start sends it with Update-With-Start.
 const UpdateAdmission = "pipeline-admission"
 
 // QueryAdmission returns the AdmissionState, also of a closed run (how Client.Start answers a
@@ -32,7 +31,7 @@ type Admission struct {
 	Created bool
 }
 
-// Refusal is why a task was not admitted; Type is one of the pipeline.ErrType* admission kinds.
+// Refusal is why a task was not admitted; Type is the error type of one of pipeline.Refusals.
 type Refusal struct {
 	Type    string
 	Message string
@@ -78,7 +77,7 @@ func (r *run) registerAdmission(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(hash string) error {
 			if hash != r.in.RequestHash {
-				return temporal.NewApplicationError("the idempotency key was used with a different request", pipeline.ErrTypeIdempotencyConflict)
+				return pipeline.RefuseAs(pipeline.ErrIdempotencyConflict, "the idempotency key was used with a different request")
 			}
 			return nil
 		}})
@@ -136,22 +135,12 @@ func (r *run) admit(ctx workflow.Context) (earlier *Result, err error) {
 // statusRefused is the State.Status of a run whose task was not admitted.
 const statusRefused = "refused"
 
-// refusalOf recognises the admission activity's refusals.
+// refusalOf recognises the admission (and redrive admission) activity's refusals: the kinds of
+// pipeline.Refusals.
 func refusalOf(err error) *Refusal {
-	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) {
+	re := pipeline.AsRefusal(err)
+	if re == nil {
 		return nil
 	}
-	switch ae.Type() {
-	case pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted, pipeline.ErrTypeIdempotencyConflict,
-		pipeline.ErrTypeRedriveConflict, pipeline.ErrTypeRedriveExpired, pipeline.ErrTypeRedriveRepeated:
-	default:
-		return nil
-	}
-	f := &Refusal{Type: ae.Type(), Message: ae.Message()}
-	var d pipeline.InputRefusal
-	if ae.HasDetails() && ae.Details(&d) == nil {
-		f.Field = d.Field
-	}
-	return f
+	return &Refusal{Type: re.Kind.Type, Message: re.Message, Field: re.Field}
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskloom/taskloom/internal/pipeline"
@@ -43,20 +42,20 @@ func (r *run) registerCallbacks(ctx workflow.Context) error {
 // validateCallback refuses every callback but the first one for the step that waits.
 func (r *run) validateCallback(cb pipeline.CallbackDelivery) error {
 	i := cb.StepIndex
-	refuse := func(typ, format string, args ...any) error {
-		return temporal.NewApplicationError(fmt.Sprintf("step %d of task %s: ", i, r.in.TaskID)+fmt.Sprintf(format, args...), typ)
+	refuse := func(sentinel error, format string, args ...any) error {
+		return pipeline.RefuseAs(sentinel, fmt.Sprintf("step %d of task %s: ", i, r.in.TaskID)+fmt.Sprintf(format, args...))
 	}
 	switch {
 	case r.adm.result == nil && r.adm.refusal == nil:
-		return refuse(pipeline.ErrTypeStepNotWaiting, "the task is not admitted yet")
+		return refuse(pipeline.ErrStepNotWaiting, "the task is not admitted yet")
 	case i < 0 || i >= len(r.schema.Steps):
-		return refuse(pipeline.ErrTypeStepNotFound, "no such step (the pipeline has %d)", len(r.schema.Steps))
+		return refuse(pipeline.ErrStepNotFound, "no such step (the pipeline has %d)", len(r.schema.Steps))
 	case r.scf.delivered[i] != nil:
-		return refuse(pipeline.ErrTypeCallbackDelivered, "the callback was delivered already")
+		return refuse(pipeline.ErrCallbackDelivered, "the callback was delivered already")
 	case i < r.state.CurrentStep || r.state.StepStatus[i] == pipeline.StatusSuccess || r.state.StepStatus[i] == pipeline.StatusFailed:
-		return refuse(pipeline.ErrTypeCallbackStale, "the pipeline has left this step (it is %s)", r.state.StepStatus[i])
+		return refuse(pipeline.ErrCallbackStale, "the pipeline has left this step (it is %s)", r.state.StepStatus[i])
 	case r.scf.waiting != i:
-		return refuse(pipeline.ErrTypeStepNotWaiting, "the step is not waiting for a callback (type %s, status %s)",
+		return refuse(pipeline.ErrStepNotWaiting, "the step is not waiting for a callback (type %s, status %s)",
 			r.schema.Steps[i].Type, r.state.StepStatus[i])
 	}
 	return nil

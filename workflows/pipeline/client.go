@@ -42,16 +42,14 @@ type StartRequest struct {
 	pipeline.TaskRequest
 }
 
-// ErrIdempotencyConflict: the task id (idempotency key) is taken by a different request.
-var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
-
 // Start starts PipelineWorkflow (ID pipeline-{taskId}) and waits for its admission with
 // Update-With-Start: nothing is written before the workflow exists, and the workflow's own
 // activity writes the task, its steps and the quota charge. Repeating a request with the same
 // TaskID answers the same admission (also after the workflow has finished); a different request
-// under it fails with ErrIdempotencyConflict. Other errors: pipeline.ErrNotFound (no such pipeline
-// or version), *pipeline.InputError (input_data lacks a field the schema reads),
-// pipeline.ErrQuotaExhausted, Temporal errors.
+// under it fails with pipeline.ErrIdempotencyConflict. A refusal is a *pipeline.RefusalError
+// wrapping its sentinel: pipeline.ErrNotFound (no such pipeline or version), ErrInvalidInput
+// (input_data lacks a field the schema reads; Field names it), ErrQuotaExhausted. Other errors
+// are Temporal's.
 func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error) {
 	if req.InputData == nil {
 		req.InputData = map[string]any{}
@@ -104,7 +102,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 		return c.finished(ctx, id, hash)
 	}
 	if err != nil {
-		return nil, asStartError(err, id)
+		return nil, refusalOr(err, "start %s", id)
 	}
 	return &adm, nil
 }
@@ -121,36 +119,22 @@ func (c *Client) finished(ctx context.Context, id, hash string) (*Admission, err
 	}
 	switch {
 	case st.RequestHash != hash:
-		return nil, fmt.Errorf("%s: %w", id, ErrIdempotencyConflict)
+		return nil, fmt.Errorf("%s: %w", id, pipeline.ErrIdempotencyConflict)
 	case st.Refusal != nil:
-		return nil, asStartError(st.Refusal.Error(), id)
+		return nil, refusalOr(st.Refusal.Error(), "start %s", id)
 	case st.Admission == nil:
 		return nil, fmt.Errorf("%s closed before its admission", id)
 	}
 	return st.Admission, nil
 }
 
-// asStartError maps the admission's refusals to the domain's errors.
-func asStartError(err error, id string) error {
-	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) {
-		return fmt.Errorf("start %s: %w", id, err)
+// refusalOr is the refusal (of pipeline.Refusals) err carries, with its sentinel, or err wrapped
+// with what was asked.
+func refusalOr(err error, format string, args ...any) error {
+	if re := pipeline.AsRefusal(err); re != nil {
+		return re
 	}
-	switch ae.Type() {
-	case pipeline.ErrTypeIdempotencyConflict:
-		return fmt.Errorf("%s: %w", id, ErrIdempotencyConflict)
-	case pipeline.ErrTypeUnknownPipeline:
-		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrNotFound)
-	case pipeline.ErrTypeQuotaExhausted:
-		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrQuotaExhausted)
-	case pipeline.ErrTypeInvalidInput:
-		var d pipeline.InputRefusal
-		if ae.HasDetails() {
-			_ = ae.Details(&d)
-		}
-		return &pipeline.InputError{Field: d.Field, Message: ae.Message()}
-	}
-	return fmt.Errorf("start %s: %w", id, err)
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // ErrNotRunning: the task's workflow has closed, so it takes no more callbacks.
@@ -158,8 +142,8 @@ var ErrNotRunning = errors.New("the task's workflow is no longer running")
 
 // DeliverCallback sends a verified SCF callback to the task's workflow with the step-callback
 // update (UpdateStepCallback) and waits until the workflow has accepted or refused it. A refusal
-// is the validator's *temporal.ApplicationError (pipeline.ErrTypeStepNotFound,
-// ErrTypeCallbackStale, ErrTypeStepNotWaiting, ErrTypeCallbackDelivered). Temporal answers
+// is the validator's, as a *pipeline.RefusalError (pipeline.ErrStepNotFound, ErrCallbackStale,
+// ErrStepNotWaiting, ErrCallbackDelivered). Temporal answers
 // NotFound both for no such workflow and for a closed one; Describe tells them apart:
 // ErrNotRunning for a closed one, pipeline.ErrNotFound for none. Other errors (a
 // describe that failed too among them) are Temporal's.
@@ -169,6 +153,9 @@ func (c *Client) DeliverCallback(ctx context.Context, taskID string, d pipeline.
 		UpdateName: UpdateStepCallback, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = u.Get(ctx, nil)
+	}
+	if re := pipeline.AsRefusal(err); re != nil {
+		return re
 	}
 	var nf *serviceerror.NotFound
 	if !errors.As(err, &nf) {
@@ -196,9 +183,10 @@ func (c *Client) Wait(ctx context.Context, taskID string) error {
 // its workflow (same workflow ID) started with Update-With-Start: the run's own activity checks
 // the task, charges its unit again when the failure refunded it, and records the redrive on the
 // task. redriveID makes it idempotent: a repeated request with the same id answers the same
-// redrive (Created false) while its run runs, and RepeatedRedriveError after. Errors wrap
-// pipeline.ErrRedriveConflict (the task runs or succeeded), pipeline.ErrRedriveExpired (past
-// the redrive window), pipeline.ErrQuotaExhausted, or are Temporal's.
+// redrive (Created false) while its run runs, and pipeline.ErrRedriveRepeated after. Refusals are
+// *pipeline.RefusalError wrapping pipeline.ErrRedriveConflict (the task runs or succeeded),
+// ErrRedriveExpired (past the redrive window), ErrQuotaExhausted or ErrRedriveRepeated; other
+// errors are Temporal's.
 func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
 	id := WorkflowID(task.ID)
 	in := Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
@@ -231,7 +219,7 @@ func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bu
 		err = h.Get(ctx, &adm)
 	}
 	if err != nil {
-		return nil, asRedriveError(err, task.ID, redriveID)
+		return nil, refusalOr(err, "redrive task %s", task.ID)
 	}
 	return &adm, nil
 }
@@ -249,42 +237,13 @@ func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID
 		return false, err
 	}
 	adm, err := c.Redrive(ctx, task, redriveID, bulkID)
-	var repeated *RepeatedRedriveError
 	switch {
-	case errors.As(err, &repeated):
+	case errors.Is(err, pipeline.ErrRedriveRepeated):
 		return false, nil
 	case err != nil:
 		return false, err
 	}
 	return adm.Created, nil
-}
-
-// asRedriveError maps a redrive's refusals to the domain's errors; a repeated redrive whose run
-// has ended is answered as such.
-func asRedriveError(err error, taskID, redriveID string) error {
-	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) {
-		return fmt.Errorf("redrive task %s: %w", taskID, err)
-	}
-	switch ae.Type() {
-	case pipeline.ErrTypeRedriveConflict:
-		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveConflict)
-	case pipeline.ErrTypeRedriveExpired:
-		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrRedriveExpired)
-	case pipeline.ErrTypeQuotaExhausted:
-		return fmt.Errorf("%s: %w", ae.Message(), pipeline.ErrQuotaExhausted)
-	case pipeline.ErrTypeRedriveRepeated:
-		return &RepeatedRedriveError{TaskID: taskID, RedriveID: redriveID}
-	}
-	return fmt.Errorf("redrive task %s: %w", taskID, err)
-}
-
-// RepeatedRedriveError: the redrive id redrove the task before and that run has ended (the task
-// records how: its redrives history).
-type RepeatedRedriveError struct{ TaskID, RedriveID string }
-
-func (e *RepeatedRedriveError) Error() string {
-	return fmt.Sprintf("task %s was redriven by redrive %s already", e.TaskID, e.RedriveID)
 }
 
 // ErrBulkConflict: the bulk redrive id is taken by an operation with a different filter.

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	pipelineact "github.com/taskloom/taskloom/activities/pipeline"
@@ -95,8 +94,7 @@ func (r *run) registerRedrive(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(id string) error {
 			if r.redrive == nil || r.redrive.id != id {
-				return temporal.NewApplicationError(fmt.Sprintf("task %s is running (status %s)", r.in.TaskID, r.state.Status),
-					pipeline.ErrTypeRedriveConflict)
+				return pipeline.RefuseAs(pipeline.ErrRedriveConflict, fmt.Sprintf("task %s is running (status %s)", r.in.TaskID, r.state.Status))
 			}
 			return nil
 		}})

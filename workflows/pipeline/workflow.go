@@ -29,13 +29,13 @@ const ErrTypeStepFailed = "PipelineStepFailed"
 
 // bookkeepingOptions are for the Mongo bookkeeping, run as local activities (a few quick writes
 // need no task-queue round trip): retried until Mongo answers, because a task must never stay
-// "processing", nor a unit stay charged, because the database blinked.
+// "processing", nor a unit stay charged, because the database blinked. A refusal (the admission's,
+// the redrive's) is final: the table's non-retryable kinds are never retried.
 var bookkeepingOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 0,
-		NonRetryableErrorTypes: []string{pipeline.ErrTypeUnknownPipeline, pipeline.ErrTypeInvalidInput, pipeline.ErrTypeQuotaExhausted,
-			pipeline.ErrTypeIdempotencyConflict}},
+		NonRetryableErrorTypes: pipeline.NonRetryableRefusalTypes()},
 }
 
 // Input starts a PipelineWorkflow: the request, not yet checked. The admission resolves Version

@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// A refusal is an answer "no" that no retry changes: the task was not admitted, the redrive or
+// the callback was refused. Each kind is declared once, in Refusals, and everything else reads it:
+// the activities and update validators raise it (Refuse, RefuseAs), the workflow's retry policies
+// leave its non-retryable kinds alone (NonRetryableRefusalTypes), the client turns it back into
+// its sentinel (AsRefusal) and the HTTP layer answers it with its status and code
+// (RefusalKindOf). Adding a kind is a row here plus its sentinel and error type, and a case in
+// refusals_test.go.
+
+// Error types of the refusals (the ApplicationError types the activities and validators raise).
+const (
+	// Admission refusals: the task was not created (nothing charged, nothing written).
+	ErrTypeUnknownPipeline = "PipelineNotFound"
+	ErrTypeInvalidInput    = "PipelineInvalidInput"
+	ErrTypeQuotaExhausted  = "PipelineQuotaExhausted"
+	// ErrTypeIdempotencyConflict: the idempotency key was used with a different request.
+	ErrTypeIdempotencyConflict = "PipelineIdempotencyConflict"
+
+	// Redrive refusals (the redrive admission's errors).
+	// ErrTypeRedriveConflict: the task is not failed (it runs, or it succeeded).
+	ErrTypeRedriveConflict = "PipelineRedriveConflict"
+	// ErrTypeRedriveExpired: the task failed longer ago than the redrive window.
+	ErrTypeRedriveExpired = "PipelineRedriveExpired"
+	// ErrTypeRedriveRepeated: this redrive id redrove the task before (and that run has ended);
+	// the caller is answered with the earlier redrive.
+	ErrTypeRedriveRepeated = "PipelineRedriveRepeated"
+
+	// Callback refusals of the step-callback update's validator: no such step; a step that is not
+	// waiting for a callback; a callback for a step the pipeline has left; a second callback.
+	ErrTypeStepNotFound      = "PipelineStepNotFound"
+	ErrTypeStepNotWaiting    = "PipelineStepNotWaiting"
+	ErrTypeCallbackStale     = "PipelineCallbackStale"
+	ErrTypeCallbackDelivered = "PipelineCallbackDelivered"
+)
+
+// The refusals' sentinels (ErrNotFound, ErrQuotaExhausted, ErrRedriveConflict and
+// ErrRedriveExpired are shared with the store and CheckRedrive, and declared beside them).
+var (
+	// ErrInvalidInput: input_data lacks a field the schema reads, or cannot be recorded.
+	// *InputError is one.
+	ErrInvalidInput = errors.New("invalid input_data")
+	// ErrIdempotencyConflict: the task id (idempotency key) is taken by a different request.
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+	// ErrRedriveRepeated: the redrive id redrove the task before and that run has ended.
+	ErrRedriveRepeated   = errors.New("the task was redriven by this request already")
+	ErrStepNotFound      = errors.New("no such step")
+	ErrStepNotWaiting    = errors.New("the step is not waiting for a callback")
+	ErrCallbackStale     = errors.New("the pipeline has left this step")
+	ErrCallbackDelivered = errors.New("the callback was delivered already")
+)
+
+// RefusalKind is one kind of refusal.
+type RefusalKind struct {
+	// Type is the ApplicationError type the activity or validator raises and retry policies name.
+	Type string
+	// Sentinel is what the client's error for it wraps, and what the HTTP layer recognises.
+	Sentinel error
+	// Retryable: the activity's retry policy retries it (a refusal that a later attempt may not
+	// repeat). A non-retryable kind is in NonRetryableRefusalTypes.
+	Retryable bool
+	// HTTPStatus and Code are the API's answer (the error envelope's status and code). A number,
+	// not net/http's constant: the workflows import this package and must not link net/http.
+	HTTPStatus int
+	Code       string
+	// Message, when set, is the API's message instead of the refusal's own (which may say more
+	// than a caller should read, or less than it needs).
+	Message string
+}
+
+// Refusals is the table of refusal kinds. Its order is fixed: NonRetryableRefusalTypes, which a
+// workflow's retry policy holds, follows it.
+var Refusals = []RefusalKind{
+	{Type: ErrTypeUnknownPipeline, Sentinel: ErrNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND"},
+	{Type: ErrTypeInvalidInput, Sentinel: ErrInvalidInput, HTTPStatus: 400, Code: "VALIDATION_ERROR"},
+	// 402: the request is fine and retrying will not help until the quota is raised.
+	{Type: ErrTypeQuotaExhausted, Sentinel: ErrQuotaExhausted, HTTPStatus: 402, Code: "QUOTA_EXHAUSTED"},
+	{Type: ErrTypeIdempotencyConflict, Sentinel: ErrIdempotencyConflict, HTTPStatus: 409, Code: "IDEMPOTENCY_CONFLICT",
+		Message: "this Idempotency-Key was used with a different request body; use a new key for a new task"},
+	{Type: ErrTypeRedriveConflict, Sentinel: ErrRedriveConflict, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeRedriveExpired, Sentinel: ErrRedriveExpired, HTTPStatus: 410, Code: "GONE"},
+	// The API answers a repeated redrive with the earlier one (200), never with this status.
+	{Type: ErrTypeRedriveRepeated, Sentinel: ErrRedriveRepeated, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeStepNotFound, Sentinel: ErrStepNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND"},
+	{Type: ErrTypeStepNotWaiting, Sentinel: ErrStepNotWaiting, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeCallbackStale, Sentinel: ErrCallbackStale, HTTPStatus: 409, Code: "CONFLICT"},
+	{Type: ErrTypeCallbackDelivered, Sentinel: ErrCallbackDelivered, HTTPStatus: 409, Code: "CONFLICT"},
+}
+
+// NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order
+// (a workflow's retry policy holds them, so they must not come from a map's random order).
+func NonRetryableRefusalTypes() []string {
+	var types []string
+	for _, k := range Refusals {
+		if !k.Retryable {
+			types = append(types, k.Type)
+		}
+	}
+	return types
+}
+
+// RefusalKindOf is the kind whose sentinel err wraps (the first in table order).
+func RefusalKindOf(err error) (RefusalKind, bool) {
+	for _, k := range Refusals {
+		if errors.Is(err, k.Sentinel) {
+			return k, true
+		}
+	}
+	return RefusalKind{}, false
+}
+
+func refusalKindOfType(errType string) (RefusalKind, bool) {
+	for _, k := range Refusals {
+		if k.Type == errType {
+			return k, true
+		}
+	}
+	return RefusalKind{}, false
+}
+
+// Refuse is the activity's error for err when err is a refusal (it wraps a kind's sentinel): an
+// ApplicationError of the kind's type with err's message and details. Any other err is returned
+// as it is, to be retried.
+func Refuse(err error, details ...any) error {
+	k, ok := RefusalKindOf(err)
+	if !ok {
+		return err
+	}
+	return k.applicationError(err.Error(), details)
+}
+
+// RefuseAs is the refusal of the kind of sentinel with msg, for an activity or update validator
+// that words its own message. A sentinel of no kind is a programming error; its refusal is an
+// ordinary (retried) error, which the table test rules out.
+func RefuseAs(sentinel error, msg string, details ...any) error {
+	k, ok := RefusalKindOf(sentinel)
+	if !ok {
+		return fmt.Errorf("%s: %w", msg, sentinel)
+	}
+	return k.applicationError(msg, details)
+}
+
+func (k RefusalKind) applicationError(msg string, details []any) error {
+	return temporal.NewApplicationErrorWithOptions(msg, k.Type,
+		temporal.ApplicationErrorOptions{NonRetryable: !k.Retryable, Details: details})
+}
+
+// RefusalError is a refusal as the client returns it: errors.Is matches its kind's sentinel.
+type RefusalError struct {
+	Kind    RefusalKind
+	Message string
+	// Field is the input_data field an ErrTypeInvalidInput refusal names (InputRefusal).
+	Field string
+}
+
+func (e *RefusalError) Error() string { return e.Message }
+func (e *RefusalError) Unwrap() error { return e.Kind.Sentinel }
+
+// AsRefusal is the refusal err carries (an ApplicationError of a kind's type, raised by Refuse or
+// RefuseAs), or nil. Pure and in table order: the workflow calls it too.
+func AsRefusal(err error) *RefusalError {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	k, ok := refusalKindOfType(ae.Type())
+	if !ok {
+		return nil
+	}
+	re := &RefusalError{Kind: k, Message: ae.Message()}
+	var d InputRefusal
+	if ae.HasDetails() && ae.Details(&d) == nil {
+		re.Field = d.Field
+	}
+	return re
+}
+
+// InputRefusal is the detail of an ErrTypeInvalidInput refusal: the field the HTTP layer names.
+type InputRefusal struct {
+	Field string
+}
