@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/taskloom/taskloom/internal/closure"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedb"
 
 	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/taskecho"
@@ -16,7 +20,8 @@ import (
 
 // scaleOpNames are the series' operations, in the order each sample runs them.
 var scaleOpNames = []string{"taskecho pull (limit 50)", "taskecho confirm/batch (50)", "taskecho append",
-	"taskecho task list page", "taskecho project stats"}
+	"taskecho task list page", "taskecho project stats", "pipeline task GET", "pipeline user's task page",
+	"console pipeline tasks page"}
 
 // scaleFigures is what one operation cost at one size over its samples.
 type scaleFigures struct {
@@ -61,6 +66,7 @@ func (f *scaleFigures) byCommand() map[string]float64 {
 // appends a message to one finished task and reads the list page and the stats; p must hold at
 // least samples×50 pending tasks and samples finished ones.
 func measureScale(ctx context.Context, db *mongo.Database, svc *taskecho.Server, p scaleProject, samples int) ([]*scaleFigures, error) {
+	pipes := pipelinedb.New(db)
 	figs := make(map[string]*scaleFigures, len(scaleOpNames))
 	for _, name := range scaleOpNames {
 		figs[name] = &scaleFigures{op: name}
@@ -116,6 +122,17 @@ func measureScale(ctx context.Context, db *mongo.Database, svc *taskecho.Server,
 				return err
 			})
 		}
+		if err == nil {
+			err = record(scaleOpNames[5], func(ctx context.Context) error { return getPipelineTask(ctx, pipes, p, i) })
+		}
+		if err == nil {
+			err = record(scaleOpNames[6], func(ctx context.Context) error {
+				return pipelinePage(ctx, pipes, pipelinedb.TaskFilter{UserID: p.pipelineUser()}, p.size)
+			})
+		}
+		if err == nil {
+			err = record(scaleOpNames[7], func(ctx context.Context) error { return pipelinePage(ctx, pipes, pipelinedb.TaskFilter{}, p.size) })
+		}
 		if err != nil {
 			return nil, fmt.Errorf("size %d, sample %d: %w", p.size, i, err)
 		}
@@ -125,6 +142,35 @@ func measureScale(ctx context.Context, db *mongo.Database, svc *taskecho.Server,
 		out = append(out, figs[name])
 	}
 	return out, nil
+}
+
+// scaleStride spreads the samples' pipeline GETs over the loaded tasks (a prime, so they differ).
+const scaleStride = 7919
+
+// getPipelineTask is the API's GET of a finished pipeline task: the task (a final record asks
+// Temporal nothing) and its steps.
+func getPipelineTask(ctx context.Context, pipes *pipelinedb.Store, p scaleProject, i int) error {
+	t, err := pipes.Follow(ctx, p.pipelineTaskID(i*scaleStride%p.size), func(context.Context) (*closure.Closure, error) {
+		return nil, errors.New("a finished task's GET asked Temporal")
+	})
+	if err != nil {
+		return err
+	}
+	steps, err := pipes.StepsOf(ctx, t)
+	if err == nil && len(steps) != len(scalePipelineSteps) {
+		err = fmt.Errorf("task %s has %d steps, want %d", t.ID, len(steps), len(scalePipelineSteps))
+	}
+	return err
+}
+
+// pipelinePage reads the first page of 50 of the pipeline tasks f matches, newest first, as the
+// console does; every loaded task is the one user's, so the total is the size.
+func pipelinePage(ctx context.Context, pipes *pipelinedb.Store, f pipelinedb.TaskFilter, size int) error {
+	page, total, err := pipes.ListTasks(ctx, f, 0, 50)
+	if err == nil && (len(page) != min(50, size) || total != int64(size)) {
+		err = fmt.Errorf("page of %d pipeline tasks of %d, want 50 of %d", len(page), total, size)
+	}
+	return err
 }
 
 // confirmAll confirms every task of a pull as one batch and fails on any task it refused.

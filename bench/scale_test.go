@@ -35,7 +35,7 @@ func TestScaleCommandsDoNotGrowWithTheStore(t *testing.T) {
 	}
 	at := map[int][]*scaleFigures{}
 	for _, size := range []int{200, 2000} {
-		p := scaleProject{id: testenv.Unique("scale-"), size: size, pending: samples * pullLimit}
+		p := newScaleProject(testenv.Unique("scale-"), size, samples*pullLimit)
 		if err := loadScaleProject(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestScaleCommandsDoNotGrowWithTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := dropScaleProject(ctx, db, p.id); err != nil {
+		if err := dropScaleProject(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
 		at[size] = figs

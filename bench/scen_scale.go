@@ -34,7 +34,7 @@ func benchScale(ctx context.Context, r *run) []Result {
 	var rows []Result
 	first := map[string]*Result{}
 	for _, size := range sizes {
-		p := scaleProject{id: "bench-scale-" + suffix(), size: size, pending: min(size, scaleSamples*pullLimit)}
+		p := newScaleProject("bench-scale-"+suffix(), size, scaleSamples*pullLimit)
 		t0 := time.Now()
 		if err := loadScaleProject(ctx, db, p); err != nil {
 			return append(rows, Result{Scenario: fmt.Sprintf("scale@%d", size), Skipped: err.Error()})
@@ -42,7 +42,7 @@ func benchScale(ctx context.Context, r *run) []Result {
 		load := time.Since(t0)
 		logf("scale: loaded %d tasks in %s (%.0f tasks/s)", size, load.Round(time.Millisecond), float64(size)/load.Seconds())
 		figs, err := measureScale(ctx, db, r.echo, p, scaleSamples)
-		if derr := dropScaleProject(ctx, db, p.id); derr != nil {
+		if derr := dropScaleProject(ctx, db, p); derr != nil {
 			logf("scale: %v", derr)
 		}
 		if err != nil {
