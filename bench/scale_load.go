@@ -32,7 +32,17 @@ type scaleProject struct {
 	pipeIDs string
 }
 
-// newScaleProject names a fresh project of size tasks, pending of them pullable.
+// scaleWindow is how many candidates past the ones it takes a pull reads (taskecho's
+// claimWindowFactor × limit): the last sample's pull must still find a full window, or its
+// read fits the driver's first batch and skips the getMore every other pull sends.
+const scaleWindow = 4 * pullLimit
+
+// scalePending is how many pending tasks samples rounds need: each pulls pullLimit, and the
+// last still finds a full window behind them.
+func scalePending(samples int) int { return samples*pullLimit + scaleWindow }
+
+// newScaleProject names a fresh project of size tasks, pending of them pullable (size must be
+// larger: the series appends to the finished ones).
 func newScaleProject(id string, size, pending int) scaleProject {
 	return scaleProject{id: id, size: size, pending: min(size, pending),
 		pipeIDs: fmt.Sprintf("%08x%08x", uint32(time.Now().Unix()), rand.Uint32())}

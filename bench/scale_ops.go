@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -83,7 +84,7 @@ func measureScale(ctx context.Context, db *mongo.Database, svc *taskecho.Server,
 		f.lat = append(f.lat, time.Since(t0))
 		counts := map[string]int{}
 		for _, c := range tally.Commands() {
-			counts[c.Name+" "+c.Collection]++
+			counts[strings.TrimSpace(c.Name+" "+c.Collection)]++ // getMore names no collection
 		}
 		f.commands = append(f.commands, counts)
 		return nil

@@ -12,9 +12,10 @@ import (
 
 const (
 	// scaleSamples is how many times each operation is measured at each size. A round pulls
-	// pullLimit tasks, so a size holds scaleSamples×pullLimit pending tasks (1,000 at the
-	// smallest default size: every task of it).
-	scaleSamples = 20
+	// pullLimit tasks and appends to one finished task, so a size holds scalePending(scaleSamples)
+	// pending tasks (950) and at least scaleSamples finished ones: scaleMinSize.
+	scaleSamples = 15
+	scaleMinSize = scaleSamples*(pullLimit+1) + scaleWindow
 	// scaleSizesDefault is BENCH_SCALE_SIZES' default: stored TaskEcho tasks in the project.
 	scaleSizesDefault = "1000,10000,100000"
 )
@@ -34,7 +35,7 @@ func benchScale(ctx context.Context, r *run) []Result {
 	var rows []Result
 	first := map[string]*Result{}
 	for _, size := range sizes {
-		p := newScaleProject("bench-scale-"+suffix(), size, scaleSamples*pullLimit)
+		p := newScaleProject("bench-scale-"+suffix(), size, scalePending(scaleSamples))
 		t0 := time.Now()
 		if err := loadScaleProject(ctx, db, p); err != nil {
 			return append(rows, Result{Scenario: fmt.Sprintf("scale@%d", size), Skipped: err.Error()})
@@ -85,8 +86,8 @@ func scaleSizes(v string) ([]int, error) {
 	var sizes []int
 	for _, s := range strings.Split(v, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < scaleSamples {
-			return nil, fmt.Errorf("BENCH_SCALE_SIZES=%q: want comma-separated sizes of at least %d tasks", v, scaleSamples)
+		if err != nil || n < scaleMinSize {
+			return nil, fmt.Errorf("BENCH_SCALE_SIZES=%q: want comma-separated sizes of at least %d tasks", v, scaleMinSize)
 		}
 		sizes = append(sizes, n)
 	}
