@@ -68,7 +68,7 @@ func scaleRow(f *scaleFigures, size int, load time.Duration) Result {
 		P50Ms: f.lat.percentile(0.50), P99Ms: f.lat.percentile(0.99), Costed: true,
 		MongoPerUnit: float64(f.total()), MongoByCommand: f.byCommand()}
 	res.Notes = fmt.Sprintf("%d tasks stored (loaded in %s); mongo: %s; redis: none (the services' calls, in process: "+
-		"the API's pull limiter is not in them); documents examined: not available (no explain executionStats on the stand-in)",
+		"the HTTP layer's pull limiter and rate limits are not in them); documents examined: not available (no explain executionStats on the stand-in)",
 		size, load.Round(time.Millisecond), commandSummary(f.commands[0]))
 	if f.varies() {
 		res.Notes += "; COMMANDS VARY between samples"
