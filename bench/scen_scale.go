@@ -42,7 +42,9 @@ func benchScale(ctx context.Context, r *run) []Result {
 		}
 		load := time.Since(t0)
 		logf("scale: loaded %d tasks in %s (%.0f tasks/s)", size, load.Round(time.Millisecond), float64(size)/load.Seconds())
+		t0 = time.Now()
 		figs, err := measureScale(ctx, db, r.echo, p, scaleSamples)
+		logf("scale: measured %d rounds at %d tasks in %s", scaleSamples, size, time.Since(t0).Round(time.Second))
 		if derr := dropScaleProject(ctx, db, p); derr != nil {
 			logf("scale: %v", derr)
 		}
