@@ -6,6 +6,8 @@
 // BENCH_SCALE (default 1) multiplies every scenario's size; the default run takes a few minutes
 // on a 2-core machine. BENCH_ONLY=pull,apply runs only the named scenarios (results.json is
 // then written only when every scenario ran, so a partial run never replaces the full table).
+// BENCH_ONLY=scale runs the scale series (sizes from BENCH_SCALE_SIZES, scen_scale.go), which a
+// full run leaves out, and writes its rows into results.json beside the full run's.
 package main
 
 import (
@@ -51,18 +53,21 @@ func (r *run) size(n, min int) int {
 type scenario struct {
 	name string
 	run  func(ctx context.Context, r *run) []Result
+	// optIn runs the scenario only when BENCH_ONLY names it (the scale series takes minutes).
+	optIn bool
 }
 
 var scenarios = []scenario{
-	{"pipeline", benchPipeline},
-	{"noisy", benchNoisy},
-	{"pull", benchPull},
-	{"append", benchAppend},
-	{"crawl", benchCrawl},
-	{"webhook", benchWebhook},
-	{"queueop", benchQueueOp},
+	{"pipeline", benchPipeline, false},
+	{"noisy", benchNoisy, false},
+	{"pull", benchPull, false},
+	{"append", benchAppend, false},
+	{"crawl", benchCrawl, false},
+	{"webhook", benchWebhook, false},
+	{"queueop", benchQueueOp, false},
 	// Last: every accepted apply keeps an entry workflow running after its 202.
-	{"apply", benchApply},
+	{"apply", benchApply, false},
+	{"scale", benchScale, true},
 }
 
 func main() {
@@ -117,7 +122,8 @@ func mainErr(ctx context.Context) error {
 	rep := &report{Started: started, Scale: scale, Host: host()}
 	only := os.Getenv("BENCH_ONLY") // comma-separated scenario names, for iterating on one
 	for _, sc := range scenarios {
-		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
+		named := slices.Contains(strings.Split(only, ","), sc.name)
+		if (only != "" || sc.optIn) && !named {
 			continue
 		}
 		logf("scenario %s", sc.name)
@@ -141,6 +147,9 @@ func mainErr(ctx context.Context) error {
 		}
 		rep.markdown(f)
 		_ = f.Close()
+	}
+	if only == "scale" {
+		return mergeScaleRows(filepath.Join(root, "bench", "results.json"), rep.Results[:len(rep.Results)-1])
 	}
 	if only != "" {
 		return nil
