@@ -33,10 +33,11 @@ var forbidden = []struct {
 	{re: regexp.MustCompile(`strings\.(Contains|HasPrefix|HasSuffix|Index)\(\s*err\.Error\(\)`), why: "matches an error by its text", skip: isNonDriverErrorText},
 }
 
-// isCaptureRecordsSource reports a line of package webhook naming its SQLite capture records
-// (a configured data source) rather than the store.
+// isCaptureRecordsSource reports a line of webhook's capture-records reader (package webhook or
+// its capturedb) naming its SQLite database, a configured data source, rather than the store.
 func isCaptureRecordsSource(file, line string) bool {
-	return filepath.Base(filepath.Dir(file)) == "webhook" && !strings.Contains(strings.ToLower(line), "ferret")
+	dir := filepath.Base(filepath.Dir(file))
+	return (dir == "webhook" || dir == "capturedb") && !strings.Contains(strings.ToLower(line), "ferret")
 }
 
 // isNonDriverErrorText allows matching the text of errors that are not the database's (the JSON
