@@ -20,7 +20,7 @@ const (
 	scaleSizesDefault = "1000,10000,100000"
 )
 
-// benchScale is the scale series (BENCH_ONLY=scale, issue 45): for each size of
+// benchScale is the scale series (BENCH_ONLY=scale): for each size of
 // BENCH_SCALE_SIZES it loads one TaskEcho project of that many tasks straight into the
 // collections, measures every operation scaleSamples times in this process against the same
 // database the app uses (commands counted per call by a tally, so the figure is the call's own,
