@@ -5,6 +5,7 @@ package mdlink
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"strings"
 	"unicode"
@@ -37,24 +38,9 @@ type Heading struct {
 
 // Headings lists a page's headings outside fenced code blocks, in order.
 func Headings(page string) []Heading {
-	var (
-		out    []Heading
-		seen   = map[string]int{}
-		fenced string
-	)
-	for i, line := range strings.Split(page, "\n") {
-		if f := fence(line); f != "" {
-			switch {
-			case fenced == "":
-				fenced = f
-			case strings.HasPrefix(f, fenced) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "`~")) == "":
-				fenced = ""
-			}
-			continue
-		}
-		if fenced != "" {
-			continue
-		}
+	var out []Heading
+	seen := map[string]int{}
+	for i, line := range proseLines(page) {
 		m := atxHeading.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -68,6 +54,31 @@ func Headings(page string) []Heading {
 		out = append(out, Heading{Level: len(m[1]), Text: m[2], Anchor: anchor, Line: i + 1})
 	}
 	return out
+}
+
+// proseLines yields a page's lines outside fenced code blocks with their index. A fence closes
+// on a line of at least its opening run and nothing else (an info string opens, never closes).
+func proseLines(page string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fenced := ""
+		for i, line := range strings.Split(page, "\n") {
+			if f := fence(line); f != "" {
+				switch {
+				case fenced == "":
+					fenced = f
+				case strings.HasPrefix(f, fenced) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "`~")) == "":
+					fenced = ""
+				}
+				continue
+			}
+			if fenced != "" {
+				continue
+			}
+			if !yield(i, line) {
+				return
+			}
+		}
+	}
 }
 
 // fence returns the run of backticks or tildes that opens or closes a fenced block, or "".
@@ -104,23 +115,8 @@ var linkRE = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 
 // Links lists the inline links of a page outside fenced code blocks and code spans.
 func Links(page string) []Link {
-	var (
-		out    []Link
-		fenced string
-	)
-	for i, line := range strings.Split(page, "\n") {
-		if f := fence(line); f != "" {
-			switch {
-			case fenced == "":
-				fenced = f
-			case strings.HasPrefix(f, fenced):
-				fenced = ""
-			}
-			continue
-		}
-		if fenced != "" {
-			continue
-		}
+	var out []Link
+	for i, line := range proseLines(page) {
 		for _, m := range linkRE.FindAllStringSubmatch(stripCodeSpans(line), -1) {
 			out = append(out, Link{Target: m[1], Line: i + 1})
 		}
