@@ -38,7 +38,7 @@ func TestHeadingsSkipCodeAndNumberRepeats(t *testing.T) {
 
 func TestLinksSkipCode(t *testing.T) {
 	// A fence line with an info string inside a block (a Markdown sample) does not close it.
-	page := "See [a](a.md#x) and `[b](b.md)`.\n\n````text\n[c](c.md)\n```sh\n[e](e.md)\n````\n[d](https://example.com \"title\")\n"
+	page := "See [a](a.md#x) and `[b](b.md)`.\n\n```text\n[c](c.md)\n```sh\n[e](e.md)\n```\n[d](https://example.com \"title\")\n"
 	var got []string
 	for _, l := range Links(page) {
 		got = append(got, l.Target)
