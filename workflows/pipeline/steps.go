@@ -186,10 +186,8 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	if err := workflow.ExecuteActivity(actx, acts.PipelineCallSync, req).Get(ctx, &res); err != nil {
 		return nil, err
 	}
-	if req.Sync != nil {
-		r.cost.next, r.cost.nextFor = res.Next, i+1
-		r.cost.finished = req.Sync.Finish != nil
-	}
+	r.cost.next, r.cost.nextFor = res.Next, i+1
+	r.cost.finished = req.Sync.Finish != nil
 	return res.Output, nil
 }
 
