@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ func (a *Activities) PipelineAdmitTask(ctx context.Context, req pipeline.AdmitRe
 	}
 	rec, err := a.schemaOf(ctx, req.Pipeline, req.Version)
 	if errors.Is(err, pipeline.ErrNotFound) {
-		return nil, pipeline.RefuseAs(pipeline.ErrNotFound, fmt.Sprintf("pipeline %s version %s not found", req.Pipeline, cmp.Or(req.Version, "latest")))
+		return nil, pipeline.RefuseAs(pipeline.ErrNotFound, fmt.Sprintf("pipeline %s version %s not found", req.Pipeline, pipeline.VersionLabel(req.Version)))
 	}
 	if err != nil {
 		return nil, err

@@ -29,7 +29,9 @@ func (r *run) startDeadline(ctx workflow.Context) {
 	}
 }
 
-func (r *run) allSync() bool {
+// timerless says the run bounds its activities by the deadline and sets no max_execution_time
+// timer: a pipeline of sync_api steps only.
+func (r *run) timerless() bool {
 	for _, st := range r.schema.Steps {
 		if st.Type != pipeline.StepSyncAPI {
 			return false
@@ -37,9 +39,6 @@ func (r *run) allSync() bool {
 	}
 	return true
 }
-
-// timerless says the run bounds its activities by the deadline and sets no max_execution_time timer.
-func (r *run) timerless() bool { return r.allSync() }
 
 // exceeded is the failure of step i once max_execution_time ran out; provider is the one the step
 // was calling, if any. A submitted job of the step is named, with its last known status.

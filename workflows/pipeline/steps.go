@@ -186,10 +186,8 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	if err := workflow.ExecuteActivity(actx, acts.PipelineCallSync, req).Get(ctx, &res); err != nil {
 		return nil, err
 	}
-	if req.Sync != nil {
-		r.cost.next, r.cost.nextFor = res.Next, i+1
-		r.cost.finished = req.Sync.Finish != nil
-	}
+	r.cost.next, r.cost.nextFor = res.Next, i+1
+	r.cost.finished = req.Sync.Finish != nil
 	return res.Output, nil
 }
 
@@ -226,7 +224,7 @@ func (r *run) callAsync(ctx workflow.Context, i int, provider string) (map[strin
 	job.status = job.sub.Status
 	r.job = &job
 	defer func() { r.job = nil }()
-	if done, out, err := r.decide(job, job.sub.Status, job.sub.Output); done {
+	if done, out, err := r.decide(job, job.sub.Output); done {
 		return out, err
 	}
 	return r.pollJob(ctx, &job)
@@ -245,15 +243,14 @@ func (r *run) pollJob(ctx workflow.Context, job *asyncJob) (map[string]any, erro
 	interval := time.Duration(st.Polling.IntervalSeconds) * time.Second
 	callTimeout := min(time.Duration(st.EffectiveTimeoutSeconds())*time.Second, maxPollCallTimeout)
 	for answered := 0; answered < st.Polling.MaxAttempts; answered++ {
-		status := job.status
 		// The last wait is shortened to end at the deadline, so interval×max_attempts equal to
 		// timeout_seconds (as in the model_pose12 example) still gets its last poll.
 		left := job.deadline.Sub(workflow.Now(ctx))
 		if left <= 0 {
-			return nil, r.jobGivenUp(*job, status, "")
+			return nil, r.jobGivenUp(*job, "")
 		}
 		wait := min(interval, left)
-		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, status,
+		r.waitOn(ctx, job.step, job.provider, waiting.Poll, fmt.Sprintf("vendor job %s is %q; poll %d/%d", job.sub.VendorTaskID, job.status,
 			answered+1, st.Polling.MaxAttempts), workflow.Now(ctx).Add(wait))
 		// The same timer command as workflow.Sleep, with a summary for the Web UI.
 		if err := workflow.NewTimerWithOptions(ctx, wait, workflow.TimerOptions{
@@ -278,10 +275,10 @@ func (r *run) pollJob(ctx workflow.Context, job *asyncJob) (map[string]any, erro
 				return nil, &stepFailure{index: job.step, provider: job.provider, msg: fmt.Sprintf(
 					"status request for vendor task %s refused: %s", job.sub.VendorTaskID, rootMessage(err))}
 			}
-			return nil, r.jobGivenUp(*job, status, rootMessage(err))
+			return nil, r.jobGivenUp(*job, rootMessage(err))
 		}
 		job.status = poll.Status
-		if done, out, err := r.decide(*job, poll.Status, poll.Output); done {
+		if done, out, err := r.decide(*job, poll.Output); done {
 			return out, err
 		}
 	}
@@ -302,11 +299,11 @@ func pollOptions(left, callTimeout, interval time.Duration) workflow.ActivityOpt
 	}
 }
 
-// jobGivenUp is the failure of a step whose job was still running (last status) when the step's
-// timeout ran out; lastErr is why the last status request failed, if it did.
-func (r *run) jobGivenUp(job asyncJob, status, lastErr string) *stepFailure {
+// jobGivenUp is the failure of a step whose job was still running (its last known status) when
+// the step's timeout ran out; lastErr is why the last status request failed, if it did.
+func (r *run) jobGivenUp(job asyncJob, lastErr string) *stepFailure {
 	msg := fmt.Sprintf("vendor task %s still %q when the step's timeout of %ds ran out",
-		job.sub.VendorTaskID, status, r.schema.Steps[job.step].EffectiveTimeoutSeconds())
+		job.sub.VendorTaskID, job.status, r.schema.Steps[job.step].EffectiveTimeoutSeconds())
 	if lastErr != "" {
 		msg += "; last status request: " + lastErr
 	}
@@ -318,11 +315,11 @@ func (r *run) pollRequest(job asyncJob) pipeline.PollRequest {
 		Step: r.schema.Steps[job.step], VendorTaskID: job.sub.VendorTaskID}
 }
 
-// decide applies complete_statuses/failed_statuses. The final output is the mapped status
+// decide applies complete_statuses/failed_statuses to the job's last known status. The final output is the mapped status
 // response, with fields only the submit response had (vendor_task_id) carried over. A failed
 // status is a job_failed error the next candidate may answer.
-func (r *run) decide(job asyncJob, status string, polled map[string]any) (bool, map[string]any, error) {
-	p := r.schema.Steps[job.step].Polling
+func (r *run) decide(job asyncJob, polled map[string]any) (bool, map[string]any, error) {
+	p, status := r.schema.Steps[job.step].Polling, job.status
 	switch {
 	case slices.Contains(p.CompleteStatuses, status):
 		out := make(map[string]any, len(polled)+len(job.sub.Output))
