@@ -36,11 +36,11 @@ func SetCurrentVersion(ctx context.Context, c client.Client, deployment, buildID
 	h := c.WorkerDeploymentClient().GetHandle(deployment)
 	for {
 		_, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID})
-		if err == nil || !notPolledYet(err) {
-			if err != nil {
-				return fmt.Errorf("set current version of deployment %s to build %s: %w", deployment, buildID, err)
-			}
+		if err == nil {
 			return nil
+		}
+		if !notPolledYet(err) {
+			return fmt.Errorf("set current version of deployment %s to build %s: %w", deployment, buildID, err)
 		}
 		select {
 		case <-ctx.Done():

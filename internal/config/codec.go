@@ -34,13 +34,8 @@ func (c *CodecServer) validate() error {
 
 // validateCodecKeys checks TEMPORAL_CODEC_KEYS without ever printing a key.
 func (c *Temporal) validateCodecKeys() error {
-	if strings.TrimSpace(c.CodecKeys) == "" {
-		return nil
-	}
-	if _, err := codec.ParseKeys(c.CodecKeys); err != nil {
-		return fmt.Errorf("TEMPORAL_CODEC_KEYS: %w", err)
-	}
-	return nil
+	_, err := codec.FromSpec(c.CodecKeys)
+	return err
 }
 
 // CodecCORSOrigins is CODEC_SERVER_CORS_ORIGINS, or the origin of TEMPORAL_UI_URL when unset.
