@@ -1,7 +1,6 @@
 package taskecho
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,21 +52,13 @@ type SubmitBody struct {
 
 // DecodeSubmit decodes a submit body far enough to know its project, because TaskEcho checks a
 // project-bound key's scope before validating the rest. It returns *ErrInvalidJSON for a body
-// that is not a JSON object, and *ValidationError when project_id is given more than once under
-// any spelling that differs only in case: a decoder that matches keys case-insensitively would
-// read one of them and an exact-match decoder the other.
+// that is not a JSON object. The check and Parse read project_id from the same decoded map, so
+// they agree whatever other spellings the body holds; over HTTP a repeated key, in any case, is
+// already refused by the body reader (httpx.ReadBody → CheckJSON).
 func DecodeSubmit(body []byte) (*SubmitBody, error) {
 	top, err := decodeTop(body)
 	if err != nil {
 		return nil, err
-	}
-	n, err := countKeyFold(body, "project_id")
-	if err != nil {
-		return nil, &ErrInvalidJSON{Err: err}
-	}
-	if n > 1 {
-		return nil, &ValidationError{Message: "请求参数验证失败", Errors: []FieldError{{
-			Field: "project_id", Reason: fmt.Sprintf("project_id 出现了 %d 次（键名不区分大小写），只能出现一次", n)}}}
 	}
 	b := &SubmitBody{top: top}
 	_ = json.Unmarshal(top["project_id"], &b.ProjectID) // a non-string is reported by Parse
@@ -113,31 +104,6 @@ func (b *SubmitBody) Parse(now time.Time) (*SubmitInput, error) {
 		return nil, &ValidationError{Message: "请求参数验证失败", Errors: c.errs}
 	}
 	return in, nil
-}
-
-// countKeyFold counts the top-level keys of a JSON object that equal name under Unicode case
-// folding, exact repeats included (a map decoding keeps only the last of those). body has
-// already been checked to be one JSON object.
-func countKeyFold(body []byte, name string) (int, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil { // the opening brace
-		return 0, err
-	}
-	n := 0
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0, err
-		}
-		if k, _ := tok.(string); strings.EqualFold(k, name) {
-			n++
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
 }
 
 func decodeTop(body []byte) (map[string]json.RawMessage, error) {
