@@ -33,15 +33,6 @@ type scaleFigures struct {
 	lat      latencies
 }
 
-// total is the first sample's command count (all samples' when they agree, see varies).
-func (f *scaleFigures) total() int {
-	n := 0
-	for _, v := range f.commands[0] {
-		n += v
-	}
-	return n
-}
-
 // varies says whether the samples sent different commands.
 func (f *scaleFigures) varies() bool {
 	for _, c := range f.commands[1:] {

@@ -55,6 +55,6 @@ func TestScaleCommandsDoNotGrowWithTheStore(t *testing.T) {
 			t.Errorf("%s: %s with 400 tasks stored, %s with 4,000", small.op, commandSummary(small.commands[0]), commandSummary(large.commands[0]))
 			continue
 		}
-		t.Logf("%s: %d commands (%s) at both sizes", small.op, small.total(), commandSummary(small.commands[0]))
+		t.Logf("%s: %v commands (%s) at both sizes", small.op, total(small.byCommand()), commandSummary(small.commands[0]))
 	}
 }

@@ -66,9 +66,10 @@ func benchScale(ctx context.Context, r *run) []Result {
 
 // scaleRow is one operation's row at one size.
 func scaleRow(f *scaleFigures, size int, load time.Duration) Result {
+	by := f.byCommand()
 	res := Result{Scenario: fmt.Sprintf("scale %s @%d", f.op, size), Unit: "ops", N: len(f.lat),
 		P50Ms: f.lat.percentile(0.50), P99Ms: f.lat.percentile(0.99), Costed: true,
-		MongoPerUnit: float64(f.total()), MongoByCommand: f.byCommand()}
+		MongoPerUnit: total(by), MongoByCommand: by}
 	res.Notes = fmt.Sprintf("%d tasks stored (loaded in %s); mongo: %s; redis: none (the services' calls, in process: "+
 		"the HTTP layer's pull limiter and rate limits are not in them); documents examined: not available (no explain executionStats on the stand-in)",
 		size, load.Round(time.Millisecond), commandSummary(f.commands[0]))

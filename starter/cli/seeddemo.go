@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,9 +41,9 @@ worker reaches them.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// The environment is read here, not as the flags' defaults: the dev stack's settings
 			// (.data/dev.env) are loaded after the flags are made, and --help would print the key.
-			o.apiURL = firstSet(o.apiURL, os.Getenv("API_PUBLIC_URL"), "http://127.0.0.1:8080")
-			o.apiKey = firstSet(o.apiKey, os.Getenv("TASKLOOM_ADMIN_KEY"))
-			o.vendorsURL = firstSet(o.vendorsURL, os.Getenv("PIPELINE_FAKE_VENDORS_URL"))
+			o.apiURL = cmp.Or(o.apiURL, os.Getenv("API_PUBLIC_URL"), "http://127.0.0.1:8080")
+			o.apiKey = cmp.Or(o.apiKey, os.Getenv("TASKLOOM_ADMIN_KEY"))
+			o.vendorsURL = cmp.Or(o.vendorsURL, os.Getenv("PIPELINE_FAKE_VENDORS_URL"))
 			if o.apiKey == "" {
 				return errors.New("--api-key (or TASKLOOM_ADMIN_KEY) is required: an admin key of the API, e.g. the one `starter setup` printed")
 			}
@@ -67,16 +68,6 @@ worker reaches them.`,
 	cmd.Flags().StringVar(&o.vendorsURL, "vendors-url", "", "base URL of the fake vendors + fake SCF, as the worker reaches them (default: env PIPELINE_FAKE_VENDORS_URL)")
 	cmd.Flags().StringVar(&o.examples, "examples", filepath.Join("testdata", "pipelines"), "directory of the example pipelines (*.json)")
 	return cmd
-}
-
-// firstSet is the first of values that is not empty.
-func firstSet(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // SeededItem is what seed-demo did to one piece of demo data.

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -260,8 +258,7 @@ func (k *keyLookup) open(database string) (*sql.DB, error) {
 	if db, ok := k.dbs[database]; ok {
 		return db, nil
 	}
-	dsn := "file:" + filepath.Join(k.dir, database+".sqlite") + "?mode=ro&_pragma=" + url.QueryEscape("busy_timeout(10000)")
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", sqliteDSN(k.dir, database, "ro"))
 	if err != nil {
 		return nil, err
 	}

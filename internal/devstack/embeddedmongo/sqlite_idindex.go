@@ -36,6 +36,12 @@ type idIndexer struct {
 	keys *keyLookup      // told of each indexed collection's unique keys
 }
 
+// sqliteDSN is the DSN of database's SQLite file in FerretDB's directory dir, opened in mode
+// (rw, ro) with FerretDB's busy timeout.
+func sqliteDSN(dir, database, mode string) string {
+	return "file:" + filepath.Join(dir, database+".sqlite") + "?mode=" + mode + "&_pragma=" + url.QueryEscape("busy_timeout(10000)")
+}
+
 func newIDIndexer(dir string, log *slog.Logger) *idIndexer {
 	return &idIndexer{dir: dir, log: log, done: map[string]bool{}, keys: newKeyLookup(dir)}
 }
@@ -75,8 +81,7 @@ func (x *idIndexer) ensure(database, collection string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// mode=rw: never create the database file of a command that failed.
-	dsn := "file:" + filepath.Join(x.dir, database+".sqlite") + "?mode=rw&_pragma=" + url.QueryEscape("busy_timeout(10000)")
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", sqliteDSN(x.dir, database, "rw"))
 	if err != nil {
 		return false, fmt.Errorf("open %s: %w", database, err)
 	}
