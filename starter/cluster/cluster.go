@@ -147,6 +147,8 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+func (c *cluster) dbs() databases { return databasesFor(c.dir) }
+
 func (c *cluster) pgAddr() string {
 	if c.opts.OwnPostgres {
 		return c.ports.addr("postgres")

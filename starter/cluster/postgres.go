@@ -63,7 +63,7 @@ func (c *cluster) postgresReady(ctx context.Context) error {
 // the server's version with the server's own sql tool: create-database and setup-schema the
 // first time, update-schema every time (it applies only the versions the database lacks).
 func (c *cluster) ensureSchemas(ctx context.Context) error {
-	for db, schema := range map[string]string{dbTemporal: "temporal", dbVisibility: "visibility"} {
+	for db, schema := range map[string]string{c.dbs().Temporal: "temporal", c.dbs().Visibility: "visibility"} {
 		if err := c.ensureSchema(ctx, db, schema); err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (c *cluster) sqlTool(ctx context.Context, db string, args ...string) ([]byt
 // PostgreSQL goes with CLUSTER_DIR).
 func (c *cluster) dropDatabases(ctx context.Context) error {
 	var errs []error
-	for _, db := range []string{dbTemporal, dbVisibility} {
+	for _, db := range []string{c.dbs().Temporal, c.dbs().Visibility} {
 		if _, err := c.psql(ctx, "postgres", "drop database if exists "+db+" with (force)"); err != nil {
 			errs = append(errs, err)
 		}

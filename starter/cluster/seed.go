@@ -105,7 +105,7 @@ func (c *cluster) envVars() []kv {
 		{"FEISHU_EMULATOR_URL", p.url("fakes.feishu")}, {"TELEGRAM_FAKE_URL", p.url("fakes.telegram")},
 		{"SUMMARY_RECEIVER_URL", p.url("fakes.receiver")},
 		{"POSTGRES_ADDR", c.pgAddr()}, {"CLUSTER_DIR", c.dir},
-		{"TEMPORAL_POSTGRES_DATABASES", dbTemporal + "," + dbVisibility},
+		{"TEMPORAL_POSTGRES_DATABASES", c.dbs().Temporal + "," + c.dbs().Visibility},
 		{"TEMPORAL_METRICS_URLS", strings.Join(metrics, ",")},
 	}
 	return append(vars, c.taskloomEnv()...)
@@ -121,7 +121,7 @@ func (c *cluster) banner(w io.Writer) {
 	line("Workers", fmt.Sprintf("2 × starter worker, metrics %s/metrics and %s/metrics", p.url("worker-1.metrics"), p.url("worker-2.metrics")))
 	line("Temporal UI", p.url("temporal-ui")+"   (codec endpoint: "+p.url("codec-server")+")")
 	line("Temporal gRPC", p.addr("temporal-frontend.grpc")+"  (namespace default; frontend, 2 × history, matching, worker)")
-	line("PostgreSQL", c.pgAddr()+"  (persistence "+dbTemporal+", visibility "+dbVisibility+")")
+	line("PostgreSQL", c.pgAddr()+"  (persistence "+c.dbs().Temporal+", visibility "+c.dbs().Visibility+")")
 	line("Redis", c.redisURL()+"  (key prefix "+c.secrets["REDIS_KEY_PREFIX"]+")")
 	line("MongoDB", "mongodb://"+p.addr("mongo")+"/  (stand-in: embedded FerretDB; no MongoDB server here)")
 	line("Kafka", p.addr("kafka")+"  (stand-in: kfake, in memory; no Kafka broker can be installed here)")

@@ -21,11 +21,28 @@ const (
 // history processes, so killing one moves two shards to the other.
 const numHistoryShards = 4
 
-// Databases on the PostgreSQL server: persistence and visibility.
-const (
-	dbTemporal   = "taskloom_temporal"
-	dbVisibility = "taskloom_temporal_visibility"
-)
+// databases are a cluster's two databases on the PostgreSQL server.
+type databases struct{ Temporal, Visibility string }
+
+// databasesFor names the databases of the cluster in dir: taskloom_temporal and
+// taskloom_temporal_visibility for the default CLUSTER_DIR (.data/cluster), the same suffixed with
+// the directory's name for any other, so two clusters on the machine's PostgreSQL never share
+// Temporal's state.
+func databasesFor(dir string) databases {
+	suffix := ""
+	if base := filepath.Base(dir); base != "cluster" {
+		suffix = "_" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				return r
+			}
+			if r >= 'A' && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return '_'
+		}, base)
+	}
+	return databases{Temporal: "taskloom_temporal" + suffix, Visibility: "taskloom_temporal_visibility" + suffix}
+}
 
 // clusterDynamicConfig is the dynamic configuration of the cluster: the dev server's settings
 // (internal/devstack.TemporalDynamicConfig) that change behaviour taskloom relies on. Task queue
@@ -133,7 +150,7 @@ const clusterName = "taskloom"
 // the same persistence, membership and service addresses for every process, its own metrics
 // and pprof ports, and for its own service its own gRPC and membership ports (the two history
 // processes differ only there).
-func temporalConfig(proc temporalService, ports Ports, pgAddr, dynamicConfigPath string) serverConfig {
+func temporalConfig(proc temporalService, ports Ports, pgAddr string, dbs databases, dynamicConfigPath string) serverConfig {
 	store := func(db string, conns int) dataStore {
 		return dataStore{SQL: sqlStore{PluginName: "postgres12", DatabaseName: db, ConnectAddr: pgAddr,
 			ConnectProtocol: "tcp", User: "postgres", MaxConns: conns, MaxIdleConns: conns, MaxConnLifetime: "1h"}}
@@ -142,7 +159,7 @@ func temporalConfig(proc temporalService, ports Ports, pgAddr, dynamicConfigPath
 		Log: logConfig{Stdout: true, Level: "warn"},
 		Persistence: persistenceConfig{DefaultStore: "postgres-default", VisibilityStore: "postgres-visibility",
 			NumHistoryShards: numHistoryShards, DataStores: map[string]dataStore{
-				"postgres-default": store(dbTemporal, 20), "postgres-visibility": store(dbVisibility, 5)}},
+				"postgres-default": store(dbs.Temporal, 20), "postgres-visibility": store(dbs.Visibility, 5)}},
 		Services: map[string]serviceConfig{},
 		ClusterMetadata: clusterMetadata{FailoverVersionIncrement: 10, MasterClusterName: clusterName,
 			CurrentClusterName: clusterName, ClusterInformation: map[string]clusterInformation{clusterName: {
@@ -168,7 +185,7 @@ func temporalConfig(proc temporalService, ports Ports, pgAddr, dynamicConfigPath
 
 // writeTemporalConfigs writes the dynamic config and one server config per Temporal process
 // into CLUSTER_DIR/temporal.
-func writeTemporalConfigs(dir string, ports Ports, pgAddr string) error {
+func writeTemporalConfigs(dir string, ports Ports, pgAddr string, dbs databases) error {
 	cdir := filepath.Join(dir, temporalConfigDir)
 	if err := os.MkdirAll(cdir, 0o755); err != nil {
 		return err
@@ -182,7 +199,7 @@ func writeTemporalConfigs(dir string, ports Ports, pgAddr string) error {
 		return err
 	}
 	for _, s := range temporalServices {
-		if err := writeYAML(filepath.Join(cdir, s.Name+".yaml"), temporalConfig(s, ports, pgAddr, dynPath)); err != nil {
+		if err := writeYAML(filepath.Join(cdir, s.Name+".yaml"), temporalConfig(s, ports, pgAddr, dbs, dynPath)); err != nil {
 			return err
 		}
 	}

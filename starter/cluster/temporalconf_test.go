@@ -24,7 +24,7 @@ func TestEachTemporalProcessHasItsOwnPorts(t *testing.T) {
 	ports := testPorts(t)
 	used := map[int]string{}
 	for _, s := range temporalServices {
-		c := temporalConfig(s, ports, "127.0.0.1:5432", "/d.yaml")
+		c := temporalConfig(s, ports, "127.0.0.1:5432", databasesFor("/x/cluster"), "/d.yaml")
 		own := c.Services[s.Service].RPC
 		for kind, p := range map[string]int{"grpc": own.GRPCPort, "membership": own.MembershipPort,
 			"pprof": c.Global.PProf.Port, "metrics": ports[s.Name+".metrics"]} {
@@ -40,8 +40,8 @@ func TestEachTemporalProcessHasItsOwnPorts(t *testing.T) {
 			t.Errorf("%s: metrics on %s", s.Name, c.Global.Metrics.Prometheus.ListenAddress)
 		}
 	}
-	h1 := temporalConfig(temporalServices[1], ports, "127.0.0.1:5432", "/d.yaml")
-	h2 := temporalConfig(temporalServices[2], ports, "127.0.0.1:5432", "/d.yaml")
+	h1 := temporalConfig(temporalServices[1], ports, "127.0.0.1:5432", databasesFor("/x/cluster"), "/d.yaml")
+	h2 := temporalConfig(temporalServices[2], ports, "127.0.0.1:5432", databasesFor("/x/cluster"), "/d.yaml")
 	if h1.Services["history"] == h2.Services["history"] {
 		t.Error("both history processes listen on the same ports")
 	}
@@ -51,12 +51,12 @@ func TestEachTemporalProcessHasItsOwnPorts(t *testing.T) {
 }
 
 func TestTemporalConfigUsesPostgresForPersistenceAndVisibility(t *testing.T) {
-	c := temporalConfig(temporalServices[0], testPorts(t), "127.0.0.1:5999", "/d.yaml")
+	c := temporalConfig(temporalServices[0], testPorts(t), "127.0.0.1:5999", databasesFor("/x/cluster"), "/d.yaml")
 	p := c.Persistence
 	if p.NumHistoryShards < 4 {
 		t.Errorf("numHistoryShards %d, want at least 4", p.NumHistoryShards)
 	}
-	for store, db := range map[string]string{p.DefaultStore: dbTemporal, p.VisibilityStore: dbVisibility} {
+	for store, db := range map[string]string{p.DefaultStore: "taskloom_temporal", p.VisibilityStore: "taskloom_temporal_visibility"} {
 		sql := p.DataStores[store].SQL
 		if sql.PluginName != "postgres12" || sql.ConnectAddr != "127.0.0.1:5999" || sql.DatabaseName != db {
 			t.Errorf("store %s: %+v", store, sql)
@@ -71,7 +71,7 @@ func TestTemporalConfigUsesPostgresForPersistenceAndVisibility(t *testing.T) {
 // one per Temporal process, next to the dynamic config they name.
 func TestWrittenConfigsParse(t *testing.T) {
 	dir, ports := t.TempDir(), testPorts(t)
-	if err := writeTemporalConfigs(dir, ports, "127.0.0.1:5432"); err != nil {
+	if err := writeTemporalConfigs(dir, ports, "127.0.0.1:5432", databasesFor(dir)); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range temporalServices {
@@ -83,7 +83,7 @@ func TestWrittenConfigsParse(t *testing.T) {
 		if err := yaml.Unmarshal(b, &got); err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}
-		want := temporalConfig(s, ports, "127.0.0.1:5432", filepath.Join(dir, temporalConfigDir, dynamicConfigFile))
+		want := temporalConfig(s, ports, "127.0.0.1:5432", databasesFor(dir), filepath.Join(dir, temporalConfigDir, dynamicConfigFile))
 		if got.Services[s.Service] != want.Services[s.Service] || got.DynamicConfigClient != want.DynamicConfigClient {
 			t.Errorf("%s: read back %+v, wrote %+v", s.Name, got.Services, want.Services)
 		}
@@ -98,5 +98,17 @@ func TestWrittenConfigsParse(t *testing.T) {
 	}
 	if v := dyn["matching.enableFairness"]; len(v) != 1 || v[0].Value != true {
 		t.Errorf("matching.enableFairness = %+v", v)
+	}
+}
+
+// TestEachClusterDirHasItsOwnDatabases: the default cluster keeps the documented names, another
+// CLUSTER_DIR gets its own, valid as unquoted PostgreSQL identifiers.
+func TestEachClusterDirHasItsOwnDatabases(t *testing.T) {
+	if got := databasesFor("/repo/.data/cluster"); got != (databases{"taskloom_temporal", "taskloom_temporal_visibility"}) {
+		t.Errorf("default: %+v", got)
+	}
+	got := databasesFor("/repo/.data/Cluster-Test.2")
+	if got.Temporal != "taskloom_temporal_cluster_test_2" || got.Visibility != "taskloom_temporal_visibility_cluster_test_2" {
+		t.Errorf("other dir: %+v", got)
 	}
 }

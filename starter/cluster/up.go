@@ -53,7 +53,7 @@ func (c *cluster) up(ctx context.Context) error {
 	if err := c.ensureSchemas(ctx); err != nil {
 		return err
 	}
-	if err := writeTemporalConfigs(c.dir, c.ports, c.pgAddr()); err != nil {
+	if err := writeTemporalConfigs(c.dir, c.ports, c.pgAddr(), c.dbs()); err != nil {
 		return err
 	}
 	if err := writeUIConfig(c.dir, c.ports); err != nil {
