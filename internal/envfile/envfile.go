@@ -1,6 +1,6 @@
 // Package envfile reads and writes KEY=value files that a POSIX shell can source
-// (`set -a; . FILE; set +a`): the cluster's cluster.env, which `make cluster` writes and the bench
-// (BENCH_TARGET=cluster) and the cluster tests read.
+// (`set -a; . FILE; set +a`): the cluster's cluster.env and secrets.env, which `make cluster`
+// writes and reads, and which a Go program reaching the cluster (a test) can read too.
 package envfile
 
 import (
