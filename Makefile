@@ -64,6 +64,7 @@ $(BIN)/temporal-ui-server: tools/temporal/go.mod
 
 $(BIN)/temporal-schema: tools/temporal/go.mod
 	@mkdir -p $(BIN)
+	cd tools/temporal && $(GO) mod download go.temporal.io/server
 	rm -rf $@ && cp -r "$$(cd tools/temporal && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema" $@
 	chmod -R u+w $@ && touch $@
 
