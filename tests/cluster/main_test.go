@@ -90,7 +90,7 @@ func readEnvFile(path string) (map[string]string, error) {
 	return env, sc.Err()
 }
 
-// unquote undoes the quoting of a value: 'a'\''b' (single quotes, with the shell's way of
+// unquote undoes the quoting of a value: 'a'\”b' (single quotes, with the shell's way of
 // writing a quote inside) or "a", or a bare word.
 func unquote(v string) string {
 	switch {
