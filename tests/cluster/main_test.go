@@ -90,8 +90,8 @@ func readEnvFile(path string) (map[string]string, error) {
 	return env, sc.Err()
 }
 
-// unquote undoes the quoting of a value: 'a'\”b' (single quotes, with the shell's way of
-// writing a quote inside) or "a", or a bare word.
+// unquote undoes the quoting of a value: single quotes (a quote inside written as the shell does,
+// quote, backslash, quote, quote), double quotes, or none.
 func unquote(v string) string {
 	switch {
 	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
@@ -119,14 +119,22 @@ func (c cluster) api(i int) string { return c.apis[i%len(c.apis)] }
 // ctl runs `.bin/cluster <args>` on this cluster (a fault: kill, stop, start, restart NAME).
 func (c cluster) ctl(t testing.TB, args ...string) {
 	t.Helper()
+	if err := c.run(t, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run is ctl for a goroutine of the test: it returns the failure.
+func (c cluster) run(t testing.TB, args ...string) error {
 	start := time.Now()
 	cmd := exec.Command(filepath.Join(repoRoot(), ".bin", "cluster"), args...)
 	cmd.Env = append(os.Environ(), "CLUSTER_DIR="+c.dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf(".bin/cluster %s: %v\n%s", strings.Join(args, " "), err, out)
+		return fmt.Errorf(".bin/cluster %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	t.Logf(".bin/cluster %s (%s)", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond))
+	return nil
 }
 
 // repoRoot is the directory holding go.mod.

@@ -47,16 +47,13 @@ type pulled struct {
 }
 
 // pull is one GET …/tasks/pull on API instance api; ok is false when the instance did not answer
-// 200 (the answer is then in a), waiting out a 429's Retry-After first.
+// 200 (the answer is then in a; its zero value when there was none).
 func pull(t testing.TB, api int, project string, limit int) (p pulled, a answer, ok bool) {
 	t.Helper()
 	a, err := try(request{method: http.MethodGet, key: cl.adminKey,
 		url: fmt.Sprintf("%s/api/v1/projects/%s/tasks/pull?limit=%d", cl.api(api), project, limit)})
 	if err != nil {
 		return p, a, false
-	}
-	if a.Status == http.StatusTooManyRequests {
-		time.Sleep(retryAfter(a))
 	}
 	if a.Status != http.StatusOK {
 		return p, a, false
