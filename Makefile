@@ -7,7 +7,7 @@ GOFLAGS_TEST ?= -race -count=1 -timeout 25m
 FUZZTIME ?= 5000x
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: help dev dev-reset check test docs-test starter fuzz-short bench chaos screenshots lint staticcheck tools clean deploy-check
+.PHONY: help dev dev-reset check test docs-test starter fuzz-short bench chaos screenshots lint staticcheck tools clean deploy-check cluster-tools cluster cluster-down cluster-reset
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,47 @@ dev: $(BIN)/temporal $(BIN)/starter ## run everything on embedded defaults (stat
 dev-reset: $(BIN)/temporal $(BIN)/starter ## make dev, starting from empty Temporal and MongoDB state
 	$(GO) build -o $(BIN)/dev ./starter/dev
 	exec $(BIN)/dev --reset
+
+# The production shape on one machine (docs/deploy.md): a Temporal cluster built from
+# go.temporal.io/server at the version the pinned CLI embeds (tools/temporal, its own module, so
+# taskloom's go.mod keeps its own dependency versions), on PostgreSQL, with 2 APIs and 2 workers.
+# The server's binaries are built once (about 5 minutes) and rebuilt when tools/temporal/go.mod
+# changes; the SQL schemas its sql tool applies are copied out of the server module.
+TEMPORAL_TOOLS := $(BIN)/temporal-server $(BIN)/temporal-sql-tool $(BIN)/temporal-ui-server $(BIN)/temporal-schema
+CLUSTER := $(BIN)/cluster
+
+cluster-tools: $(TEMPORAL_TOOLS) ## build the Temporal server, its sql tool and the Web UI server into ./.bin (once, ~5 min)
+
+$(BIN)/temporal-server: tools/temporal/go.mod
+	@mkdir -p $(BIN)
+	cd tools/temporal && $(GO) build -o $@ go.temporal.io/server/cmd/server
+
+$(BIN)/temporal-sql-tool: tools/temporal/go.mod
+	@mkdir -p $(BIN)
+	cd tools/temporal && $(GO) build -o $@ go.temporal.io/server/cmd/tools/sql
+
+$(BIN)/temporal-ui-server: tools/temporal/go.mod
+	@mkdir -p $(BIN)
+	cd tools/temporal && $(GO) build -o $@ github.com/temporalio/ui-server/v2/cmd/server
+
+$(BIN)/temporal-schema: tools/temporal/go.mod
+	@mkdir -p $(BIN)
+	rm -rf $@ && cp -r "$$(cd tools/temporal && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema" $@
+	chmod -R u+w $@ && touch $@
+
+$(CLUSTER): FORCE
+	@mkdir -p $(BIN)
+	$(GO) build -o $@ ./starter/cluster
+
+# The cluster runs detached and keeps its state in .data/cluster (CLUSTER_DIR) across restarts.
+cluster: cluster-tools tools $(CLUSTER) ## the production shape on one machine: Temporal cluster on PostgreSQL, 2 APIs, 2 workers (docs/deploy.md)
+	$(CLUSTER) up
+
+cluster-down: $(CLUSTER) ## stop every process make cluster started (state stays in .data/cluster)
+	$(CLUSTER) down
+
+cluster-reset: cluster-tools tools $(CLUSTER) ## make cluster from empty state (drops its databases and .data/cluster first)
+	$(CLUSTER) up --reset
 
 # The contributor's fast loop: formatting, vet, staticcheck and every test that needs no
 # integration stack (-short skips the tests that start the Temporal dev server or FerretDB).

@@ -15,6 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
 	"github.com/taskloom/taskloom/internal/devstack/fakes/vendors"
 	"github.com/taskloom/taskloom/internal/devstack/feishuemu"
+	"github.com/taskloom/taskloom/internal/pipeline/pipelinedemo"
 )
 
 // The demo Feishu tables.
@@ -114,10 +115,8 @@ original task. It is the crawler command of the dev stack and a load generator.`
 
 // Dev stack: the fake Bot API (also the assistant the demo pipeline calls) and its bot settings.
 const (
-	devBotToken        = "dev:taskloom-fake-bot"
-	devTelegramSecret  = "taskloom-dev-telegram-secret"
-	devEntryPipeline   = "entry_echo"
-	devEntryProviderID = "entry_assistant"
+	devBotToken       = "dev:taskloom-fake-bot"
+	devTelegramSecret = "taskloom-dev-telegram-secret"
 )
 
 // devTelegram starts the fake Telegram Bot API unless TELEGRAM_BOT_TOKEN points at a real bot.
@@ -135,7 +134,7 @@ func devTelegram(_ context.Context, cfg *config.Config, addrs devAddrs, _ *slog.
 		c.TelegramWebhookSecret = devTelegramSecret
 	}
 	if c.TelegramWorkflowID == "" {
-		c.TelegramWorkflowID = devEntryPipeline
+		c.TelegramWorkflowID = pipelinedemo.EntryPipeline
 	}
 	return "telegram (fake)", s.URL + "/_admin/messages", nil
 }

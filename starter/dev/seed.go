@@ -24,28 +24,23 @@ func devEntrySeed(ctx context.Context, p *platform.Platform, adminKey string) ([
 		return nil, nil // a real bot: the operator publishes the pipelines it uses
 	}
 	store := pipelinedb.New(p.Mongo)
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: devEntryProviderID, BaseURL: c.TelegramAPIBaseURL + telegram.AssistantPath}); err != nil {
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: pipelinedemo.EntryProvider, BaseURL: c.TelegramAPIBaseURL + telegram.AssistantPath}); err != nil {
 		return nil, err
 	}
-	def := &pipeline.Definition{Name: devEntryPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{
-		Name: "assistant_reply", Type: pipeline.StepSyncAPI, ProviderRef: devEntryProviderID, Endpoint: "/reply",
-		InputMapping:  map[string]any{"text": "${input_data.user_text}", "history": "${input_data.history_chunks}"},
-		OutputMapping: map[string]string{"text": "$.reply", "history_len": "history_len"}, TimeoutSeconds: 30,
-	}}}}
-	if _, _, err := store.PublishSchema(ctx, def); err != nil && !errors.Is(err, pipeline.ErrSchemaConflict) {
-		return nil, fmt.Errorf("publish %s: %w", devEntryPipeline, err)
+	if _, _, err := store.PublishSchema(ctx, pipelinedemo.EntryDefinition()); err != nil && !errors.Is(err, pipeline.ErrSchemaConflict) {
+		return nil, fmt.Errorf("publish %s: %w", pipelinedemo.EntryPipeline, err)
 	}
-	if q, err := store.GetQuota(ctx, c.UserID, c.FeatureID); err != nil || q.Remaining < 100 {
-		if _, err := store.SetQuota(ctx, c.UserID, c.FeatureID, 1000); err != nil {
+	if q, err := store.GetQuota(ctx, c.UserID, c.FeatureID); err != nil || q.Remaining < pipelinedemo.EntryQuotaMin {
+		if _, err := store.SetQuota(ctx, c.UserID, c.FeatureID, pipelinedemo.EntryQuotaUnits); err != nil {
 			return nil, err
 		}
 	}
 	api := "http://" + p.Config.API.Addr
 	return []string{
-		fmt.Sprintf("entry: pipeline %s (quota %s/%s); Telegram fake messages at %s/_admin/messages", devEntryPipeline, c.UserID, c.FeatureID, c.TelegramAPIBaseURL),
+		fmt.Sprintf("entry: pipeline %s (quota %s/%s); Telegram fake messages at %s/_admin/messages", pipelinedemo.EntryPipeline, c.UserID, c.FeatureID, c.TelegramAPIBaseURL),
 		fmt.Sprintf(`  curl -s -X POST %s/api/workflows/apply -H 'X-API-Key: %s' -H 'Content-Type: application/json' `+
 			`-d '{"workflowId":"%s","userText":"hello","historyChunks":[],"coreEnvelope":{"metadata":{"chat_id":"demo-1"}},"waitForResult":true}'`,
-			api, adminKey, devEntryPipeline),
+			api, adminKey, pipelinedemo.EntryPipeline),
 		fmt.Sprintf(`  curl -s -X POST %s/telegram/webhook -H 'X-Telegram-Bot-Api-Secret-Token: %s' -H 'Content-Type: application/json' `+
 			`-d '{"update_id":1,"message":{"message_id":1,"date":0,"chat":{"id":42,"type":"private"},"text":"hi bot"}}'`,
 			api, c.TelegramWebhookSecret),

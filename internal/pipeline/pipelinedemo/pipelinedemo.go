@@ -82,3 +82,23 @@ func Registrations(baseURL string) ([]pipeline.Provider, []pipeline.Function) {
 	}
 	return providers, []pipeline.Function{{Name: SCFCompositor, InvokeURL: baseURL + "/scf/" + SCFCompositor}}
 }
+
+// The entry demo: the pipeline a Telegram update or an apply starts under `make dev` and `make
+// cluster`, one step asking the fake Telegram's assistant (EntryProvider) for a reply.
+const (
+	EntryPipeline = "entry_echo"
+	EntryProvider = "entry_assistant"
+	// EntryQuotaUnits is granted to the entry account (ENTRY_USER_ID/ENTRY_FEATURE_ID) when it
+	// has fewer than EntryQuotaMin left.
+	EntryQuotaUnits = 1000
+	EntryQuotaMin   = 100
+)
+
+// EntryDefinition is the entry demo pipeline.
+func EntryDefinition() *pipeline.Definition {
+	return &pipeline.Definition{Name: EntryPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{
+		Name: "assistant_reply", Type: pipeline.StepSyncAPI, ProviderRef: EntryProvider, Endpoint: "/reply",
+		InputMapping:  map[string]any{"text": "${input_data.user_text}", "history": "${input_data.history_chunks}"},
+		OutputMapping: map[string]string{"text": "$.reply", "history_len": "history_len"}, TimeoutSeconds: 30,
+	}}}}
+}
