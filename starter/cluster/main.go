@@ -210,7 +210,7 @@ func procCmd(use, short string, fn func(context.Context, *cluster, string) error
 	}
 }
 
-// startOne starts a recorded process again and waits until its main port accepts connections.
+// startOne starts a recorded process again and waits until its readyPort accepts connections.
 func startOne(ctx context.Context, c *cluster, name string) error {
 	p, err := c.recorded(name)
 	if err != nil {
@@ -220,16 +220,5 @@ func startOne(ctx context.Context, c *cluster, name string) error {
 	if err != nil {
 		return err
 	}
-	return c.await(ctx, name, exited, tcpReady(c.ports.addr(mainPort(p))))
-}
-
-// mainPort is the port that answers once a process serves: its own, else its gRPC port (the
-// Temporal services), else the vendors' (fakes), else its metrics port (workers).
-func mainPort(p proc) string {
-	for _, n := range []string{p.Name, p.Name + ".grpc", p.Name + ".vendors", p.Name + ".metrics"} {
-		if _, ok := p.Ports[n]; ok {
-			return n
-		}
-	}
-	return p.Name
+	return c.await(ctx, name, exited, tcpReady(c.ports.addr(readyPort(name))))
 }

@@ -50,3 +50,14 @@ func (c *cluster) registerNamespace(ctx context.Context) error {
 	_, err = nc.Describe(ctx, "default")
 	return err
 }
+
+// frontendReady dials the frontend, which checks its gRPC health (SERVING once the frontend has
+// loaded the cluster metadata and namespaces).
+func (c *cluster) frontendReady(context.Context) error {
+	cl, err := client.Dial(client.Options{HostPort: c.ports.addr("temporal-frontend.grpc"), Namespace: "temporal-system"})
+	if err != nil {
+		return err
+	}
+	cl.Close()
+	return nil
+}

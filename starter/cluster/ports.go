@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // portsFile, in CLUSTER_DIR, keeps every port the cluster listens on: chosen free at the first
@@ -45,10 +47,10 @@ func portNames() []string {
 	return names
 }
 
-// allocate returns kept plus a port for each name kept lacks, taken from free, never one
+// allocate returns kept plus a port for each name kept lacks, taken from free(name), never one
 // already in use by another name. free may hand out a port twice (the OS reuses a port closed a
 // moment ago); a repeat is drawn again.
-func allocate(kept Ports, names []string, free func() (int, error)) (Ports, error) {
+func allocate(kept Ports, names []string, free func(name string) (int, error)) (Ports, error) {
 	out := Ports{}
 	used := map[int]bool{}
 	for name, p := range kept {
@@ -59,7 +61,7 @@ func allocate(kept Ports, names []string, free func() (int, error)) (Ports, erro
 		if _, ok := out[name]; ok {
 			continue
 		}
-		p, err := drawUnused(used, free)
+		p, err := drawUnused(used, func() (int, error) { return free(name) })
 		if err != nil {
 			return nil, fmt.Errorf("port for %s: %w", name, err)
 		}
@@ -84,9 +86,31 @@ func drawUnused(used map[int]bool, free func() (int, error)) (int, error) {
 	return 0, errors.New("no unused free port")
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// Membership ports are stored in a smallint column (cluster_membership.rpc_port), so they must
+// be below 32768, under the kernel's ephemeral range (32768–60999 by default) that freePort
+// draws from; they are drawn at random from lowPorts and checked free.
+const (
+	lowPortMin = 20000
+	lowPortMax = 32767
+)
+
+// freePort is a free loopback port for the named port: any the kernel chooses, or for a
+// membership port one in [lowPortMin, lowPortMax].
+func freePort(name string) (int, error) {
+	if !strings.HasSuffix(name, ".membership") {
+		return listenFree(0)
+	}
+	for range drawAttempts {
+		if p, err := listenFree(lowPortMin + rand.IntN(lowPortMax-lowPortMin+1)); err == nil {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port in %d-%d", lowPortMin, lowPortMax)
+}
+
+// listenFree listens on 127.0.0.1:port (0: any) and returns the port once closed again.
+func listenFree(port int) (int, error) {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return 0, err
 	}

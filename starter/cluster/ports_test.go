@@ -2,13 +2,14 @@ package main
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
 func TestAllocateKeepsKeptPortsAndDrawsNoneTwice(t *testing.T) {
 	// The OS hands out 7001 twice and 7000, which a kept port holds: both are drawn again.
 	draws := []int{7000, 7001, 7001, 7002}
-	free := func() (int, error) {
+	free := func(string) (int, error) {
 		if len(draws) == 0 {
 			return 0, errors.New("no more ports")
 		}
@@ -32,7 +33,7 @@ func TestAllocateKeepsKeptPortsAndDrawsNoneTwice(t *testing.T) {
 }
 
 func TestAllocateFailsWhenNoUnusedPortComes(t *testing.T) {
-	_, err := allocate(Ports{"api-1": 7000}, []string{"api-2"}, func() (int, error) { return 7000, nil })
+	_, err := allocate(Ports{"api-1": 7000}, []string{"api-2"}, func(string) (int, error) { return 7000, nil })
 	if err == nil {
 		t.Fatal("allocate succeeded although every free port was taken")
 	}
@@ -49,6 +50,9 @@ func TestLoadPortsKeepsThePortsOfTheFirstStart(t *testing.T) {
 	}
 	seen := map[int]string{}
 	for n, p := range first {
+		if strings.HasSuffix(n, ".membership") && p > lowPortMax {
+			t.Errorf("%s is %d: the membership table stores it as a smallint", n, p)
+		}
 		if other, dup := seen[p]; dup {
 			t.Errorf("port %d given to %s and %s", p, n, other)
 		}

@@ -11,7 +11,7 @@ import (
 func testPorts(t *testing.T) Ports {
 	t.Helper()
 	n := 20000
-	ports, err := allocate(Ports{}, portNames(), func() (int, error) { n++; return n, nil })
+	ports, err := allocate(Ports{}, portNames(), func(string) (int, error) { n++; return n, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

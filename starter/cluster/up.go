@@ -59,25 +59,22 @@ func (c *cluster) up(ctx context.Context) error {
 	}
 	// The frontend alone first: it creates the cluster metadata on an empty database.
 	first := temporalServices[0].Name
-	if err := c.ensure(ctx, procs[first], tcpReady(c.ports.addr(first+".grpc"))); err != nil {
+	if err := c.ensure(ctx, procs[first], c.frontendReady); err != nil {
 		return err
 	}
-	if err := c.ensureAll(ctx, procs, temporalNames()[1:], ".grpc"); err != nil {
+	if err := c.ensureAll(ctx, procs, temporalNames()[1:]); err != nil {
 		return err
 	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return err
 	}
-	if err := c.ensureAll(ctx, procs, []string{"temporal-ui", "mongo", "kafka"}, ""); err != nil {
-		return err
-	}
-	if err := c.ensureAll(ctx, procs, []string{"fakes"}, ".vendors"); err != nil {
+	if err := c.ensureAll(ctx, procs, []string{"temporal-ui", "mongo", "kafka", "fakes"}); err != nil {
 		return err
 	}
 	if err := c.setup(ctx); err != nil {
 		return err
 	}
-	if err := c.ensureAll(ctx, procs, []string{"codec-server", "worker-1", "worker-2"}, ""); err != nil {
+	if err := c.ensureAll(ctx, procs, []string{"codec-server", "worker-1", "worker-2"}); err != nil {
 		return err
 	}
 	for _, api := range []string{"api-1", "api-2"} {
@@ -113,17 +110,9 @@ func (c *cluster) checkBinaries() error {
 	return nil
 }
 
-// ensureAll starts every named process that is not running, then waits for each: ready when
-// its port NAME+portSuffix accepts connections (a worker's metrics port for a worker).
-func (c *cluster) ensureAll(ctx context.Context, procs map[string]proc, names []string, portSuffix string) error {
-	waits := map[string]func(context.Context) error{}
-	for _, n := range names {
-		port := n + portSuffix
-		if strings.HasPrefix(n, "worker-") {
-			port = n + ".metrics"
-		}
-		waits[n] = tcpReady(c.ports.addr(port))
-	}
+// ensureAll starts every named process that is not running, then waits for each until its
+// readyPort accepts connections.
+func (c *cluster) ensureAll(ctx context.Context, procs map[string]proc, names []string) error {
 	exits := map[string]<-chan struct{}{}
 	for _, n := range names {
 		ch, err := c.startIfDown(procs[n])
@@ -133,7 +122,7 @@ func (c *cluster) ensureAll(ctx context.Context, procs map[string]proc, names []
 		exits[n] = ch
 	}
 	for _, n := range names {
-		if err := c.await(ctx, n, exits[n], waits[n]); err != nil {
+		if err := c.await(ctx, n, exits[n], tcpReady(c.ports.addr(readyPort(n)))); err != nil {
 			return err
 		}
 	}
@@ -187,6 +176,23 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// readyPort is the port that accepts connections once a process serves: a Temporal service's
+// gRPC port, but the worker service's membership port (it serves no gRPC), the fake vendors' port
+// for the fakes, a worker's metrics port, else the process's own port.
+func readyPort(name string) string {
+	switch {
+	case name == "temporal-worker":
+		return name + ".membership"
+	case strings.HasPrefix(name, "temporal-") && name != "temporal-ui":
+		return name + ".grpc"
+	case name == "fakes":
+		return name + ".vendors"
+	case strings.HasPrefix(name, "worker-"):
+		return name + ".metrics"
+	}
+	return name
 }
 
 func tcpReady(addr string) func(context.Context) error {
