@@ -196,65 +196,69 @@ func TestPostgresStoppedDuringEntryApplies(t *testing.T) {
 	t.Logf("%d keys applied around a 20 s PostgreSQL outage; %d answers 503 + Retry-After", len(outcomes), unavailable)
 }
 
-// Fault: Redis (the pull limiter's store, the leases' fast path) restarts while two clients
-// pull a project's server tasks, one per API instance, and confirm each. Must hold: every task is
+// Fault: Redis (the pull limiter's store) restarts while two clients pull a project's server
+// tasks, one per API instance, two at a time, and confirm each: the restart begins once a fifth
+// of the tasks are out, so pulls run before, during and after it. Must hold: every task is
 // handed out exactly once and confirmed, no pull answers anything but 200 or 429/503 with
-// Retry-After, and a pull after the restart hands out nothing more.
+// Retry-After, and a pull afterwards hands out nothing more.
 func TestRedisRestartedDuringPullsHandsOutNoTaskTwice(t *testing.T) {
 	project, tasks := echoProject(t, 30)
-	restarted := make(chan error, 1)
-	go func() { restarted <- cl.run(t, "restart", "redis") }()
 	var (
-		mu      sync.Mutex
-		handed  = map[string]int{}
-		bad     []string
-		wg      sync.WaitGroup
-		stopped bool
+		mu        sync.Mutex
+		handed    = map[string]int{}
+		bad       []string
+		answers   = map[int]int{}
+		restart   sync.Once
+		restarted = make(chan error, 1)
+		wg        sync.WaitGroup
 	)
+	note := func(f func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		f()
+	}
 	for c := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			deadline := time.Now().Add(2 * time.Minute)
 			for time.Now().Before(deadline) {
-				mu.Lock()
-				done := stopped && len(handed) == len(tasks)
-				mu.Unlock()
-				if done {
+				var out int
+				note(func() { out = len(handed) })
+				if out == len(tasks) {
 					return
 				}
+				if out >= len(tasks)/5 {
+					restart.Do(func() { go func() { restarted <- cl.run(t, "restart", "redis") }() })
+				}
 				p, a, ok := pull(t, c, project, 2)
+				note(func() { answers[a.Status]++ })
 				if !ok {
-					told := (a.Status == http.StatusTooManyRequests || a.Status == http.StatusServiceUnavailable) && retryAfter(a) > 0
-					if !told {
-						mu.Lock()
-						bad = append(bad, fmt.Sprintf("pull: %d %s", a.Status, a.Body))
-						mu.Unlock()
+					if told := (a.Status == http.StatusTooManyRequests || a.Status == http.StatusServiceUnavailable) && retryAfter(a) > 0; !told {
+						note(func() { bad = append(bad, fmt.Sprintf("pull: %d %s", a.Status, a.Body)) })
 					}
 					time.Sleep(max(retryAfter(a), 250*time.Millisecond))
 					continue
 				}
 				for _, x := range p.Data.Tasks {
-					mu.Lock()
-					handed[x.TaskID]++
-					mu.Unlock()
+					note(func() { handed[x.TaskID]++ })
 					if s := confirm(t, c+1, project, x.TaskID, p.Data.LeaseID); s != http.StatusOK {
-						mu.Lock()
-						bad = append(bad, fmt.Sprintf("confirm %s: %d", x.TaskID, s))
-						mu.Unlock()
+						note(func() { bad = append(bad, fmt.Sprintf("confirm %s: %d", x.TaskID, s)) })
 					}
 				}
-				time.Sleep(250 * time.Millisecond)
+				time.Sleep(250 * time.Millisecond) // a client's pace, so that pulls span the restart
 			}
 		}()
 	}
-	if err := <-restarted; err != nil {
-		t.Error(err)
-	}
-	mu.Lock()
-	stopped = true
-	mu.Unlock()
 	wg.Wait()
+	select {
+	case err := <-restarted:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the Redis restart did not finish within a minute")
+	}
 	for _, b := range bad {
 		t.Error(b)
 	}
@@ -266,4 +270,5 @@ func TestRedisRestartedDuringPullsHandsOutNoTaskTwice(t *testing.T) {
 	if p, a, ok := pull(t, 0, project, 10); !ok || len(p.Data.Tasks) != 0 {
 		t.Errorf("a pull after every task was handed out: %d %s", a.Status, a.Body)
 	}
+	t.Logf("%d tasks handed out once each around a Redis restart; pull answers by status: %v", len(handed), answers)
 }

@@ -128,6 +128,7 @@ func (c cluster) ctl(t testing.TB, args ...string) {
 func (c cluster) run(t testing.TB, args ...string) error {
 	start := time.Now()
 	cmd := exec.Command(filepath.Join(repoRoot(), ".bin", "cluster"), args...)
+	cmd.Dir = repoRoot() // the launcher runs from the repository, as make does
 	cmd.Env = append(os.Environ(), "CLUSTER_DIR="+c.dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
