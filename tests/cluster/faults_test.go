@@ -13,7 +13,8 @@ import (
 
 // pipelinesAroundFault creates n pipeline runs (collection_video and model_pose12 in turn, over
 // both API instances), half before fault and half after it, and returns their task ids and how
-// many of each pipeline ran.
+// many of each pipeline ran. It fails the test unless some of the first half were still running
+// when the fault came (model_pose12 polls its vendor for about 20 s).
 func pipelinesAroundFault(t *testing.T, n int, fault func()) ([]string, map[string]int) {
 	t.Helper()
 	user, feature := pipelineUser(t, n+10)
@@ -21,13 +22,32 @@ func pipelinesAroundFault(t *testing.T, n int, fault func()) ([]string, map[stri
 	var ids []string
 	for i := range n {
 		if i == n/2 {
+			running := unfinished(t, ids)
 			fault()
+			if running == 0 {
+				t.Fatalf("none of the %d pipelines started before the fault was still running", len(ids))
+			}
+			t.Logf("fault with %d of %d pipelines running", running, len(ids))
 		}
 		p := []examplePipeline{collectionVideo, modelPose12}[i%2]
 		counts[p.name]++
 		ids = append(ids, newRun(p, i, user, feature).create(t, i))
 	}
 	return ids, counts
+}
+
+// unfinished counts the tasks that have not ended yet.
+func unfinished(t testing.TB, ids []string) int {
+	t.Helper()
+	n := 0
+	for i, id := range ids {
+		var task pipelineTask
+		get(t, cl.api(i)+"/api/v1/pipeline-tasks/"+id, &task)
+		if !task.final() {
+			n++
+		}
+	}
+	return n
 }
 
 // Fault: SIGKILL of one of the two history processes while pipelines run; it stays down until
