@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/taskloom/taskloom/internal/envfile"
 )
 
 // cluster is one CLUSTER_DIR: its ports, secrets and options, and where the binaries are.
@@ -30,6 +32,22 @@ type options struct {
 	OwnPostgres bool `json:"own_postgres"`
 	OwnRedis    bool `json:"own_redis"`
 }
+
+// kv is one variable of a process's environment or of the env file, in order.
+type kv struct{ Key, Value string }
+
+// fileVars is vars as envfile writes them.
+func fileVars(vars []kv) []envfile.Var {
+	out := make([]envfile.Var, len(vars))
+	for i, v := range vars {
+		out[i] = envfile.Var{Key: v.Key, Value: v.Value}
+	}
+	return out
+}
+
+// envFile, in CLUSTER_DIR, holds what a shell, a test or the bench needs to reach the cluster:
+// `set -a; . .data/cluster/cluster.env; set +a`.
+const envFile = "cluster.env"
 
 const (
 	optionsFile  = "options.json"
@@ -81,7 +99,7 @@ func openCluster(dir string, flags options) (*cluster, error) {
 // and the Redis key prefix (fresh per CLUSTER_DIR, so a reset cluster finds no old keys in the
 // machine's Redis).
 func loadSecrets(path string) (map[string]string, error) {
-	s, err := readEnv(path)
+	s, err := envfile.Read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		s, err = map[string]string{}, nil
 	}
@@ -118,7 +136,7 @@ func loadSecrets(path string) (map[string]string, error) {
 	for _, k := range []string{"INTERNAL_CALLBACK_SECRET", "TELEGRAM_WEBHOOK_SECRET", "TEMPORAL_CODEC_KEYS", "REDIS_KEY_PREFIX"} {
 		vars = append(vars, kv{k, s[k]})
 	}
-	return s, writeEnv(path, "generated once by .bin/cluster up; deleted by --reset", vars)
+	return s, envfile.Write(path, "generated once by .bin/cluster up; deleted by --reset", fileVars(vars))
 }
 
 func randomHex(n int) (string, error) {

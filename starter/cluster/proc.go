@@ -150,11 +150,27 @@ func (l layout) stop(name string) error {
 	deadline := time.Now().Add(stopGrace)
 	for time.Now().Before(deadline) {
 		if !groupHasLive(pid) {
+			waitReaped(pid)
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return l.kill(name)
+}
+
+// reapWait bounds waitReaped.
+const reapWait = 5 * time.Second
+
+// waitReaped waits (up to reapWait) until the exited process group pgid is reaped too: a process
+// whose launcher has exited is reaped by init, a moment after it exits, and until then `kill -0`
+// still finds its pid.
+func waitReaped(pgid int) {
+	for deadline := time.Now().Add(reapWait); time.Now().Before(deadline); {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // kill SIGKILLs name's process group and waits (briefly) until it is gone.
@@ -166,6 +182,7 @@ func (l layout) kill(name string) error {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	for range 50 {
 		if !groupHasLive(pid) {
+			waitReaped(pid)
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)

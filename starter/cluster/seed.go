@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/taskloom/taskloom/internal/devstack/fakes/telegram"
@@ -93,6 +94,10 @@ func call(ctx context.Context, method, url, key string, body any) (int, []byte, 
 // run with, so `./.bin/starter` and README's examples reach this cluster as written.
 func (c *cluster) envVars() []kv {
 	p := c.ports
+	var metrics []string // each Temporal process's Prometheus endpoint (the bench sums them)
+	for _, s := range temporalServices {
+		metrics = append(metrics, p.url(s.Name+".metrics")+"/metrics")
+	}
 	vars := []kv{
 		{"API", p.url("api-1")}, {"API_2", p.url("api-2")}, {"ADMIN_KEY", c.adminKey()},
 		{"TASKLOOM_ADMIN_KEY", c.adminKey()},
@@ -101,6 +106,7 @@ func (c *cluster) envVars() []kv {
 		{"SUMMARY_RECEIVER_URL", p.url("fakes.receiver")},
 		{"POSTGRES_ADDR", c.pgAddr()}, {"CLUSTER_DIR", c.dir},
 		{"TEMPORAL_POSTGRES_DATABASES", dbTemporal + "," + dbVisibility},
+		{"TEMPORAL_METRICS_URLS", strings.Join(metrics, ",")},
 	}
 	return append(vars, c.taskloomEnv()...)
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/envfile"
 )
 
 // Timeouts of up's waits. The Temporal server takes tens of seconds to join its ring on a
@@ -85,7 +87,7 @@ func (c *cluster) up(ctx context.Context) error {
 	if err := c.seed(ctx); err != nil {
 		return err
 	}
-	if err := writeEnv(filepath.Join(c.dir, envFile), "written by .bin/cluster up: set -a; . "+c.relDir()+"/"+envFile+"; set +a", c.envVars()); err != nil {
+	if err := envfile.Write(filepath.Join(c.dir, envFile), "written by .bin/cluster up: set -a; . "+c.relDir()+"/"+envFile+"; set +a", fileVars(c.envVars())); err != nil {
 		return err
 	}
 	c.banner(os.Stderr)

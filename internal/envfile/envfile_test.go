@@ -1,4 +1,4 @@
-package main
+package envfile
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var envCases = []kv{
+var envCases = []Var{
 	{"API", "http://127.0.0.1:8080"},
 	{"TEMPORAL_CODEC_KEYS", "k1:q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA="},
 	{"CRAWL_CRAWLER_COMMAND", "/x/.bin/cluster fake-crawler --original-task-id {id} --brokers {brokers}"},
@@ -17,7 +17,7 @@ var envCases = []kv{
 }
 
 func TestEnvFileRoundTrip(t *testing.T) {
-	got, err := parseEnv(formatEnv("header", envCases))
+	got, err := Parse(Format("header", envCases))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +38,8 @@ func TestEnvFileIsSourceable(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	path := filepath.Join(t.TempDir(), envFile)
-	if err := writeEnv(path, "header", envCases); err != nil {
+	path := filepath.Join(t.TempDir(), "cluster.env")
+	if err := Write(path, "header", envCases); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
@@ -54,7 +54,7 @@ func TestEnvFileIsSourceable(t *testing.T) {
 			t.Errorf("%s: the shell read %q, want %q", v.Key, out, v.Value)
 		}
 	}
-	m, err := readEnv(path)
+	m, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestEnvFileIsSourceable(t *testing.T) {
 }
 
 func TestParseEnvRejectsALineWithoutEquals(t *testing.T) {
-	_, err := parseEnv("# comment\nAPI=x\nnot a variable\n")
+	_, err := Parse("# comment\nAPI=x\nnot a variable\n")
 	if err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("got %v, want an error naming line 3", err)
 	}

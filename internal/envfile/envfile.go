@@ -1,4 +1,7 @@
-package main
+// Package envfile reads and writes KEY=value files that a POSIX shell can source
+// (`set -a; . FILE; set +a`): the cluster's cluster.env, which `make cluster` writes and the bench
+// (BENCH_TARGET=cluster) and the cluster tests read.
+package envfile
 
 import (
 	"bufio"
@@ -8,20 +11,16 @@ import (
 	"strings"
 )
 
-// envFile, in CLUSTER_DIR, holds what a shell or a test needs to reach the cluster:
-// `set -a; . .data/cluster/cluster.env; set +a`.
-const envFile = "cluster.env"
-
-// kv is one variable, in the order it is written.
-type kv struct{ Key, Value string }
+// Var is one variable, in the order it is written.
+type Var struct{ Key, Value string }
 
 // plainValue is a value the shell reads as written; anything else is single-quoted.
 var plainValue = regexp.MustCompile(`^[A-Za-z0-9_./:,@%+=-]*$`)
 
-// formatEnv writes vars as KEY=value lines a POSIX shell can source: a value with characters
+// Format writes vars as KEY=value lines a POSIX shell can source: a value with characters
 // the shell would interpret is single-quoted (a quote inside it closes the quoting, is escaped
 // with a backslash, and reopens it).
-func formatEnv(header string, vars []kv) string {
+func Format(header string, vars []Var) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", header)
 	for _, v := range vars {
@@ -34,18 +33,17 @@ func formatEnv(header string, vars []kv) string {
 	return b.String()
 }
 
-// writeEnv writes vars to path, readable by its owner only: the file holds the admin key, the
-// callback secret and the codec keys.
-func writeEnv(path, header string, vars []kv) error {
-	if err := os.WriteFile(path, []byte(formatEnv(header, vars)), 0o600); err != nil {
+// Write writes vars to path, readable by its owner only: such a file holds keys and secrets.
+func Write(path, header string, vars []Var) error {
+	if err := os.WriteFile(path, []byte(Format(header, vars)), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-// parseEnv reads what formatEnv wrote.
-func parseEnv(text string) ([]kv, error) {
-	var out []kv
+// Parse reads what Format wrote.
+func Parse(text string) ([]Var, error) {
+	var out []Var
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -59,18 +57,18 @@ func parseEnv(text string) ([]kv, error) {
 		if len(val) >= 2 && val[0] == '\'' && val[len(val)-1] == '\'' {
 			val = strings.ReplaceAll(val[1:len(val)-1], `'\''`, `'`)
 		}
-		out = append(out, kv{key, val})
+		out = append(out, Var{key, val})
 	}
 	return out, sc.Err()
 }
 
-// readEnv reads the env file at path into a map.
-func readEnv(path string) (map[string]string, error) {
+// Read reads the file at path into a map.
+func Read(path string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	vars, err := parseEnv(string(b))
+	vars, err := Parse(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
