@@ -141,7 +141,7 @@ clean: ## delete ./.data (the dev stack's state)
 CLUSTER_TEST_DIR := $(CURDIR)/.data/cluster-test
 
 .PHONY: test-cluster
-test-cluster: cluster-tools $(BIN)/cluster ## start a fresh cluster (own PostgreSQL and Redis), run tests/cluster against it, stop it
+test-cluster: cluster-tools tools $(CLUSTER) ## start a fresh cluster (own PostgreSQL and Redis), run tests/cluster against it, stop it
 	@export CLUSTER_DIR=$(CLUSTER_TEST_DIR); status=0; \
 	$(BIN)/cluster up --reset --own-postgres --own-redis || status=$$?; \
 	if [ $$status -eq 0 ]; then $(GO) test -tags cluster -count=1 -timeout 12m ./tests/cluster/ || status=$$?; fi; \

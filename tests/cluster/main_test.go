@@ -8,7 +8,6 @@
 package cluster_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/envfile"
 )
 
 // cluster is what the tests know of the running cluster: its env file's values.
@@ -49,7 +50,7 @@ func loadCluster() (cluster, error) {
 	if !filepath.IsAbs(dir) { // relative to the repository, as the launcher takes it, not to this package
 		dir = filepath.Join(repoRoot(), dir)
 	}
-	env, err := readEnvFile(filepath.Join(dir, "cluster.env"))
+	env, err := envfile.Read(filepath.Join(dir, "cluster.env"))
 	if err != nil {
 		return cluster{}, err
 	}
@@ -64,42 +65,6 @@ func loadCluster() (cluster, error) {
 		return cluster{}, fmt.Errorf("cluster.env has no ADMIN_KEY")
 	}
 	return c, nil
-}
-
-// readEnvFile parses KEY=value lines as a shell sourcing the file reads them: blank lines and
-// # comments skipped, an optional `export `, values in single or double quotes unquoted.
-func readEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	env := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-		if !ok {
-			return nil, fmt.Errorf("%s: not KEY=value: %q", path, line)
-		}
-		env[strings.TrimSpace(k)] = unquote(v)
-	}
-	return env, sc.Err()
-}
-
-// unquote undoes the quoting of a value: single quotes (a quote inside written as the shell does,
-// quote, backslash, quote, quote), double quotes, or none.
-func unquote(v string) string {
-	switch {
-	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
-		return strings.ReplaceAll(v[1:len(v)-1], `'\''`, `'`)
-	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 // need returns the env file's value of key and fails the test when it has none.
