@@ -134,3 +134,16 @@ $(BIN)/staticcheck:
 
 clean: ## delete ./.data (the dev stack's state)
 	rm -rf .data
+
+# --- make test-cluster: tests/cluster (-tags cluster) against a fresh `make cluster` -------------
+# The cluster runs on free ports with a PostgreSQL and a Redis of its own (the tests stop and
+# restart them), its state in .data/cluster-test; it is stopped at the end whatever the tests did,
+# and the target exits with the tests' status.
+CLUSTER_TEST_DIR := $(CURDIR)/.data/cluster-test
+
+.PHONY: test-cluster
+test-cluster: cluster-tools tools $(CLUSTER) ## start a fresh cluster (own PostgreSQL and Redis), run tests/cluster against it, stop it
+	@export CLUSTER_DIR=$(CLUSTER_TEST_DIR); status=0; \
+	$(BIN)/cluster up --reset --own-postgres --own-redis || status=$$?; \
+	if [ $$status -eq 0 ]; then $(GO) test -tags cluster -count=1 -timeout 12m ./tests/cluster/ || status=$$?; fi; \
+	$(BIN)/cluster down; exit $$status

@@ -1,7 +1,8 @@
 // Package testenv gives tests real dependencies: a Temporal dev server started from
-// ./.bin/temporal, an embedded FerretDB in its own process, Redis (the machine's real one when
-// reachable, miniredis otherwise) and an in-process kfake cluster. Each is started once per test
-// package on first use and stopped by Main. It imports no subsystem, so any package's tests
+// ./.bin/temporal (or the running Temporal that TEST_TEMPORAL_ADDRESS names), an embedded
+// FerretDB in its own process, Redis (the machine's real one when reachable, miniredis
+// otherwise) and an in-process kfake cluster. Each is started once per test package on first use
+// and stopped by Main. It imports no subsystem, so any package's tests
 // may use it; the whole application (API + worker) is in package e2e.
 package testenv
 
@@ -112,30 +113,96 @@ func Unique(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// devServer is the package's Temporal dev server, the address of its Web UI and its metrics.
-type devServer struct {
-	*testsuite.DevServer
-	ui, metrics string
+// temporalTarget is the package's Temporal: a dev server it started, or the external one
+// TEST_TEMPORAL_ADDRESS names. ui and metrics are empty where the tests cannot know them.
+type temporalTarget struct {
+	hostPort, namespace string
+	client              client.Client
+	ui, metrics         string
 }
 
-var temporalServer = shared[devServer]{process: "the Temporal dev server"}
+var temporalServer = shared[temporalTarget]{process: "the Temporal dev server"}
 
-// Temporal returns the package's dev server address and a client for it.
+// The variables that point the integration tests at a running Temporal (a cluster such as
+// `make cluster`'s) instead of a dev server of their own; see docs/development.md.
+const (
+	envTemporalAddress   = "TEST_TEMPORAL_ADDRESS"
+	envTemporalNamespace = "TEST_TEMPORAL_NAMESPACE"
+	envTemporalUI        = "TEST_TEMPORAL_UI_URL"
+)
+
+// Temporal returns the package's Temporal frontend address and a client for it (on
+// TemporalNamespace).
 func Temporal(t testing.TB) (hostPort string, c client.Client) {
 	srv := temporalServer.get(t, startTemporal)
-	return srv.FrontendHostPort(), srv.Client()
+	return srv.hostPort, srv.client
 }
 
-// TemporalUI returns the base URL of the package's dev server's Web UI (http://127.0.0.1:port),
-// which a browser test opens as an operator would.
+// TemporalNamespace is the namespace the package's Temporal client uses and the e2e
+// application runs in: "default" on the dev server, TEST_TEMPORAL_NAMESPACE (default "default")
+// on an external one.
+func TemporalNamespace(t testing.TB) string {
+	return temporalServer.get(t, startTemporal).namespace
+}
+
+// TemporalUI returns the base URL of the package's Temporal Web UI (http://127.0.0.1:port),
+// which a browser test opens as an operator would. Against an external Temporal it is
+// TEST_TEMPORAL_UI_URL; the test is skipped when that is unset.
 func TemporalUI(t testing.TB) string {
-	return temporalServer.get(t, startTemporal).ui
+	t.Helper()
+	return temporalServer.get(t, startTemporal).uiOrSkip(t)
+}
+
+func (s temporalTarget) uiOrSkip(t testing.TB) string {
+	t.Helper()
+	if s.ui == "" {
+		t.Skipf("%s is set and %s is not: no Temporal Web UI to open", envTemporalAddress, envTemporalUI)
+	}
+	return s.ui
 }
 
 // TemporalMetrics returns the URL of the package's dev server's Prometheus metrics, where a
-// test reads what the server itself did (e.g. its persistence requests).
+// test reads what the server itself did (e.g. its persistence requests). Against an external
+// Temporal the test is skipped: its metrics count every client's work, not the test's.
 func TemporalMetrics(t testing.TB) string {
-	return temporalServer.get(t, startTemporal).metrics
+	t.Helper()
+	return temporalServer.get(t, startTemporal).metricsOrSkip(t)
+}
+
+func (s temporalTarget) metricsOrSkip(t testing.TB) string {
+	t.Helper()
+	if s.metrics == "" {
+		t.Skipf("%s is set: the external Temporal's metrics are not the test's alone", envTemporalAddress)
+	}
+	return s.metrics
+}
+
+func startTemporal() (temporalTarget, error) {
+	if addr := os.Getenv(envTemporalAddress); addr != "" {
+		return dialExternalTemporal(addr, os.Getenv(envTemporalNamespace), os.Getenv(envTemporalUI))
+	}
+	return startTemporalDev()
+}
+
+// dialExternalTemporal connects to a Temporal the tests did not start; namespace defaults to
+// "default". It must already exist with taskloom's search attributes (`starter setup` does
+// that), as on the dev server, which registers them at start.
+func dialExternalTemporal(addr, namespace, ui string) (temporalTarget, error) {
+	if namespace == "" {
+		namespace = "default"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: namespace, Logger: quietLogger()})
+	if err != nil {
+		return temporalTarget{}, fmt.Errorf("%s=%s: %w", envTemporalAddress, addr, err)
+	}
+	if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace}); err != nil {
+		c.Close()
+		return temporalTarget{}, fmt.Errorf("%s=%s: namespace %q: %w", envTemporalAddress, addr, namespace, err)
+	}
+	onExit(c.Close)
+	return temporalTarget{hostPort: addr, namespace: namespace, client: c, ui: strings.TrimSuffix(ui, "/")}, nil
 }
 
 // childOutput is where the servers a test binary starts write. It is not an *os.File, so exec
@@ -143,23 +210,24 @@ func TemporalMetrics(t testing.TB) string {
 // timeout then leaves no child holding the output `go test` waits on, which hung `make test`.
 var childOutput io.Writer = io.MultiWriter(os.Stderr)
 
-func startTemporal() (devServer, error) {
+// startTemporalDev starts the package's own dev server from ./.bin/temporal.
+func startTemporalDev() (temporalTarget, error) {
 	bin := filepath.Join(RepoRoot(), ".bin", "temporal")
 	if _, err := os.Stat(bin); err != nil {
-		return devServer{}, fmt.Errorf("%s is missing: run `./temporal-dev.sh --install-only` (make test does)", bin)
+		return temporalTarget{}, fmt.Errorf("%s is missing: run `./temporal-dev.sh --install-only` (make test does)", bin)
 	}
 	uiPort, err := freePort()
 	if err != nil {
-		return devServer{}, fmt.Errorf("a port for the Temporal Web UI: %w", err)
+		return temporalTarget{}, fmt.Errorf("a port for the Temporal Web UI: %w", err)
 	}
 	metricsPort, err := freePort()
 	if err != nil {
-		return devServer{}, fmt.Errorf("a port for the Temporal metrics: %w", err)
+		return temporalTarget{}, fmt.Errorf("a port for the Temporal metrics: %w", err)
 	}
 	// The frontend's port too: left empty, the SDK picks one by listening on port 0.
 	frontend, err := loopback.FreeAddr()
 	if err != nil {
-		return devServer{}, fmt.Errorf("a port for the Temporal frontend: %w", err)
+		return temporalTarget{}, fmt.Errorf("a port for the Temporal frontend: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -175,10 +243,11 @@ func startTemporal() (devServer, error) {
 		Stderr:    childOutput,
 	})
 	if err != nil {
-		return devServer{}, fmt.Errorf("start temporal dev server: %w", err)
+		return temporalTarget{}, fmt.Errorf("start temporal dev server: %w", err)
 	}
 	onExit(func() { _ = srv.Stop() })
-	return devServer{DevServer: srv, ui: "http://127.0.0.1:" + uiPort, metrics: "http://127.0.0.1:" + metricsPort + "/metrics"}, nil
+	return temporalTarget{hostPort: srv.FrontendHostPort(), namespace: "default", client: srv.Client(),
+		ui: "http://127.0.0.1:" + uiPort, metrics: "http://127.0.0.1:" + metricsPort + "/metrics"}, nil
 }
 
 // freePort is a loopback port nothing listens on right now, from outside the ephemeral range

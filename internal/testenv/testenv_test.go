@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -44,7 +46,7 @@ func TestDependenciesAnswer(t *testing.T) {
 	}
 
 	_, tc := Temporal(t)
-	resp, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	resp, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: TemporalNamespace(t)})
 	if err != nil {
 		t.Fatalf("temporal: %v", err)
 	}
@@ -90,7 +92,7 @@ func TestNamespaceHasTheSearchAttributes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, tc := Temporal(t)
-	want, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	want, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: TemporalNamespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +213,42 @@ func serverCounter(ctx context.Context, t *testing.T, name string, labels map[st
 		t.Fatal(err)
 	}
 	return promread.Sum(fams[name], labels)
+}
+
+// TEST_TEMPORAL_ADDRESS: the package's own dev server stands in for an external Temporal (a
+// cluster); dialled as one, the target answers on the namespace asked for, and the tests that
+// need what only a server of the tests' own has (its Web UI unless TEST_TEMPORAL_UI_URL is set,
+// its metrics) are skipped rather than pointed at nothing.
+func TestExternalTemporalIsDialledNotStarted(t *testing.T) {
+	addr, _ := Temporal(t)
+	ns := Namespace(t)
+	ext, err := dialExternalTemporal(addr, ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ext.hostPort != addr || ext.namespace != ns || ext.client == nil {
+		t.Fatalf("external target %+v, want %s on namespace %s", ext, addr, ns)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := ext.client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns}); err != nil {
+		t.Fatalf("the external client does not answer on %s: %v", ns, err)
+	}
+	for name, use := range map[string]func(testing.TB) string{"ui": ext.uiOrSkip, "metrics": ext.metricsOrSkip} {
+		var sub *testing.T
+		t.Run(name, func(t *testing.T) { sub = t; use(t) })
+		if !sub.Skipped() {
+			t.Errorf("%s of an external Temporal: not skipped", name)
+		}
+	}
+	withUI, err := dialExternalTemporal(addr, "", "http://127.0.0.1:1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withUI.namespace != "default" || withUI.uiOrSkip(t) != "http://127.0.0.1:1" {
+		t.Errorf("defaults: namespace %q, ui %q; want default and TEST_TEMPORAL_UI_URL", withUI.namespace, withUI.ui)
+	}
+	if _, err := dialExternalTemporal(addr, Unique("missing-"), ""); err == nil || !strings.Contains(err.Error(), envTemporalAddress) {
+		t.Errorf("an unknown namespace: %v, want an error naming %s", err, envTemporalAddress)
+	}
 }

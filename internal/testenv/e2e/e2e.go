@@ -85,6 +85,7 @@ func start(t testing.TB, withWorker bool, opts ...Option) *Env {
 	cfg := config.Defaults()
 	cfg.API.PublicURL = "http://" + srv.Listener.Addr().String()
 	cfg.Temporal.Address, _ = testenv.Temporal(t)
+	cfg.Temporal.Namespace = testenv.TemporalNamespace(t)
 	cfg.Temporal.TaskQueue = testenv.Unique("tq-")
 	cfg.Mongo.URI = testenv.MongoURI(t)
 	cfg.Mongo.Database = testenv.Unique("e2e_")
