@@ -142,24 +142,26 @@ type batchReq struct {
 	} `json:"records"`
 }
 
-func (s *Server) checkBatch(req batchReq) *apiErr {
+// readBatch decodes a batch create's or update's body and refuses an empty or oversized batch,
+// as Bitable does, before the table is touched.
+func (s *Server) readBatch(r *http.Request) (batchReq, *apiErr) {
+	var req batchReq
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return req, aerr
+	}
 	if len(req.Records) == 0 {
-		return badReq(1254001, "WrongRequestBody: records is empty")
+		return req, badReq(1254001, "WrongRequestBody: records is empty")
 	}
 	if len(req.Records) > s.opts.BatchLimit {
-		return badReq(1254104, "RecordAddOnceExceedLimit: limited to "+itoa(s.opts.BatchLimit))
+		return req, badReq(1254104, "RecordAddOnceExceedLimit: limited to "+itoa(s.opts.BatchLimit))
 	}
-	return nil
+	return req, nil
 }
 
 // handleBatchCreate is all-or-nothing: every row is validated before any is inserted.
 func (s *Server) handleBatchCreate(w http.ResponseWriter, r *http.Request) {
-	var req batchReq
-	if aerr := decodeBody(r, &req); aerr != nil {
-		writeErr(w, aerr)
-		return
-	}
-	if aerr := s.checkBatch(req); aerr != nil {
+	req, aerr := s.readBatch(r)
+	if aerr != nil {
 		writeErr(w, aerr)
 		return
 	}
@@ -179,12 +181,8 @@ func (s *Server) handleBatchCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleBatchUpdate(w http.ResponseWriter, r *http.Request) {
-	var req batchReq
-	if aerr := decodeBody(r, &req); aerr != nil {
-		writeErr(w, aerr)
-		return
-	}
-	if aerr := s.checkBatch(req); aerr != nil {
+	req, aerr := s.readBatch(r)
+	if aerr != nil {
 		writeErr(w, aerr)
 		return
 	}
