@@ -13,8 +13,7 @@ import (
 var recoverOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 30 * time.Minute,
 	HeartbeatTimeout:    time.Minute,
-	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+	RetryPolicy:         scanRetry,
 }
 
 // WebhookRecoverWorkflow re-delivers the result rows that ended failed or error with EndAt in

@@ -10,11 +10,15 @@ import (
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
+// scanRetry is the retry policy of the activities that scan the result table (the sweep and a
+// recovery): a missing Feishu app, a bad table URL or a bad filter does not heal by retrying.
+var scanRetry = &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
+	NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}}
+
 var sweepOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 10 * time.Minute,
 	HeartbeatTimeout:    time.Minute,
-	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+	RetryPolicy:         scanRetry,
 }
 
 // WebhookResultWorker is one scan of the result table (run by the sweep schedule, or once by
