@@ -65,13 +65,9 @@ type migration struct {
 
 // migrateProjects converts TaskEcho project documents and returns every project's _id → project_id.
 func (s *migration) migrateProjects(ctx context.Context, r *Report) (map[bson.ObjectID]string, error) {
-	cur, err := s.projects.Find(ctx, bson.M{})
+	docs, err := findAll[bson.M](ctx, s.projects, bson.M{}, "projects")
 	if err != nil {
-		return nil, wrap("read projects", err)
-	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrap("decode projects", err)
+		return nil, err
 	}
 	ids := map[bson.ObjectID]string{}
 	for _, d := range docs {
@@ -105,13 +101,9 @@ func orNow(v any) any {
 // migrateQueues moves TaskEcho's embedded queue tasks into the tasks collection.
 func (s *migration) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectID]string, r *Report) error {
 	// A one-time migration reads every TaskEcho queue document.
-	cur, err := s.queues.Find(mongox.DeliberateScan(ctx), bson.M{"queueId": bson.M{"$exists": true}})
+	docs, err := findAll[bson.M](mongox.DeliberateScan(ctx), s.queues, bson.M{"queueId": bson.M{"$exists": true}}, "queues")
 	if err != nil {
-		return wrap("read queues", err)
-	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrap("decode queues", err)
+		return err
 	}
 	for _, q := range docs {
 		oid, _ := q["_id"].(bson.ObjectID)
@@ -277,23 +269,15 @@ func (s *migration) backfillTasks(ctx context.Context, r *Report) error {
 }
 
 func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) error {
-	cur, err := s.tasks.Find(ctx, bson.M{"taskId": bson.M{"$exists": true}, "key": bson.M{"$exists": false}})
+	docs, err := findAll[bson.M](ctx, s.tasks, bson.M{"taskId": bson.M{"$exists": true}, "key": bson.M{"$exists": false}}, "legacy project tasks")
 	if err != nil {
-		return wrap("read legacy project tasks", err)
+		return err
 	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrap("decode legacy project tasks", err)
+	ps, err := findAll[taskecho.Project](ctx, s.projects, bson.M{}, "projects")
+	if err != nil {
+		return err
 	}
 	projects := map[bson.ObjectID]string{}
-	pc, err := s.projects.Find(ctx, bson.M{})
-	if err != nil {
-		return wrap("read projects", err)
-	}
-	var ps []taskecho.Project
-	if err := pc.All(ctx, &ps); err != nil {
-		return wrap("decode projects", err)
-	}
 	for _, p := range ps {
 		projects[bson.ObjectID(p.ID)] = p.ProjectID
 	}
@@ -320,6 +304,19 @@ func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) er
 }
 
 func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
+
+// findAll reads every document of coll that filter matches; what names them in its errors.
+func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.M, what string) ([]T, error) {
+	cur, err := coll.Find(ctx, filter)
+	if err != nil {
+		return nil, wrap("read "+what, err)
+	}
+	var docs []T
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrap("decode "+what, err)
+	}
+	return docs, nil
+}
 
 // docMap reads a nested document whichever way the driver decoded it.
 func docMap(v any) bson.M {
