@@ -194,11 +194,18 @@ func legacyRank(v any) int {
 	return 0
 }
 
-func legacyHistory(v any) bson.A {
+// convertEach converts each document of a TaskEcho array (v; missing reads as empty) with conv.
+func convertEach(v any, conv func(m bson.M) bson.M) bson.A {
 	out := bson.A{}
 	arr, _ := v.(bson.A)
 	for _, raw := range arr {
-		m := docMap(raw)
+		out = append(out, conv(docMap(raw)))
+	}
+	return out
+}
+
+func legacyHistory(v any) bson.A {
+	return convertEach(v, func(m bson.M) bson.M {
 		entry := bson.M{"lease_id": "legacy", "pulled_at": m["pulled_at"], "pulled_by": orStr(m["pulled_by"], "unknown"),
 			"released_at": m["released_at"], "released_by": m["released_by"], "reason": nil, "pushed_at": nil}
 		if m["released_at"] != nil {
@@ -210,29 +217,20 @@ func legacyHistory(v any) bson.A {
 			// TaskEcho left entries open when the client pushed; the lease is not carried over.
 			entry["released_at"], entry["released_by"], entry["reason"] = m["pulled_at"], "migration", taskecho.ReleaseServer
 		}
-		out = append(out, entry)
-	}
-	return out
+		return entry
+	})
 }
 
 func legacyMessages(v any) bson.A {
-	out := bson.A{}
-	arr, _ := v.(bson.A)
-	for _, raw := range arr {
-		m := docMap(raw)
-		out = append(out, bson.M{"role": m["role"], "content": m["content"], "session_id": m["sessionId"], "created_at": orNow(m["createdAt"])})
-	}
-	return out
+	return convertEach(v, func(m bson.M) bson.M {
+		return bson.M{"role": m["role"], "content": m["content"], "session_id": m["sessionId"], "created_at": orNow(m["createdAt"])}
+	})
 }
 
 func legacyLogs(v any) bson.A {
-	out := bson.A{}
-	arr, _ := v.(bson.A)
-	for _, raw := range arr {
-		m := docMap(raw)
-		out = append(out, bson.M{"content": m["content"], "created_at": orNow(m["createdAt"])})
-	}
-	return out
+	return convertEach(v, func(m bson.M) bson.M {
+		return bson.M{"content": m["content"], "created_at": orNow(m["createdAt"])}
+	})
 }
 
 // backfillTasks gives every task the fields the current model expects, only where missing.
