@@ -68,9 +68,6 @@ func CreateWebhookResultsForGroups(ctx workflow.Context, in webhook.GroupsInput)
 	if in.ParentTaskID == "" {
 		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
 	}
-	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
 	var a *webhookact.Activities
-	var res webhook.CreateResult
-	err := workflow.ExecuteActivity(ctx, a.WebhookCreateGroupRows, in).Get(ctx, &res)
-	return res, err
+	return runOne[webhook.CreateResult](ctx, creatorOptions, a.WebhookCreateGroupRows, in)
 }
