@@ -313,28 +313,19 @@ func batchAnswer(items []taskecho.BatchItem, doneKey, atKey, headline string) (m
 }
 
 func (a *api) releaseBatch(c echo.Context) error {
-	pid, err := project(c)
-	if err != nil {
-		return err
-	}
-	req, err := readLease(c)
-	if err != nil {
-		return err
-	}
-	if len(req.TaskIDs) == 0 {
-		return httpx.Validation("taskIds", "taskIds 必须是非空数组")
-	}
-	items, err := a.svc.Leases.ReleaseBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
-	if err != nil {
-		return fail(err)
-	}
-	data, msg := batchAnswer(items, "released", "released_at", "成功释放 %d 个任务的拉取锁定")
-	return ok(c, http.StatusOK, data, msg)
+	return a.endLeaseBatch(c, a.svc.Leases.ReleaseBatch, true, "released", "released_at", "成功释放 %d 个任务的拉取锁定")
 }
 
 // confirmBatch confirms the tasks of one lease: body {lease_id, taskIds?} (all of the lease's
 // tasks when taskIds is omitted).
 func (a *api) confirmBatch(c echo.Context) error {
+	return a.endLeaseBatch(c, a.svc.Leases.ConfirmBatch, false, "confirmed", "confirmed_at", "成功确认 %d 个任务")
+}
+
+// endLeaseBatch runs a batch release or confirm over the body's tasks of the body's lease and
+// answers with batchAnswer. A release names its tasks (idsRequired); a confirm may leave them out.
+func (a *api) endLeaseBatch(c echo.Context, end func(context.Context, taskecho.Actor, string, []string, string) ([]taskecho.BatchItem, error),
+	idsRequired bool, doneKey, atKey, headline string) error {
 	pid, err := project(c)
 	if err != nil {
 		return err
@@ -343,11 +334,14 @@ func (a *api) confirmBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := a.svc.Leases.ConfirmBatch(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
+	if idsRequired && len(req.TaskIDs) == 0 {
+		return httpx.Validation("taskIds", "taskIds 必须是非空数组")
+	}
+	items, err := end(c.Request().Context(), actor(c), pid, req.TaskIDs, req.LeaseID)
 	if err != nil {
 		return fail(err)
 	}
-	data, msg := batchAnswer(items, "confirmed", "confirmed_at", "成功确认 %d 个任务")
+	data, msg := batchAnswer(items, doneKey, atKey, headline)
 	return ok(c, http.StatusOK, data, msg)
 }
 

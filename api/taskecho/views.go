@@ -72,12 +72,7 @@ func queueTaskView(t *taskecho.Task) map[string]any {
 	for i, l := range t.Logs {
 		logs[len(t.Logs)-1-i] = map[string]any{"content": l.Content, "created_at": ts(l.CreatedAt)}
 	}
-	m := map[string]any{
-		"id": t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile, "status": t.Status,
-		"report": strOrNil(t.Report), "tags": t.Tags, "pull_history": historyView(t.PullHistory),
-		"messages": msgs, "logs": logs,
-	}
-	return pullFields(t, m)
+	return taskDetail(t, "id", msgs, logs)
 }
 
 // projectTaskView answers GET …/projects/{projectId}/tasks/{taskId}: TaskEcho returned raw messages (UPPERCASE role, sessionId,
@@ -91,12 +86,17 @@ func projectTaskView(t *taskecho.Task) map[string]any {
 	for i, l := range t.Logs {
 		logs[i] = map[string]any{"content": l.Content, "createdAt": ts(l.CreatedAt)}
 	}
-	m := map[string]any{
-		"task_id": t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile, "status": t.Status,
+	return taskDetail(t, "task_id", msgs, logs)
+}
+
+// taskDetail is the rest of a task's full view, the same in both: idKey names the task id, msgs
+// and logs are already in the view's own shape.
+func taskDetail(t *taskecho.Task, idKey string, msgs, logs []map[string]any) map[string]any {
+	return pullFields(t, map[string]any{
+		idKey: t.TaskID, "name": t.Name, "prompt": t.Prompt, "spec_file": t.SpecFile, "status": t.Status,
 		"report": strOrNil(t.Report), "tags": t.Tags, "pull_history": historyView(t.PullHistory),
 		"messages": msgs, "logs": logs,
-	}
-	return pullFields(t, m)
+	})
 }
 
 // queueTaskItem is an item of GET …/queues/{queueId}/tasks.

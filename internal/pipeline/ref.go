@@ -41,22 +41,19 @@ type Ref struct {
 // maxRefIndex bounds array indexes so a hostile schema cannot make us allocate or loop absurdly.
 const maxRefIndex = 1_000_000
 
+// valueRoots are the placeholders that stand for one value of the task, with no path below them.
+var valueRoots = map[string]RefRoot{
+	"task_id": RootTaskID, "user_id": RootUserID, "step_index": RootStepIndex, "backend_url": RootBackendURL,
+}
+
 // ParseRef parses the text between `${` and `}`.
 func ParseRef(expr string) (Ref, error) {
 	r := Ref{Text: expr}
+	if root, ok := valueRoots[expr]; ok {
+		r.Root = root
+		return r, nil
+	}
 	switch {
-	case expr == "task_id":
-		r.Root = RootTaskID
-		return r, nil
-	case expr == "user_id":
-		r.Root = RootUserID
-		return r, nil
-	case expr == "step_index":
-		r.Root = RootStepIndex
-		return r, nil
-	case expr == "backend_url":
-		r.Root = RootBackendURL
-		return r, nil
 	case strings.HasPrefix(expr, "env."):
 		name := expr[len("env."):]
 		if !isEnvName(name) {

@@ -3,6 +3,7 @@ package taskecho
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 )
 
@@ -45,28 +46,39 @@ func (s *Admin) CreateTask(ctx context.Context, actor Actor, projectID string, q
 // since/modified filters and the push conflict rule read.
 func (s *Admin) EditTask(ctx context.Context, actor Actor, ref TaskRef, f *TaskFields) (*Task, error) {
 	now := s.now()
+	pulled := func(t *Task) bool { return t.PulledAt != nil || t.LeaseID != nil }
+	t, cleared, err := s.writeEndingLease(ctx, actor, ref, "task-edit", now, editSet(f, now), pulled, false)
+	if err != nil {
+		return nil, err
+	}
+	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "task-edit", ProjectID: ref.ProjectID, QueueID: t.QueueID,
+		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"cleared_pull": cleared}})
+	return t, nil
+}
+
+// writeEndingLease writes set to the task of a server edit or delete (action) and, when leased
+// says the task is pulled, ends its lease (reason server) in the same write; keepPullMarks is
+// closeLeaseSet's. It reports whether a lease ended, and touches the task's queue.
+func (s *Admin) writeEndingLease(ctx context.Context, actor Actor, ref TaskRef, action string, now time.Time,
+	set Fields, leased func(*Task) bool, keepPullMarks bool) (*Task, bool, error) {
 	var closed *Task
-	t, err := s.writeTask(ctx, "task-edit", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
+	t, err := s.writeTask(ctx, action, func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
 		func(t *Task) (Fields, error) {
-			set := editSet(f, now)
-			if t.PulledAt != nil || t.LeaseID != nil {
+			set := maps.Clone(set) // a retried write starts again from the caller's fields
+			if leased(t) {
 				closed = t
-				for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseServer, false, false) {
-					set[k] = v
-				}
+				maps.Copy(set, closeLeaseSet(t, now, actor.Name, ReleaseServer, false, keepPullMarks))
 			}
 			return set, nil
 		})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if closed != nil {
 		s.observeClose(closed, now, ReleaseServer, false)
 	}
 	s.touch(ctx, ref.ProjectID, t.QueueID, now)
-	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "task-edit", ProjectID: ref.ProjectID, QueueID: t.QueueID,
-		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"cleared_pull": closed != nil}})
-	return t, nil
+	return t, closed != nil, nil
 }
 
 func editSet(f *TaskFields, now time.Time) Fields {
@@ -109,25 +121,12 @@ func editSet(f *TaskFields, now time.Time) Fields {
 // reason server.
 func (s *Admin) DeleteTask(ctx context.Context, actor Actor, ref TaskRef) (*Task, error) {
 	now := s.now()
-	var closed *Task
-	t, err := s.writeTask(ctx, "task-delete", func(ctx context.Context) (*Task, error) { return s.findTask(ctx, ref, false) },
-		func(t *Task) (Fields, error) {
-			set := Fields{"deleted_at": now, "deleted_reason": DeletedByServer, "updated_at": now}
-			if t.LeaseID != nil {
-				closed = t
-				for k, v := range closeLeaseSet(t, now, actor.Name, ReleaseServer, false, true) {
-					set[k] = v
-				}
-			}
-			return set, nil
-		})
+	set := Fields{"deleted_at": now, "deleted_reason": DeletedByServer, "updated_at": now}
+	leased := func(t *Task) bool { return t.LeaseID != nil }
+	t, _, err := s.writeEndingLease(ctx, actor, ref, "task-delete", now, set, leased, true)
 	if err != nil {
 		return nil, err
 	}
-	if closed != nil {
-		s.observeClose(closed, now, ReleaseServer, false)
-	}
-	s.touch(ctx, ref.ProjectID, t.QueueID, now)
 	s.recordAudit(ctx, AuditEntry{Actor: actor.Name, Action: "task-delete", ProjectID: ref.ProjectID, QueueID: t.QueueID,
 		TaskIDs: []string{t.TaskID}, Count: 1, Details: map[string]any{"was_pulled": t.PulledAt != nil}})
 	return t, nil

@@ -13,8 +13,7 @@ import (
 var recoverOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 30 * time.Minute,
 	HeartbeatTimeout:    time.Minute,
-	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+	RetryPolicy:         scanRetry,
 }
 
 // WebhookRecoverWorkflow re-delivers the result rows that ended failed or error with EndAt in
@@ -25,9 +24,14 @@ func WebhookRecoverWorkflow(ctx workflow.Context, in webhook.RecoverInput) (webh
 	if in.Since.IsZero() || !in.Until.After(in.Since) {
 		return webhook.RecoverResult{}, temporal.NewNonRetryableApplicationError("recover needs since before until", "BadInput", nil)
 	}
-	ctx = workflow.WithActivityOptions(ctx, recoverOptions)
 	var a *webhookact.Activities
-	var res webhook.RecoverResult
-	err := workflow.ExecuteActivity(ctx, a.WebhookRecoverRows, in).Get(ctx, &res)
+	return runOne[webhook.RecoverResult](ctx, recoverOptions, a.WebhookRecoverRows, in)
+}
+
+// runOne runs the one activity of a workflow that only checks its input and hands it on, under
+// opts, and returns the activity's result.
+func runOne[R any](ctx workflow.Context, opts workflow.ActivityOptions, activity, in any) (R, error) {
+	var res R
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activity, in).Get(ctx, &res)
 	return res, err
 }

@@ -10,11 +10,15 @@ import (
 	"github.com/taskloom/taskloom/internal/webhook"
 )
 
+// scanRetry is the retry policy of the activities that scan the result table (the sweep and a
+// recovery): a missing Feishu app, a bad table URL or a bad filter does not heal by retrying.
+var scanRetry = &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
+	NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}}
+
 var sweepOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 10 * time.Minute,
 	HeartbeatTimeout:    time.Minute,
-	RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{"FeishuNotConfigured", "BadTableURL", "InvalidFilter"}},
+	RetryPolicy:         scanRetry,
 }
 
 // WebhookResultWorker is one scan of the result table (run by the sweep schedule, or once by
@@ -64,9 +68,6 @@ func CreateWebhookResultsForGroups(ctx workflow.Context, in webhook.GroupsInput)
 	if in.ParentTaskID == "" {
 		return webhook.CreateResult{}, temporal.NewNonRetryableApplicationError("parent_task_id is required", "BadInput", nil)
 	}
-	ctx = workflow.WithActivityOptions(ctx, creatorOptions)
 	var a *webhookact.Activities
-	var res webhook.CreateResult
-	err := workflow.ExecuteActivity(ctx, a.WebhookCreateGroupRows, in).Get(ctx, &res)
-	return res, err
+	return runOne[webhook.CreateResult](ctx, creatorOptions, a.WebhookCreateGroupRows, in)
 }

@@ -78,16 +78,23 @@ func (s *Server) insert(t *table, in map[string]any) (map[string]any, *apiErr) {
 	return echo(rec.id, in), nil
 }
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+// readFields decodes a single-record create's or update's body, {fields}.
+func readFields(r *http.Request) (map[string]any, *apiErr) {
 	var req struct {
 		Fields map[string]any `json:"fields"`
 	}
-	if aerr := decodeBody(r, &req); aerr != nil {
+	aerr := decodeBody(r, &req)
+	return req.Fields, aerr
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	fields, aerr := readFields(r)
+	if aerr != nil {
 		writeErr(w, aerr)
 		return
 	}
 	s.withWrite(w, r, func(t *table) (any, *apiErr) {
-		rec, aerr := s.insert(t, req.Fields)
+		rec, aerr := s.insert(t, fields)
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -96,19 +103,17 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Fields map[string]any `json:"fields"`
-	}
-	if aerr := decodeBody(r, &req); aerr != nil {
+	fields, aerr := readFields(r)
+	if aerr != nil {
 		writeErr(w, aerr)
 		return
 	}
 	s.withWrite(w, r, func(t *table) (any, *apiErr) {
 		id := r.PathValue("record")
-		if aerr := s.patch(t, id, req.Fields); aerr != nil {
+		if aerr := s.patch(t, id, fields); aerr != nil {
 			return nil, aerr
 		}
-		return map[string]any{"record": echo(id, req.Fields)}, nil
+		return map[string]any{"record": echo(id, fields)}, nil
 	})
 }
 
@@ -135,73 +140,71 @@ func (s *Server) observe(t *table, id string, in map[string]any) {
 	}
 }
 
-type batchReq struct {
-	Records []struct {
-		RecordID string         `json:"record_id"`
-		Fields   map[string]any `json:"fields"`
-	} `json:"records"`
+// batchRecord is one record of a batch create's or update's body.
+type batchRecord struct {
+	RecordID string         `json:"record_id"`
+	Fields   map[string]any `json:"fields"`
 }
 
-func (s *Server) checkBatch(req batchReq) *apiErr {
-	if len(req.Records) == 0 {
-		return badReq(1254001, "WrongRequestBody: records is empty")
-	}
-	if len(req.Records) > s.opts.BatchLimit {
-		return badReq(1254104, "RecordAddOnceExceedLimit: limited to "+itoa(s.opts.BatchLimit))
-	}
-	return nil
-}
-
-// handleBatchCreate is all-or-nothing: every row is validated before any is inserted.
-func (s *Server) handleBatchCreate(w http.ResponseWriter, r *http.Request) {
-	var req batchReq
-	if aerr := decodeBody(r, &req); aerr != nil {
-		writeErr(w, aerr)
-		return
-	}
-	if aerr := s.checkBatch(req); aerr != nil {
+// writeBatch is a batch write, all or nothing as Bitable's: check vets every record before
+// apply writes any, and the answer lists what apply returns for each.
+func (s *Server) writeBatch(w http.ResponseWriter, r *http.Request,
+	check func(*table, batchRecord) *apiErr, apply func(*table, batchRecord) map[string]any) {
+	records, aerr := s.readBatch(r)
+	if aerr != nil {
 		writeErr(w, aerr)
 		return
 	}
 	s.withWrite(w, r, func(t *table) (any, *apiErr) {
-		for _, rr := range req.Records {
-			if _, aerr := t.coerce(rr.Fields); aerr != nil {
+		for _, rr := range records {
+			if aerr := check(t, rr); aerr != nil {
 				return nil, aerr
 			}
 		}
-		out := make([]map[string]any, 0, len(req.Records))
-		for _, rr := range req.Records {
-			rec, _ := s.insert(t, rr.Fields)
-			out = append(out, rec)
+		out := make([]map[string]any, 0, len(records))
+		for _, rr := range records {
+			out = append(out, apply(t, rr))
 		}
 		return map[string]any{"records": out}, nil
 	})
 }
 
-func (s *Server) handleBatchUpdate(w http.ResponseWriter, r *http.Request) {
-	var req batchReq
+// readBatch decodes a batch write's body and refuses an empty or oversized batch, as Bitable does.
+func (s *Server) readBatch(r *http.Request) ([]batchRecord, *apiErr) {
+	var req struct {
+		Records []batchRecord `json:"records"`
+	}
 	if aerr := decodeBody(r, &req); aerr != nil {
-		writeErr(w, aerr)
-		return
+		return nil, aerr
 	}
-	if aerr := s.checkBatch(req); aerr != nil {
-		writeErr(w, aerr)
-		return
+	if len(req.Records) == 0 {
+		return nil, badReq(1254001, "WrongRequestBody: records is empty")
 	}
-	s.withWrite(w, r, func(t *table) (any, *apiErr) {
-		for _, rr := range req.Records {
-			if t.byID[rr.RecordID] == nil {
-				return nil, badReq(1254043, "RecordIdNotFound: "+rr.RecordID)
-			}
-			if _, aerr := t.coerce(rr.Fields); aerr != nil {
-				return nil, aerr
-			}
+	if len(req.Records) > s.opts.BatchLimit {
+		return nil, badReq(1254104, "RecordAddOnceExceedLimit: limited to "+itoa(s.opts.BatchLimit))
+	}
+	return req.Records, nil
+}
+
+func (s *Server) handleBatchCreate(w http.ResponseWriter, r *http.Request) {
+	s.writeBatch(w, r, func(t *table, rr batchRecord) *apiErr {
+		_, aerr := t.coerce(rr.Fields)
+		return aerr
+	}, func(t *table, rr batchRecord) map[string]any {
+		rec, _ := s.insert(t, rr.Fields)
+		return rec
+	})
+}
+
+func (s *Server) handleBatchUpdate(w http.ResponseWriter, r *http.Request) {
+	s.writeBatch(w, r, func(t *table, rr batchRecord) *apiErr {
+		if t.byID[rr.RecordID] == nil {
+			return badReq(1254043, "RecordIdNotFound: "+rr.RecordID)
 		}
-		out := make([]map[string]any, 0, len(req.Records))
-		for _, rr := range req.Records {
-			_ = s.patch(t, rr.RecordID, rr.Fields)
-			out = append(out, echo(rr.RecordID, rr.Fields))
-		}
-		return map[string]any{"records": out}, nil
+		_, aerr := t.coerce(rr.Fields)
+		return aerr
+	}, func(t *table, rr batchRecord) map[string]any {
+		_ = s.patch(t, rr.RecordID, rr.Fields)
+		return echo(rr.RecordID, rr.Fields)
 	})
 }

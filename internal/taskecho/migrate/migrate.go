@@ -65,13 +65,9 @@ type migration struct {
 
 // migrateProjects converts TaskEcho project documents and returns every project's _id → project_id.
 func (s *migration) migrateProjects(ctx context.Context, r *Report) (map[bson.ObjectID]string, error) {
-	cur, err := s.projects.Find(ctx, bson.M{})
+	docs, err := findAll[bson.M](ctx, s.projects, bson.M{}, "projects")
 	if err != nil {
-		return nil, wrap("read projects", err)
-	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrap("decode projects", err)
+		return nil, err
 	}
 	ids := map[bson.ObjectID]string{}
 	for _, d := range docs {
@@ -105,13 +101,9 @@ func orNow(v any) any {
 // migrateQueues moves TaskEcho's embedded queue tasks into the tasks collection.
 func (s *migration) migrateQueues(ctx context.Context, projectIDs map[bson.ObjectID]string, r *Report) error {
 	// A one-time migration reads every TaskEcho queue document.
-	cur, err := s.queues.Find(mongox.DeliberateScan(ctx), bson.M{"queueId": bson.M{"$exists": true}})
+	docs, err := findAll[bson.M](mongox.DeliberateScan(ctx), s.queues, bson.M{"queueId": bson.M{"$exists": true}}, "queues")
 	if err != nil {
-		return wrap("read queues", err)
-	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrap("decode queues", err)
+		return err
 	}
 	for _, q := range docs {
 		oid, _ := q["_id"].(bson.ObjectID)
@@ -202,11 +194,18 @@ func legacyRank(v any) int {
 	return 0
 }
 
-func legacyHistory(v any) bson.A {
+// convertEach converts each document of a TaskEcho array (v; missing reads as empty) with conv.
+func convertEach(v any, conv func(m bson.M) bson.M) bson.A {
 	out := bson.A{}
 	arr, _ := v.(bson.A)
 	for _, raw := range arr {
-		m := docMap(raw)
+		out = append(out, conv(docMap(raw)))
+	}
+	return out
+}
+
+func legacyHistory(v any) bson.A {
+	return convertEach(v, func(m bson.M) bson.M {
 		entry := bson.M{"lease_id": "legacy", "pulled_at": m["pulled_at"], "pulled_by": orStr(m["pulled_by"], "unknown"),
 			"released_at": m["released_at"], "released_by": m["released_by"], "reason": nil, "pushed_at": nil}
 		if m["released_at"] != nil {
@@ -218,29 +217,20 @@ func legacyHistory(v any) bson.A {
 			// TaskEcho left entries open when the client pushed; the lease is not carried over.
 			entry["released_at"], entry["released_by"], entry["reason"] = m["pulled_at"], "migration", taskecho.ReleaseServer
 		}
-		out = append(out, entry)
-	}
-	return out
+		return entry
+	})
 }
 
 func legacyMessages(v any) bson.A {
-	out := bson.A{}
-	arr, _ := v.(bson.A)
-	for _, raw := range arr {
-		m := docMap(raw)
-		out = append(out, bson.M{"role": m["role"], "content": m["content"], "session_id": m["sessionId"], "created_at": orNow(m["createdAt"])})
-	}
-	return out
+	return convertEach(v, func(m bson.M) bson.M {
+		return bson.M{"role": m["role"], "content": m["content"], "session_id": m["sessionId"], "created_at": orNow(m["createdAt"])}
+	})
 }
 
 func legacyLogs(v any) bson.A {
-	out := bson.A{}
-	arr, _ := v.(bson.A)
-	for _, raw := range arr {
-		m := docMap(raw)
-		out = append(out, bson.M{"content": m["content"], "created_at": orNow(m["createdAt"])})
-	}
-	return out
+	return convertEach(v, func(m bson.M) bson.M {
+		return bson.M{"content": m["content"], "created_at": orNow(m["createdAt"])}
+	})
 }
 
 // backfillTasks gives every task the fields the current model expects, only where missing.
@@ -277,23 +267,15 @@ func (s *migration) backfillTasks(ctx context.Context, r *Report) error {
 }
 
 func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) error {
-	cur, err := s.tasks.Find(ctx, bson.M{"taskId": bson.M{"$exists": true}, "key": bson.M{"$exists": false}})
+	docs, err := findAll[bson.M](ctx, s.tasks, bson.M{"taskId": bson.M{"$exists": true}, "key": bson.M{"$exists": false}}, "legacy project tasks")
 	if err != nil {
-		return wrap("read legacy project tasks", err)
+		return err
 	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrap("decode legacy project tasks", err)
+	ps, err := findAll[taskecho.Project](ctx, s.projects, bson.M{}, "projects")
+	if err != nil {
+		return err
 	}
 	projects := map[bson.ObjectID]string{}
-	pc, err := s.projects.Find(ctx, bson.M{})
-	if err != nil {
-		return wrap("read projects", err)
-	}
-	var ps []taskecho.Project
-	if err := pc.All(ctx, &ps); err != nil {
-		return wrap("decode projects", err)
-	}
 	for _, p := range ps {
 		projects[bson.ObjectID(p.ID)] = p.ProjectID
 	}
@@ -320,6 +302,19 @@ func (s *migration) convertLegacyProjectTasks(ctx context.Context, r *Report) er
 }
 
 func wrap(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
+
+// findAll reads every document of coll that filter matches; what names them in its errors.
+func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.M, what string) ([]T, error) {
+	cur, err := coll.Find(ctx, filter)
+	if err != nil {
+		return nil, wrap("read "+what, err)
+	}
+	var docs []T
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrap("decode "+what, err)
+	}
+	return docs, nil
+}
 
 // docMap reads a nested document whichever way the driver decoded it.
 func docMap(v any) bson.M {
