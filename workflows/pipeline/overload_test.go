@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+
+	"github.com/taskloom/taskloom/internal/pipeline"
+)
+
+// overloadedFrontend is a Temporal frontend whose every Update-With-Start fails with err, the
+// way a real one answers when it cannot run the update in time or refuses the load.
+type overloadedFrontend struct {
+	workflowservice.UnimplementedWorkflowServiceServer
+	err error
+}
+
+func (f overloadedFrontend) ExecuteMultiOperation(context.Context, *workflowservice.ExecuteMultiOperationRequest) (*workflowservice.ExecuteMultiOperationResponse, error) {
+	return nil, serviceerror.ToStatus(f.err).Err() // as the server's interceptor sends it
+}
+
+// clientOf is a real SDK client connected to a frontend that answers every multi-operation with
+// err, so the test sees the error as the SDK shapes it.
+func clientOf(t *testing.T, err error) *Client {
+	t.Helper()
+	lis, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	srv := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(srv, overloadedFrontend{err: err})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, cerr := client.NewLazyClient(client.Options{HostPort: lis.Addr().String()})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	t.Cleanup(c.Close)
+	return &Client{Temporal: c, TaskQueue: "tq"}
+}
+
+// TestStartTellsNotAdmittedInTime: an Update-With-Start that the server could not run in time
+// (its update's wait hit the deadline after the start, the message the bench met under a burst
+// of 4,000 creations), or that it refused for load, is ErrNotAdmittedInTime (503 + Retry-After
+// at the API), never an unclassified error (500); a refusal of the request itself is not.
+func TestStartTellsNotAdmittedInTime(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"update wait hit the server's deadline": {serviceerror.NewMultiOperationExecution(
+			"MultiOperation could not be executed: Update failed: context deadline exceeded",
+			[]error{nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")}), true},
+		"start refused for load": {serviceerror.NewMultiOperationExecution("MultiOperation could not be executed: Start failed: busy",
+			[]error{serviceerror.NewResourceExhausted(0, "namespace rps limit"), serviceerror.NewMultiOperationAborted("Operation was aborted.")}), true},
+		"resource exhausted":   {serviceerror.NewResourceExhausted(0, "namespace rps limit"), true},
+		"frontend unavailable": {serviceerror.NewUnavailable("frontend down"), true},
+		"invalid request":      {serviceerror.NewInvalidArgument("bad search attribute"), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, err := clientOf(t, tc.err).Start(ctx, StartRequest{TaskID: "t1",
+				TaskRequest: pipeline.TaskRequest{Pipeline: "p", UserID: "u", FeatureID: "f"}})
+			if err == nil {
+				t.Fatal("started against a frontend that refuses everything")
+			}
+			if got := errors.Is(err, ErrNotAdmittedInTime); got != tc.want {
+				t.Fatalf("ErrNotAdmittedInTime = %v, want %v: %v", got, tc.want, err)
+			}
+		})
+	}
+}
