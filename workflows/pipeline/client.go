@@ -114,6 +114,11 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 // finished answers a request whose workflow has closed, from its admission query.
 func (c *Client) finished(ctx context.Context, id, hash string) (*Admission, error) {
 	v, err := c.Temporal.QueryWorkflow(ctx, id, "", QueryAdmission)
+	if err != nil && (notAnsweredInTime(err) || noWorkerPolling(err)) {
+		// A retry of a creation that was not answered in time, after its workflow closed, under a
+		// load that keeps every worker slot busy: the answer is there, only not readable now.
+		return nil, fmt.Errorf("query admission of %s: %w: %w", id, ErrNotAdmittedInTime, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("query admission of %s: %w", id, err)
 	}

@@ -47,3 +47,11 @@ func overloaded(err error) bool {
 	)
 	return errors.As(err, &dl) || errors.As(err, &rex) || errors.As(err, &un)
 }
+
+// noWorkerPolling: a query the server could not hand to a worker, because none has polled the
+// queue lately ("no poller seen for task queue recently, worker may be down"). A query of a
+// closed workflow needs a worker to replay it; a worker whose slots are all busy does not poll.
+func noWorkerPolling(err error) bool {
+	var fp *serviceerror.FailedPrecondition
+	return errors.As(err, &fp)
+}

@@ -19,23 +19,28 @@ import (
 // way a real one answers when it cannot run the update in time or refuses the load.
 type overloadedFrontend struct {
 	workflowservice.UnimplementedWorkflowServiceServer
-	err error
+	err      error
+	queryErr error
 }
 
 func (f overloadedFrontend) ExecuteMultiOperation(context.Context, *workflowservice.ExecuteMultiOperationRequest) (*workflowservice.ExecuteMultiOperationResponse, error) {
 	return nil, serviceerror.ToStatus(f.err).Err() // as the server's interceptor sends it
 }
 
+func (f overloadedFrontend) QueryWorkflow(context.Context, *workflowservice.QueryWorkflowRequest) (*workflowservice.QueryWorkflowResponse, error) {
+	return nil, serviceerror.ToStatus(f.queryErr).Err()
+}
+
 // clientOf is a real SDK client connected to a frontend that answers every multi-operation with
 // err, so the test sees the error as the SDK shapes it.
-func clientOf(t *testing.T, err error) *Client {
+func clientOf(t *testing.T, err, queryErr error) *Client {
 	t.Helper()
 	lis, lerr := net.Listen("tcp", "127.0.0.1:0")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
 	srv := grpc.NewServer()
-	workflowservice.RegisterWorkflowServiceServer(srv, overloadedFrontend{err: err})
+	workflowservice.RegisterWorkflowServiceServer(srv, overloadedFrontend{err: err, queryErr: queryErr})
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	c, cerr := client.NewLazyClient(client.Options{HostPort: lis.Addr().String()})
@@ -52,24 +57,31 @@ func clientOf(t *testing.T, err error) *Client {
 // at the API), never an unclassified error (500); a refusal of the request itself is not.
 func TestStartTellsNotAdmittedInTime(t *testing.T) {
 	t.Parallel()
+	closed := serviceerror.NewMultiOperationExecution("MultiOperation could not be executed: Start failed: closed",
+		[]error{serviceerror.NewWorkflowExecutionAlreadyStarted("closed", "", ""), serviceerror.NewMultiOperationAborted("Operation was aborted.")})
 	for name, tc := range map[string]struct {
-		err  error
-		want bool
+		err      error
+		queryErr error // the admission query of a closed workflow (a late retry)
+		want     bool
 	}{
 		"update wait hit the server's deadline": {serviceerror.NewMultiOperationExecution(
 			"MultiOperation could not be executed: Update failed: context deadline exceeded",
-			[]error{nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")}), true},
+			[]error{nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")}), nil, true},
 		"start refused for load": {serviceerror.NewMultiOperationExecution("MultiOperation could not be executed: Start failed: busy",
-			[]error{serviceerror.NewResourceExhausted(0, "namespace rps limit"), serviceerror.NewMultiOperationAborted("Operation was aborted.")}), true},
-		"resource exhausted":   {serviceerror.NewResourceExhausted(0, "namespace rps limit"), true},
-		"frontend unavailable": {serviceerror.NewUnavailable("frontend down"), true},
-		"invalid request":      {serviceerror.NewInvalidArgument("bad search attribute"), false},
+			[]error{serviceerror.NewResourceExhausted(0, "namespace rps limit"), serviceerror.NewMultiOperationAborted("Operation was aborted.")}), nil, true},
+		"resource exhausted":   {serviceerror.NewResourceExhausted(0, "namespace rps limit"), nil, true},
+		"frontend unavailable": {serviceerror.NewUnavailable("frontend down"), nil, true},
+		"invalid request":      {serviceerror.NewInvalidArgument("bad search attribute"), nil, false},
+		// A retry after the workflow closed reads its admission with a query, which needs a
+		// worker; one whose slots are all busy does not poll (seen in the bench under load).
+		"closed, every worker slot busy": {closed, serviceerror.NewFailedPrecondition("no poller seen for task queue recently, worker may be down"), true},
+		"closed, query refused":          {closed, serviceerror.NewInvalidArgument("unknown query"), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			_, err := clientOf(t, tc.err).Start(ctx, StartRequest{TaskID: "t1",
+			_, err := clientOf(t, tc.err, tc.queryErr).Start(ctx, StartRequest{TaskID: "t1",
 				TaskRequest: pipeline.TaskRequest{Pipeline: "p", UserID: "u", FeatureID: "f"}})
 			if err == nil {
 				t.Fatal("started against a frontend that refuses everything")
