@@ -43,6 +43,7 @@ var floors = []floor{
 	atLeast("crawl", "throughput vs franz-go consume+commit", 0.25, throughputRatio),
 	atMost("webhook", "temporal actions per delivered row", 2, actionsPerUnit),
 	atMost(queueOpScenario, "temporal actions per queue operation", 2, actionsPerUnit),
+	atMost("noisy neighbour", "B's p95 time to start behind A's 4,000 ÷ behind 1,000", 1.25, backlogRatio),
 }
 
 func atMost(row, what string, limit float64, m measure) floor {
@@ -109,6 +110,10 @@ var (
 	}}
 	throughputRatio = measure{of: func(r Result) (float64, bool) {
 		return r.Ratio, r.RatioOf == "throughput" && r.Ratio > 0
+	}}
+	// backlogRatio is the noisy neighbour's: how much B's wait grew with A's backlog.
+	backlogRatio = measure{of: func(r Result) (float64, bool) {
+		return r.Ratio, strings.HasPrefix(r.RatioOf, "p95 time to start behind") && r.Ratio > 0
 	}}
 )
 

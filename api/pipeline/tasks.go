@@ -56,16 +56,17 @@ func (h *handlers) createTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if key != "" { // the key becomes the task id, so a retry on any API replica finds the same workflow
+	// The key becomes the task id, so a retry on any API replica finds the same workflow. Without
+	// one the id is fixed here, so a request that is not answered in time can still name it.
+	start.TaskID = pipeline.NewTaskID()
+	if key != "" {
 		start.TaskID = pipeline.TaskIDForKey(auth.From(c).KeyID, key)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), admissionWait)
 	defer cancel()
 	adm, err := h.workflows.Start(ctx, start)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		e := httpx.Unavailable("pipeline workers", httpx.TemporalRetryAfter)
-		e.Message = fmt.Sprintf("the task was not admitted within %s; retry with the same Idempotency-Key", admissionWait)
-		return e
+	if errors.Is(err, pipelinewf.ErrNotAdmittedInTime) || (err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		return notAdmitted(start.TaskID)
 	}
 	if err != nil {
 		return startError(err)
@@ -76,6 +77,16 @@ func (h *handlers) createTask(c echo.Context) error {
 	}
 	return c.JSON(status, map[string]any{"task_id": adm.TaskID, "status": adm.Status,
 		"workflow_id": adm.WorkflowID, "pipeline": adm.Pipeline, "version": adm.Version})
+}
+
+// notAdmitted is the 503 of a creation Temporal did not answer in time or refused for load. Its
+// workflow may have started and then admits the task in full (never half of it): a retry with
+// the same Idempotency-Key answers that task, and task_id names it for a caller that sent none.
+func notAdmitted(taskID string) error {
+	e := httpx.Unavailable("pipeline workers", httpx.TemporalRetryAfter)
+	e.Message = fmt.Sprintf("the task was not admitted within %s (Temporal is overloaded or no worker runs); "+
+		"retry with the same Idempotency-Key", admissionWait)
+	return e.WithDetail("task_id", taskID)
 }
 
 func startError(err error) error {

@@ -48,8 +48,9 @@ type StartRequest struct {
 // TaskID answers the same admission (also after the workflow has finished); a different request
 // under it fails with pipeline.ErrIdempotencyConflict. A refusal is a *pipeline.RefusalError
 // wrapping its sentinel: pipeline.ErrNotFound (no such pipeline or version), ErrInvalidInput
-// (input_data lacks a field the schema reads; Field names it), ErrQuotaExhausted. Other errors
-// are Temporal's.
+// (input_data lacks a field the schema reads; Field names it), ErrQuotaExhausted. A request
+// Temporal did not answer in time or refused for load fails with ErrNotAdmittedInTime; retried
+// with the same TaskID it reaches the same task. Other errors are Temporal's.
 func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error) {
 	if req.InputData == nil {
 		req.InputData = map[string]any{}
@@ -101,6 +102,9 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 	if errors.As(err, &started) {
 		return c.finished(ctx, id, hash)
 	}
+	if err != nil && notAnsweredInTime(err) {
+		return nil, fmt.Errorf("start %s: %w: %w", id, ErrNotAdmittedInTime, err)
+	}
 	if err != nil {
 		return nil, refusalOr(err, "start %s", id)
 	}
@@ -110,6 +114,11 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 // finished answers a request whose workflow has closed, from its admission query.
 func (c *Client) finished(ctx context.Context, id, hash string) (*Admission, error) {
 	v, err := c.Temporal.QueryWorkflow(ctx, id, "", QueryAdmission)
+	if err != nil && (notAnsweredInTime(err) || noWorkerPolling(err)) {
+		// A retry of a creation that was not answered in time, after its workflow closed, under a
+		// load that keeps every worker slot busy: the answer is there, only not readable now.
+		return nil, fmt.Errorf("query admission of %s: %w: %w", id, ErrNotAdmittedInTime, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("query admission of %s: %w", id, err)
 	}
