@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -90,12 +91,7 @@ func (a *Activities) PipelineRedriveBatch(ctx context.Context, req pipeline.Redr
 	if err != nil {
 		return nil, err
 	}
-	res := &pipeline.RedriveBatchResult{Last: req.After, Done: len(ids) < req.Limit}
-	for _, id := range ids {
-		res.Outcomes = append(res.Outcomes, a.redriveOne(ctx, id, redriveID, req.ID))
-		res.Last = id
-	}
-	return res, nil
+	return bulk.Work(req, ids, func(id string) pipeline.RedriveOutcome { return a.redriveOne(ctx, id, redriveID, req.ID) }), nil
 }
 
 // redriveOne redrives one task of a bulk redrive and says what came of it.

@@ -147,6 +147,17 @@ type Page[O any] struct {
 	Done     bool
 }
 
+// Work is a page activity's loop: each of ids (the page of up to req.Limit tasks after
+// req.After) through one, in order. A page shorter than the limit is the last.
+func Work[F, P any, O Outcome](req PageRequest[F, P], ids []string, one func(id string) O) *Page[O] {
+	page := &Page[O]{Last: req.After, Done: len(ids) < req.Limit}
+	for _, id := range ids {
+		page.Outcomes = append(page.Outcomes, one(id))
+		page.Last = id
+	}
+	return page
+}
+
 // SameFilter reports whether two filters are the same request.
 func SameFilter[F any](a, b F) bool {
 	ja, _ := json.Marshal(a)

@@ -32,6 +32,17 @@ func (f *bulkFlags) add(fl *pflag.FlagSet, prefix string) {
 	fl.BoolVar(&f.wait, "wait", true, prefix+"print the operation's progress until it finishes")
 }
 
+// checkKey refuses an --idempotency-key that could not name an operation.
+func (f *bulkFlags) checkKey() error {
+	if f.key == "" {
+		return nil
+	}
+	if err := pipeline.CheckIdempotencyKey(f.key); err != nil {
+		return fmt.Errorf("--idempotency-key: %w", err)
+	}
+	return nil
+}
+
 // bulkRun is one bulk operation as a command runs it.
 type bulkRun[F, P any, O bulk.Outcome] struct {
 	plan   *bulk.Plan[F, P, O]

@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/taskloom/taskloom/internal/entry"
 	"github.com/taskloom/taskloom/internal/entry/entrydb"
-	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/platform"
 	entrywf "github.com/taskloom/taskloom/workflows/entry"
 )
@@ -42,10 +40,8 @@ func entryBulkCmd(op string) *cobra.Command {
 			"(the default), its progress is printed until it finishes.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if f.key != "" {
-				if err := pipeline.CheckIdempotencyKey(f.key); err != nil {
-					return fmt.Errorf("--idempotency-key: %w", err)
-				}
+			if err := f.checkKey(); err != nil {
+				return err
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				return entryBulk(ctx, c.OutOrStdout(), entrydb.New(p.Mongo), entrywf.NewClient(p.Temporal, p.Config.Temporal.TaskQueue), op, f)

@@ -38,10 +38,8 @@ func pipelineRedriveCmd() *cobra.Command {
 					}
 				}
 			}
-			if f.key != "" {
-				if err := pipeline.CheckIdempotencyKey(f.key); err != nil {
-					return fmt.Errorf("--idempotency-key: %w", err)
-				}
+			if err := f.checkKey(); err != nil {
+				return err
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := pipelinedb.New(p.Mongo)
