@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -85,17 +86,12 @@ func (a *Activities) resume(ctx context.Context, taskID string, rec *pipeline.Sc
 // redrive is idempotent per (task, redrive id), and the listing includes the tasks this bulk
 // redrove already, so a retried batch answers the same tasks with the same outcomes.
 func (a *Activities) PipelineRedriveBatch(ctx context.Context, req pipeline.RedriveBatchRequest) (*pipeline.RedriveBatchResult, error) {
-	redriveID := pipeline.BulkRedriveID(req.BulkID)
+	redriveID := pipeline.BulkRedriveID(req.ID)
 	ids, err := a.Store.RedriveBatch(ctx, req.Filter, redriveID, req.After, int64(req.Limit))
 	if err != nil {
 		return nil, err
 	}
-	res := &pipeline.RedriveBatchResult{Last: req.After, Done: len(ids) < req.Limit}
-	for _, id := range ids {
-		res.Outcomes = append(res.Outcomes, a.redriveOne(ctx, id, redriveID, req.BulkID))
-		res.Last = id
-	}
-	return res, nil
+	return bulk.Work(req, ids, func(id string) pipeline.RedriveOutcome { return a.redriveOne(ctx, id, redriveID, req.ID) }), nil
 }
 
 // redriveOne redrives one task of a bulk redrive and says what came of it.

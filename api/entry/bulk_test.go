@@ -58,10 +58,10 @@ func (f *fixture) waitBulk(op, bulkID, history string) bulkAnswer {
 	})
 	ctx, cancel := context.WithTimeout(f.env.Context(), 10*time.Second)
 	defer cancel()
-	if err := f.env.Platform.Temporal.GetWorkflow(ctx, entrywf.BulkWorkflowID(op, bulkID), "").Get(ctx, nil); err != nil {
+	if err := f.env.Platform.Temporal.GetWorkflow(ctx, entrywf.BulkOps[op].WorkflowID(bulkID), "").Get(ctx, nil); err != nil {
 		f.t.Fatal(err)
 	}
-	f.saveHistory(entrywf.BulkWorkflowID(op, bulkID), history)
+	f.saveHistory(entrywf.BulkOps[op].WorkflowID(bulkID), history)
 	return a
 }
 

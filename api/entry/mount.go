@@ -41,10 +41,11 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	ops := e.Group("/internal/tasks", d.Authn, admin)
 	ops.GET("/stats", h.stats)
 	ops.GET("/suspended", h.suspended)
-	ops.POST("/resume", h.bulkResume)
-	ops.POST("/drop", h.bulkDrop)
-	ops.GET("/resume/:bulk_id", h.bulkResumeProgress)
-	ops.GET("/drop/:bulk_id", h.bulkDropProgress)
+	for _, op := range []string{entry.BulkResume, entry.BulkDrop} {
+		r := bulkRoute(wf, h.tasks.Runs.CountSuspended, op)
+		ops.POST("/"+op, r.Start)
+		ops.GET("/"+op+"/:bulk_id", r.Progress)
+	}
 	ops.GET("/:id", h.opsTask)
 	ops.POST("/:id/resume", h.resume)
 	ops.POST("/:id/drop", h.drop)

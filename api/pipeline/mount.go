@@ -77,8 +77,9 @@ func (h *handlers) routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	v1.POST("/pipeline-tasks", h.createTask, write)
 	v1.GET("/pipeline-tasks/:id", h.getTask, read)
 	v1.POST("/pipeline-tasks/:id/redrive", h.redriveTask, write)
-	v1.POST("/pipeline-tasks/redrive", h.redriveBulk, write)
-	v1.GET("/pipeline-tasks/redrive/:bulk_id", h.bulkProgress, read)
+	bulk := bulkRedriveRoute(h.workflows, h.store.CountRedrivable, h.redriveWindow)
+	v1.POST("/pipeline-tasks/redrive", bulk.Start, write)
+	v1.GET("/pipeline-tasks/redrive/:bulk_id", bulk.Progress, read)
 
 	e.POST("/api/internal/tasks/:taskId/steps/:stepIndex/callback", h.callback)
 }

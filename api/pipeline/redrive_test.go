@@ -183,8 +183,8 @@ func TestBulkRedrive(t *testing.T) {
 func recordBulk(h *pipelineEnv, bulkID string) {
 	h.t.Helper()
 	ctx := h.Context()
-	if err := h.Platform.Temporal.GetWorkflow(ctx, pipelinewf.BulkWorkflowID(bulkID), "").Get(ctx, nil); err != nil {
+	if err := h.Platform.Temporal.GetWorkflow(ctx, pipelinewf.BulkRedrive.WorkflowID(bulkID), "").Get(ctx, nil); err != nil {
 		h.t.Fatalf("bulk workflow: %v", err)
 	}
-	histories.Record(h.t, h.Platform.Temporal, "pipeline", pipelinewf.BulkWorkflowID(bulkID), "", "redrive_bulk_three_tasks")
+	histories.Record(h.t, h.Platform.Temporal, "pipeline", pipelinewf.BulkRedrive.WorkflowID(bulkID), "", "redrive_bulk_three_tasks")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	pipelinewf "github.com/taskloom/taskloom/workflows/pipeline"
 )
@@ -110,16 +111,9 @@ func (u *UI) runBulkRedrive(c echo.Context) error {
 	if u.p.Temporal == nil {
 		return u.done(c, target, errNoTemporal, "")
 	}
-	ctx := c.Request().Context()
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	applied := d.Filter.Within(now, u.p.Config.Pipeline.RedriveWindow, now)
-	n, _, err := u.pipes.CountRedrivable(ctx, applied, 0)
-	if err != nil {
-		return u.done(c, target, err, "")
-	}
-	bulkID := pipeline.BulkIDForKey(uiKeyScope, key)
 	wf := &pipelinewf.Client{Temporal: u.p.Temporal, TaskQueue: u.p.Config.Temporal.TaskQueue}
-	_, err = wf.StartBulkRedrive(ctx, pipelinewf.BulkInput{ID: bulkID, Requested: d.Filter, Filter: applied,
-		BatchSize: pipelinewf.DefaultBulkBatchSize, Interval: pipelinewf.DefaultBulkInterval, Progress: pipelinewf.BulkProgress{Total: n}})
-	return u.done(c, target, err, fmt.Sprintf("批量重驱 %s 已开始：%d 个失败任务，每秒 %d 个", bulkID, n, pipelinewf.DefaultBulkBatchSize))
+	bulkID := pipelinewf.BulkRedrive.IDForKey(uiKeyScope, key)
+	_, n, err := wf.BulkRedrivePlan(u.pipes.CountRedrivable, u.p.Config.Pipeline.RedriveWindow).
+		Start(c.Request().Context(), bulkID, d.Filter, struct{}{}, bulk.DefaultBatchSize)
+	return u.done(c, target, err, fmt.Sprintf("批量重驱 %s 已开始：%d 个失败任务，每秒 %d 个", bulkID, n, bulk.DefaultBatchSize))
 }

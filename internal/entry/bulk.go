@@ -1,11 +1,9 @@
 package entry
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
 	"time"
 
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/searchattr"
 )
 
@@ -25,8 +23,8 @@ const (
 	OutcomeDropped = "dropped"
 	// OutcomeSkipped: the task was no longer suspended when its turn came (resumed or dropped
 	// already, e.g. by an earlier attempt of the same batch).
-	OutcomeSkipped = "skipped"
-	OutcomeError   = "error"
+	OutcomeSkipped = bulk.OutcomeSkipped
+	OutcomeError   = bulk.OutcomeError
 )
 
 // BulkFilter selects suspended tasks by their workflow_runs document. Empty fields match all.
@@ -57,36 +55,12 @@ type BulkOutcome struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// Result is o's outcome word (bulk.Outcome).
+func (o BulkOutcome) Result() string { return o.Outcome }
+
 // BulkBatchRequest asks EntryBulkBatch for the next page: up to Limit suspended tasks of Filter
-// with a task id after After, each resumed or dropped (Op) with Payload.
-type BulkBatchRequest struct {
-	Op      string
-	Filter  BulkFilter
-	After   string
-	Limit   int
-	Payload SignalPayload
-}
+// with a task id after After, each resumed or dropped (Op) with Params, the signal's payload.
+type BulkBatchRequest = bulk.PageRequest[BulkFilter, SignalPayload]
 
-// BulkBatchResult is one page's outcomes; Last is the page's last task id, Done when it was the
-// last page.
-type BulkBatchResult struct {
-	Outcomes []BulkOutcome
-	Last     string
-	Done     bool
-}
-
-// BulkIDForKey is the id of the bulk operation op that an Idempotency-Key names for the API key
-// scope: a repeated request finds the same operation.
-func BulkIDForKey(op, scope, key string) string {
-	sum := sha256.Sum256([]byte("entry-bulk\x00" + op + "\x00" + scope + "\x00" + key))
-	return hex.EncodeToString(sum[:12])
-}
-
-// ValidBulkID reports whether id has the shape of a bulk operation id (24 lowercase hex digits).
-func ValidBulkID(id string) bool {
-	if len(id) != 24 {
-		return false
-	}
-	_, err := hex.DecodeString(id)
-	return err == nil && strings.ToLower(id) == id
-}
+// BulkBatchResult is one page's outcomes.
+type BulkBatchResult = bulk.Page[BulkOutcome]

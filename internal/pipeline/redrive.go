@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/bulk"
 )
 
 // A redrive continues a failed task from its first step that did not succeed, in a new run of the
@@ -91,13 +93,6 @@ func RedriveIDForKey(scope, taskID, key string) string {
 	return "key:" + hex.EncodeToString(sum[:12])
 }
 
-// BulkIDForKey derives a bulk redrive's id from an Idempotency-Key within a scope (the caller's
-// identity), so a repeated request finds the same operation.
-func BulkIDForKey(scope, key string) string {
-	sum := sha256.Sum256([]byte("pipeline-redrive-bulk\x00" + scope + "\x00" + key))
-	return hex.EncodeToString(sum[:12])
-}
-
 // BulkRedriveID is the redrive id a bulk redrive gives each task it redrives.
 func BulkRedriveID(bulkID string) string { return "bulk:" + bulkID }
 
@@ -147,9 +142,9 @@ func (f RedriveFilter) Within(now time.Time, window time.Duration, until time.Ti
 
 // Outcomes of one task in a bulk redrive.
 const (
-	OutcomeRedriven = "redriven" // this bulk operation redrove it (now or on an earlier attempt)
-	OutcomeSkipped  = "skipped"  // refused: no longer failed, out of the window, or no quota left
-	OutcomeError    = "error"    // the redrive could not be asked for (Temporal unavailable, …)
+	OutcomeRedriven = "redriven"          // this bulk operation redrove it (now or on an earlier attempt)
+	OutcomeSkipped  = bulk.OutcomeSkipped // refused: no longer failed, out of the window, or no quota left
+	OutcomeError    = bulk.OutcomeError   // the redrive could not be asked for (Temporal unavailable, …)
 )
 
 // RedriveOutcome is what a bulk redrive did with one task.
@@ -159,20 +154,15 @@ type RedriveOutcome struct {
 	Detail  string `json:"detail,omitempty"`
 }
 
-// RedriveBatchRequest asks for one batch of a bulk redrive: the next Limit tasks of Filter after
-// the task id After (every failed task the filter matches, and those this bulk operation has
-// redriven already, so a retried batch sees the same tasks).
-type RedriveBatchRequest struct {
-	BulkID string
-	Filter RedriveFilter
-	After  string
-	Limit  int
-}
+// Result is o's outcome word (bulk.Outcome).
+func (o RedriveOutcome) Result() string { return o.Outcome }
+
+// RedriveBatchRequest asks for one batch of a bulk redrive (ID is the operation's): the next Limit
+// tasks of Filter after the task id After (every failed task the filter matches, and those this
+// bulk operation has redriven already, so a retried batch sees the same tasks). A redrive carries
+// nothing besides the filter.
+type RedriveBatchRequest = bulk.PageRequest[RedriveFilter, struct{}]
 
 // RedriveBatchResult is one batch's outcomes; Last is the cursor of the next batch, and Done says
 // the filter has no task after it.
-type RedriveBatchResult struct {
-	Outcomes []RedriveOutcome
-	Last     string
-	Done     bool
-}
+type RedriveBatchResult = bulk.Page[RedriveOutcome]

@@ -33,7 +33,7 @@ func TestEntryBulkCommands(t *testing.T) {
 	}
 	wf := entrywf.NewClient(env.Platform.Temporal, env.Config.Temporal.TaskQueue)
 	var out bytes.Buffer
-	f := entryBulkFlags{filter: entry.BulkFilter{WorkflowID: name, Reason: "retries"}, dryRun: true, rate: 5, wait: true}
+	f := entryBulkFlags{filter: entry.BulkFilter{WorkflowID: name, Reason: "retries"}, bulkFlags: bulkFlags{dryRun: true, rate: 5, wait: true}}
 	if err := entryBulk(ctx, &out, runs, wf, entry.BulkResume, f); err != nil || !strings.HasPrefix(out.String(), "2 suspended tasks would be resumed\n") {
 		t.Fatalf("dry run: %v\n%s", err, out.String())
 	}

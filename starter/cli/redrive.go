@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -17,12 +16,9 @@ import (
 
 // redriveFlags are `starter pipeline redrive`'s flags: the bulk filter and how to run.
 type redriveFlags struct {
+	bulkFlags
 	filter       pipeline.RedriveFilter
 	since, until string
-	dryRun       bool
-	key          string
-	rate         int
-	wait         bool
 }
 
 func pipelineRedriveCmd() *cobra.Command {
@@ -42,10 +38,8 @@ func pipelineRedriveCmd() *cobra.Command {
 					}
 				}
 			}
-			if f.key != "" {
-				if err := pipeline.CheckIdempotencyKey(f.key); err != nil {
-					return fmt.Errorf("--idempotency-key: %w", err)
-				}
+			if err := f.checkKey(); err != nil {
+				return err
 			}
 			return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
 				store := pipelinedb.New(p.Mongo)
@@ -65,10 +59,7 @@ func pipelineRedriveCmd() *cobra.Command {
 	fl.StringVar(&f.since, "failed-since", "", "bulk: only tasks that failed at or after this RFC 3339 time")
 	fl.StringVar(&f.until, "failed-until", "", "bulk: only tasks that failed at or before this RFC 3339 time")
 	fl.StringVar(&f.filter.Error, "error", "", "bulk: only tasks whose error_reason contains this text (any case)")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "bulk: print how many tasks the filter selects, and a sample, without redriving")
-	fl.StringVar(&f.key, "idempotency-key", "", "makes the command safe to repeat: the same key redrives nothing twice")
-	fl.IntVar(&f.rate, "rate", pipelinewf.DefaultBulkBatchSize, "bulk: tasks redriven per second")
-	fl.BoolVar(&f.wait, "wait", true, "bulk: print the operation's progress until it finishes")
+	f.add(fl, "bulk: ")
 	return cmd
 }
 
@@ -103,71 +94,7 @@ func redriveBulk(ctx context.Context, out io.Writer, store *pipelinedb.Store, wo
 	if f.filter.FailedUntil, err = cliTime("--failed-until", f.until); err != nil {
 		return err
 	}
-	if f.rate < 1 || f.rate > 100 {
-		return fmt.Errorf("--rate: %d must be between 1 and 100", f.rate)
-	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	applied := f.filter.Within(now, window, now)
-	n, sample, err := store.CountRedrivable(ctx, applied, 10)
-	if err != nil {
-		return err
-	}
-	if f.dryRun {
-		fmt.Fprintf(out, "%d failed tasks would be redriven\n", n)
-		for _, id := range sample {
-			fmt.Fprintln(out, id)
-		}
-		return nil
-	}
-	bulkID := pipeline.NewTaskID()
-	if f.key != "" {
-		bulkID = pipeline.BulkIDForKey(cliKeyScope, f.key)
-	}
-	started, err := workflows.StartBulkRedrive(ctx, pipelinewf.BulkInput{ID: bulkID, Requested: f.filter, Filter: applied,
-		BatchSize: f.rate, Interval: pipelinewf.DefaultBulkInterval, Progress: pipelinewf.BulkProgress{Total: n}})
-	if err != nil {
-		return err
-	}
-	verb := "started"
-	if !started {
-		verb = "already started by an earlier run with this key"
-	}
-	fmt.Fprintf(out, "bulk redrive %s %s (workflow %s)\n", bulkID, verb, pipelinewf.BulkWorkflowID(bulkID))
-	if !f.wait {
-		return nil
-	}
-	p, err := followBulk(ctx, out, workflows, bulkID)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p.Outcomes)
-}
-
-// followBulk shows a bulk redrive's progress until it finishes and returns its last progress.
-func followBulk(ctx context.Context, out io.Writer, workflows *pipelinewf.Client, bulkID string) (*pipelinewf.BulkProgress, error) {
-	var last *pipelinewf.BulkProgress
-	err := followBulkOp(ctx, out, "redrive "+bulkID, func(ctx context.Context) (bulkView, error) {
-		p, err := workflows.BulkProgress(ctx, bulkID)
-		if err != nil {
-			return bulkView{}, err
-		}
-		last = p
-		return bulkView{done: p.Done, total: int(p.Total), finished: p.Finished, outcome: fmt.Sprintf(
-			"%d/%d redriven=%d skipped=%d errors=%d", p.Done, p.Total, p.Redriven, p.Skipped, p.Errors)}, nil
-	})
-	return last, err
-}
-
-func cliTime(flag, v string) (*time.Time, error) {
-	if v == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", flag, v)
-	}
-	t = t.UTC()
-	return &t, nil
+	r := bulkRun[pipeline.RedriveFilter, struct{}, pipeline.RedriveOutcome]{plan: workflows.BulkRedrivePlan(store.CountRedrivable, window),
+		would: "failed tasks would be redriven", label: "redrive", applied: "redriven"}
+	return r.run(ctx, out, f.filter, f.bulkFlags)
 }

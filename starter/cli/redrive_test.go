@@ -61,7 +61,7 @@ func TestRedriveCommands(t *testing.T) {
 
 	window := env.Config.Pipeline.RedriveWindow
 	var out bytes.Buffer
-	f := redriveFlags{filter: pipeline.RedriveFilter{Pipeline: name}, dryRun: true, rate: 2, wait: true}
+	f := redriveFlags{filter: pipeline.RedriveFilter{Pipeline: name}, bulkFlags: bulkFlags{dryRun: true, rate: 2, wait: true}}
 	if err := redriveBulk(ctx, &out, store, wf, window, f); err != nil || !strings.HasPrefix(out.String(), "3 failed tasks would be redriven\n") {
 		t.Fatalf("dry run: %v\n%s", err, out.String())
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -36,38 +35,6 @@ func watch(ctx context.Context, w io.Writer, label string, poll func(context.Con
 			return err
 		case <-tick.C:
 			show()
-		}
-	}
-}
-
-// bulkView is what a bulk operation's progress query answers, as the CLI shows it.
-type bulkView struct {
-	done, total int
-	finished    bool
-	outcome     string // the counts line printed once it has finished
-}
-
-// followBulkOp shows a bulk operation's progress on a progress line, reading it every second
-// with poll, until it has finished; then it prints the operation's outcome line.
-func followBulkOp(ctx context.Context, out io.Writer, label string, poll func(context.Context) (bulkView, error)) error {
-	line := progressline.New(out, 0, label)
-	defer line.Done()
-	for {
-		v, err := poll(ctx)
-		if err != nil {
-			return err
-		}
-		line.SetTotal(v.total)
-		line.Set(v.done)
-		if v.finished {
-			line.Done()
-			fmt.Fprintln(out, v.outcome)
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
 		}
 	}
 }

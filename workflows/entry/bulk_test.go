@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	entryact "github.com/taskloom/taskloom/activities/entry"
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/entry"
 )
 
@@ -25,14 +26,14 @@ func TestBulkPagesAtTheIntervalAndCountsOutcomes(t *testing.T) {
 	var afters []string
 	var times []time.Time
 	env.OnActivity(a.EntryBulkBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req entry.BulkBatchRequest) (*entry.BulkBatchResult, error) {
-		if req.Op != entry.BulkResume || req.Limit != 2 || req.Payload.Operator != "ops" {
+		if req.Op != entry.BulkResume || req.Limit != 2 || req.Params.Operator != "ops" {
 			t.Errorf("batch request: %+v", req)
 		}
 		afters, times = append(afters, req.After), append(times, env.Now())
 		return pages[req.After], nil
 	})
 	env.ExecuteWorkflow(EntryBulkWorkflow, BulkInput{Op: entry.BulkResume, ID: "b1", BatchSize: 2, Interval: 5 * time.Second,
-		Payload: entry.SignalPayload{Operator: "ops"}, Progress: BulkProgress{Total: 3}})
+		Params: entry.SignalPayload{Operator: "ops"}, Progress: BulkProgress{Total: 3}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestBulkPagesAtTheIntervalAndCountsOutcomes(t *testing.T) {
 	if len(afters) != 2 || afters[1] != "t2" || times[1].Sub(times[0]) < 5*time.Second {
 		t.Fatalf("batches after %v at %v", afters, times)
 	}
-	v, err := env.QueryWorkflow(QueryBulkProgress)
+	v, err := env.QueryWorkflow(bulk.QueryProgress)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package entry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -149,63 +148,4 @@ func startMetadata(in entry.WorkflowInput) (summary, details string) {
 func (c *Client) Closure(ctx context.Context, taskID string) (*closure.Closure, error) {
 	d, err := c.Temporal.DescribeWorkflowExecution(ctx, WorkflowID(taskID), "")
 	return closure.Of(ctx, c.Temporal, d, err)
-}
-
-// ErrBulkConflict: the bulk operation id is taken by an operation with a different filter.
-var ErrBulkConflict = errors.New("bulk operation id reused with a different filter")
-
-// StartBulk starts EntryBulkWorkflow (ID BulkWorkflowID(in.Op, in.ID)) unless the operation
-// exists: a repeated request, also after it finished, is answered with it (started false), and
-// one with a different filter fails with ErrBulkConflict.
-func (c *Client) StartBulk(ctx context.Context, in BulkInput) (started bool, err error) {
-	id := BulkWorkflowID(in.Op, in.ID)
-	_, err = c.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                c.TaskQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(entry.KindBulk),
-			searchattr.Status.ValueSet(entry.StatusProcessing)),
-	}, EntryBulkWorkflow, in)
-	var dup *serviceerror.WorkflowExecutionAlreadyStarted
-	if !errors.As(err, &dup) {
-		if err != nil {
-			return false, fmt.Errorf("start %s: %w", id, err)
-		}
-		return true, nil
-	}
-	p, err := c.BulkProgress(ctx, in.Op, in.ID)
-	if err != nil {
-		return false, err
-	}
-	if !SameBulkFilter(p.Requested, in.Requested) {
-		return false, fmt.Errorf("%s: %w", id, ErrBulkConflict)
-	}
-	return false, nil
-}
-
-// SameBulkFilter reports whether two bulk filters are the same request.
-func SameBulkFilter(a, b entry.BulkFilter) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
-}
-
-// BulkProgress queries a bulk operation's progress (running or closed); entry.ErrNotFound when
-// there is no such operation.
-func (c *Client) BulkProgress(ctx context.Context, op, bulkID string) (*BulkProgress, error) {
-	v, err := c.Temporal.QueryWorkflow(ctx, BulkWorkflowID(op, bulkID), "", QueryBulkProgress)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return nil, fmt.Errorf("bulk %s %s: %w", op, bulkID, entry.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("query bulk %s %s: %w", op, bulkID, err)
-	}
-	var p BulkProgress
-	if err := v.Get(&p); err != nil {
-		return nil, fmt.Errorf("decode progress of bulk %s %s: %w", op, bulkID, err)
-	}
-	return &p, nil
 }

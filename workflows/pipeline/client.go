@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -253,65 +252,6 @@ func (c *Client) RedriveTask(ctx context.Context, task *pipeline.Task, redriveID
 		return false, err
 	}
 	return adm.Created, nil
-}
-
-// ErrBulkConflict: the bulk redrive id is taken by an operation with a different filter.
-var ErrBulkConflict = errors.New("bulk redrive id reused with a different filter")
-
-// StartBulkRedrive starts PipelineRedriveBulkWorkflow (ID BulkWorkflowID(in.ID)) unless the
-// operation exists: a repeated request, also after the operation finished, is answered with it
-// (started false), and one with a different filter fails with ErrBulkConflict.
-func (c *Client) StartBulkRedrive(ctx context.Context, in BulkInput) (started bool, err error) {
-	id := BulkWorkflowID(in.ID)
-	_, err = c.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                c.TaskQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(KindRedriveBulk),
-			searchattr.Status.ValueSet(pipeline.StatusProcessing)),
-	}, PipelineRedriveBulkWorkflow, in)
-	var dup *serviceerror.WorkflowExecutionAlreadyStarted
-	if !errors.As(err, &dup) {
-		if err != nil {
-			return false, fmt.Errorf("start %s: %w", id, err)
-		}
-		return true, nil
-	}
-	p, err := c.BulkProgress(ctx, in.ID)
-	if err != nil {
-		return false, err
-	}
-	if !SameFilter(p.Requested, in.Requested) {
-		return false, fmt.Errorf("%s: %w", id, ErrBulkConflict)
-	}
-	return false, nil
-}
-
-// SameFilter reports whether two bulk redrive filters are the same request.
-func SameFilter(a, b pipeline.RedriveFilter) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
-}
-
-// BulkProgress queries a bulk redrive's progress (of a running or a closed operation);
-// pipeline.ErrNotFound when there is no such operation.
-func (c *Client) BulkProgress(ctx context.Context, bulkID string) (*BulkProgress, error) {
-	v, err := c.Temporal.QueryWorkflow(ctx, BulkWorkflowID(bulkID), "", QueryBulkProgress)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return nil, fmt.Errorf("bulk redrive %s: %w", bulkID, pipeline.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("query bulk redrive %s: %w", bulkID, err)
-	}
-	var p BulkProgress
-	if err := v.Get(&p); err != nil {
-		return nil, fmt.Errorf("decode progress of bulk redrive %s: %w", bulkID, err)
-	}
-	return &p, nil
 }
 
 // WaitingFor asks a running task's workflow what it waits for (the state query), and, when a

@@ -99,7 +99,7 @@ func TestBulkRedrivePacesAndContinuesAsNew(t *testing.T) {
 	if err := env.GetWorkflowResult(&p); err != nil {
 		t.Fatal(err)
 	}
-	if !p.Finished || p.Done != 3 || p.Redriven != 2 || p.Skipped != 1 || len(p.Outcomes) != 3 || strings.Join(afters, ",") != ",t001,t002" {
+	if !p.Finished || p.Done != 3 || p.Applied != 2 || p.Skipped != 1 || len(p.Outcomes) != 3 || strings.Join(afters, ",") != ",t001,t002" {
 		t.Fatalf("progress %+v afters %v", p, afters)
 	}
 	if waited := env.Now().Sub(start); waited < 2*time.Second {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/taskloom/taskloom/internal/bulk"
 	"github.com/taskloom/taskloom/internal/entry"
 )
 
@@ -25,18 +26,15 @@ func (t *Tasks) BulkBatch(ctx context.Context, req entry.BulkBatchRequest) (*ent
 	if err != nil {
 		return nil, err
 	}
-	res := &entry.BulkBatchResult{Last: req.After, Done: len(ids) < req.Limit}
-	for _, id := range ids {
+	return bulk.Work(req, ids, func(id string) entry.BulkOutcome {
 		o := entry.BulkOutcome{TaskID: id, Outcome: done}
-		if _, err := act(ctx, id, req.Payload); errors.Is(err, ErrNotSuspended) {
+		if _, err := act(ctx, id, req.Params); errors.Is(err, ErrNotSuspended) {
 			o.Outcome = entry.OutcomeSkipped
 		} else if err != nil {
 			o.Outcome, o.Error = entry.OutcomeError, err.Error()
 		}
-		res.Outcomes = append(res.Outcomes, o)
-		res.Last = id
-	}
-	return res, nil
+		return o
+	}), nil
 }
 
 var errUnknownBulkOp = errors.New("unknown bulk operation")
