@@ -7,7 +7,6 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/uisession"
@@ -32,7 +31,7 @@ func plainError(err error) string {
 	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials),
 		errors.Is(err, uisession.ErrUsernameTaken):
 		return err.Error()
-	case errors.Is(err, intake.ErrNotSuspended):
+	case errors.Is(err, entry.ErrNotSuspended):
 		return "任务当前不在等待人工处理的状态（可能已被恢复或放弃），请刷新页面。"
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
 		return "任务不存在"

@@ -28,7 +28,7 @@ func (t *Tasks) BulkBatch(ctx context.Context, req entry.BulkBatchRequest) (*ent
 	res := &entry.BulkBatchResult{Last: req.After, Done: len(ids) < req.Limit}
 	for _, id := range ids {
 		o := entry.BulkOutcome{TaskID: id, Outcome: done}
-		if _, err := act(ctx, id, req.Payload); errors.Is(err, ErrNotSuspended) {
+		if _, err := act(ctx, id, req.Payload); errors.Is(err, entry.ErrNotSuspended) {
 			o.Outcome = entry.OutcomeSkipped
 		} else if err != nil {
 			o.Outcome, o.Error = entry.OutcomeError, err.Error()
