@@ -49,16 +49,7 @@ func statusOf(err error) int {
 	var de *taskecho.Error
 	switch {
 	case errors.As(err, &de):
-		switch de.Kind {
-		case taskecho.KindNotFound:
-			return http.StatusNotFound
-		case taskecho.KindGone:
-			return http.StatusGone
-		case taskecho.KindConflict, taskecho.KindDuplicate, taskecho.KindLeaseExpired:
-			return http.StatusConflict
-		case taskecho.KindValidation:
-			return http.StatusBadRequest
-		}
+		return de.Kind.Row().HTTPStatus
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
 		return http.StatusNotFound
 	case httpx.IsUnavailable(err):
