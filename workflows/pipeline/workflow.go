@@ -203,14 +203,14 @@ func (r *run) end(bctx, ctx workflow.Context, sf *stepFailure) (*Result, error) 
 	taskEnd := r.taskEnd(sf)
 	if sf != nil {
 		r.log.Warn("pipeline failed", "step", sf.index, "reason", taskEnd.ErrorReason)
-		r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, taskEnd.ErrorReason, pipeline.StatusFailed
+		r.state.ErrorReason, r.state.StepStatus[sf.index] = taskEnd.ErrorReason, pipeline.StatusFailed
 	}
 	if !r.cost.endRecorded() {
 		if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, *taskEnd).Get(ctx, nil); err != nil {
 			return nil, err
 		}
 	}
-	r.state.Status = taskEnd.Status
+	r.state.Status = taskEnd.Status // once recorded: the state query never shows an end the database lacks
 	r.showDone(ctx)
 	r.upsertStatus(ctx, taskEnd.Status)
 	if sf != nil {
