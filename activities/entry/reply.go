@@ -2,19 +2,13 @@ package entry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/entry"
 )
-
-// ErrTypeRateLimited is the retryable error of a reply Telegram's flood control held back; its
-// next retry waits Telegram's retry_after.
-const ErrTypeRateLimited = "EntryTelegramRateLimited"
 
 // markTries bounds the attempts at recording a part that went out (a MongoDB blip); markBackoff
 // is the first wait between them, doubled each time; markTimeout bounds them all.
@@ -44,11 +38,11 @@ const (
 // user, 400 chat not found …) fails for good with Telegram's description.
 func (a *Activities) EntrySendReply(ctx context.Context, req entry.ReplyRequest) (*entry.Reply, error) {
 	if a.Bot == nil {
-		return nil, temporal.NewNonRetryableApplicationError("TELEGRAM_BOT_TOKEN is not set", entry.ErrTypeTelegramRejected, nil)
+		return nil, entry.RefuseAs(entry.ErrRejected, "TELEGRAM_BOT_TOKEN is not set")
 	}
 	parts := entry.ReplyParts(req.Text)
 	if len(parts) == 0 {
-		return nil, temporal.NewNonRetryableApplicationError("the reply text is blank", entry.ErrTypeTelegramRejected, nil)
+		return nil, entry.RefuseAs(entry.ErrRejected, "the reply text is blank")
 	}
 	run, err := a.Runs.Get(ctx, req.TaskID)
 	if err != nil {
@@ -85,15 +79,11 @@ func (a *Activities) sendPart(ctx context.Context, req entry.ReplyRequest, text 
 	return next, a.recordPart(ctx, req.TaskID, next)
 }
 
-// sendError maps a failed sendMessage: Telegram's 429 waits its retry_after, a refusal is final,
-// anything else (5xx, network) is retried from the same part.
+// sendError maps a failed sendMessage: Telegram's 429 waits its retry_after, a refusal is final
+// (entry.Refusals), anything else (5xx, network) is retried from the same part.
 func sendError(err error, progress entry.Reply) error {
-	var ra *entry.RetryAfterError
-	switch {
-	case errors.As(err, &ra):
-		return temporal.NewApplicationErrorWithOptions(ra.Error(), ErrTypeRateLimited, temporal.ApplicationErrorOptions{NextRetryDelay: ra.After})
-	case errors.Is(err, entry.ErrRejected):
-		return temporal.NewNonRetryableApplicationError(err.Error(), entry.ErrTypeTelegramRejected, err)
+	if _, ok := entry.RefusalKindOf(err); ok {
+		return entry.Refuse(err)
 	}
 	return fmt.Errorf("reply part %d of %d: %w", progress.Sent+1, progress.Parts, err)
 }

@@ -149,7 +149,7 @@ func TestRetriesBetweenPartsSendNoPartTwice(t *testing.T) {
 	f.tg.RateLimit(1, 4)
 	_, err := f.attempt()
 	var ae *temporal.ApplicationError
-	if !errors.As(err, &ae) || ae.Type() != entryact.ErrTypeRateLimited || ae.NextRetryDelay() != 4*time.Second {
+	if !errors.As(err, &ae) || ae.Type() != entry.ErrTypeTelegramRateLimited || ae.NextRetryDelay() != 4*time.Second {
 		t.Fatalf("429: %v", err)
 	}
 	r, err := f.attempt()

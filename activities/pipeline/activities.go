@@ -63,39 +63,15 @@ func (a *Activities) PipelineFinishStep(ctx context.Context, req pipeline.Finish
 	return a.Store.FinishStep(ctx, req.TaskID, req.StepIndex, req.Status, req.ProviderRef, req.Output, req.ErrorMessage)
 }
 
-// PipelineFinishTask records a task's final status, then refunds its quota unit (req.Refund) or
-// keeps it consumed. Guards: only a pending/processing task changes status; the unit moves only
-// while the task id is in the quota's open_tasks, so a retry moves nothing twice.
+// PipelineFinishTask records a task's end (pipeline.EndTask, which names the guards) for the
+// workflow, on every path where the last sync step's activity did not.
 func (a *Activities) PipelineFinishTask(ctx context.Context, req pipeline.FinishTaskRequest) error {
-	if err := a.Store.FinishTask(ctx, req.TaskID, req.Status, req.ErrorReason); err != nil {
-		return err
-	}
-	if req.Refund {
-		if _, err := a.PipelineRefundQuota(ctx, pipeline.RefundRequest{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID}); err != nil {
-			return err
-		}
-	} else if err := a.Store.SettleQuota(ctx, req.UserID, req.FeatureID, req.TaskID); err != nil {
-		return err
-	}
-	a.Metrics.TaskFinished(req.Status)
-	return nil
+	return pipeline.EndTask(ctx, a.Store, a.Metrics, req)
 }
 
-// PipelineRefundQuota returns the task's unit (PipelineFinishTask's refund). Guard: the unit comes
-// back only while the task id is in the quota's open_tasks, in the same update that removes it, so
-// a retried activity refunds once; the task's `refunded` flag follows.
+// PipelineRefundQuota returns the task's unit (pipeline.RefundUnit, which names the guard).
 func (a *Activities) PipelineRefundQuota(ctx context.Context, req pipeline.RefundRequest) (bool, error) {
-	did, err := a.Store.RefundQuota(ctx, req.UserID, req.FeatureID, req.TaskID)
-	if err != nil {
-		return false, err
-	}
-	if did {
-		a.Metrics.QuotaRefunded()
-	}
-	if err := a.Store.MarkRefunded(ctx, req.TaskID); err != nil {
-		return did, err
-	}
-	return did, nil
+	return pipeline.RefundUnit(ctx, a.Store, a.Metrics, req)
 }
 
 // PipelineChooseProviders orders a step's candidates by health: `up` ones in the schema's order,

@@ -190,6 +190,7 @@ func TestWholeTaskCommandBudgets(t *testing.T) {
 		if tally.Total() > c.budget {
 			t.Errorf("%d-step task: %s, budget %d", c.steps, tally, c.budget)
 		}
+		t.Logf("%d-step task: %s (budget %d)", c.steps, tally, c.budget)
 		task, err := store.GetTask(ctx, id)
 		if err != nil {
 			t.Fatal(err)

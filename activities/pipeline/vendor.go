@@ -18,7 +18,8 @@ import (
 // completed_at and the vendor calls, which the health check reads from the row), so a sync step
 // costs one activity and one Mongo write. While the call runs, the workflow's state and
 // waiting_for show the step processing; the row shows it pending. With req.Sync it also chooses
-// the next step's providers (through the health cache) and, on the last step, finishes the task.
+// the next step's providers (through the health cache) and, on the last step, records the task's
+// end (pipeline.EndTask, as PipelineFinishTask does on the workflow's other paths).
 //
 // Idempotency: the step write is guarded by the open statuses (a recorded step is never changed
 // again), the finish by the task's status and the quota's open_tasks. A retried attempt reads the
@@ -44,7 +45,7 @@ func (a *Activities) callSync(ctx context.Context, req pipeline.CallRequest, ret
 		return res, nil
 	}
 	if f := req.Sync.Finish; f != nil {
-		if err := a.PipelineFinishTask(ctx, *f); err != nil {
+		if err := pipeline.EndTask(ctx, a.Store, a.Metrics, *f); err != nil {
 			return nil, err
 		}
 	}

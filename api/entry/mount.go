@@ -4,7 +4,6 @@ package entry
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -54,25 +53,18 @@ func Mount(e *echo.Echo, d httpx.Deps) error {
 	return nil
 }
 
-// toHTTP maps the entry domain's errors; anything else goes to the shared store/Temporal mapping.
+// toHTTP maps the entry domain's refusals (entry.Refusals) and an intake that could not enqueue
+// (a dependency down: 503, not a refusal); anything else goes to the shared store/Temporal mapping.
 func toHTTP(err error) error {
-	var (
-		fe *entry.FieldError
-		ee *intake.EnqueueError
-	)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &fe):
-		return httpx.Validation(fe.Field, fmt.Sprintf("field %q %s", fe.Field, fe.Message))
-	case errors.Is(err, intake.ErrUnknownWorkflow):
-		return httpx.NotFound("workflow").WithDetail("field", "workflowId").WithDetail("reason", err.Error())
-	case errors.As(err, &ee):
+	}
+	if e, ok := refusalAnswer(err); ok {
+		return e
+	}
+	var ee *intake.EnqueueError
+	if errors.As(err, &ee) {
 		return httpx.Unavailable(ee.Dependency, httpx.TemporalRetryAfter)
-	case errors.Is(err, entry.ErrNotFound):
-		return httpx.NotFound("task")
-	case errors.Is(err, intake.ErrNotSuspended):
-		return httpx.Conflict(err.Error())
 	}
 	if mapped := httpx.FromStore(err); mapped != err {
 		return mapped

@@ -2,7 +2,6 @@ package taskecho
 
 import (
 	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -53,13 +52,15 @@ func fail(err error) error {
 	var je *taskecho.ErrInvalidJSON
 	switch {
 	case errors.As(err, &de):
-		e := httpx.New(statusOf(de.Kind), codeOf(de.Kind), de.Message)
+		row := de.Kind.Row()
+		e := httpx.New(row.HTTPStatus, row.Code, de.Message)
 		if len(de.Details) > 0 {
 			e.Details = de.Details
 		}
 		return e
 	case errors.As(err, &ve):
-		e := httpx.New(http.StatusBadRequest, "VALIDATION_ERROR", ve.Message)
+		row := taskecho.KindValidation.Row()
+		e := httpx.New(row.HTTPStatus, row.Code, ve.Message)
 		if len(ve.Errors) > 0 {
 			listed := httpx.Summarise(ve.Errors)
 			all := make([]map[string]string, len(listed))
@@ -71,39 +72,10 @@ func fail(err error) error {
 		}
 		return e
 	case errors.As(err, &je):
-		return httpx.New(http.StatusBadRequest, "VALIDATION_ERROR", je.Error()).WithDetail("parse_error", je.Err.Error())
+		row := taskecho.KindValidation.Row()
+		return httpx.New(row.HTTPStatus, row.Code, je.Error()).WithDetail("parse_error", je.Err.Error())
 	}
 	return httpx.FromStore(err)
-}
-
-func statusOf(k taskecho.Kind) int {
-	switch k {
-	case taskecho.KindNotFound:
-		return http.StatusNotFound
-	case taskecho.KindConflict, taskecho.KindDuplicate, taskecho.KindLeaseExpired:
-		return http.StatusConflict
-	case taskecho.KindGone:
-		return http.StatusGone
-	default:
-		return http.StatusBadRequest
-	}
-}
-
-func codeOf(k taskecho.Kind) string {
-	switch k {
-	case taskecho.KindNotFound:
-		return "RESOURCE_NOT_FOUND"
-	case taskecho.KindConflict:
-		return "CONFLICT"
-	case taskecho.KindDuplicate:
-		return "DUPLICATE_KEY"
-	case taskecho.KindLeaseExpired:
-		return "LEASE_EXPIRED"
-	case taskecho.KindGone:
-		return "GONE"
-	default:
-		return "VALIDATION_ERROR"
-	}
 }
 
 // page parses page/pageSize (pageSize defaults to def, capped at 100; page at most

@@ -295,12 +295,11 @@ func batchAnswer(items []taskecho.BatchItem, doneKey, atKey, headline string) (m
 			continue
 		}
 		f := map[string]any{"task_id": it.TaskID, "reason": it.Err.Error()}
+		k, _ := taskecho.KindOf(it.Err)
 		switch {
-		case taskecho.IsKind(it.Err, taskecho.KindConflict):
-			f["code"] = "CONFLICT"
-		case taskecho.IsKind(it.Err, taskecho.KindLeaseExpired):
-			f["code"] = "LEASE_EXPIRED"
-		case doneKey == "released" && (taskecho.IsKind(it.Err, taskecho.KindNotFound) || taskecho.IsKind(it.Err, taskecho.KindValidation)):
+		case k.Row().InBatch:
+			f["code"] = k.Row().Code
+		case doneKey == "released" && (k == taskecho.KindNotFound || k == taskecho.KindValidation):
 			f["reason"] = releaseBatchMissing // TaskEcho's one reason for both
 		}
 		failed = append(failed, f)

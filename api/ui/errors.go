@@ -7,7 +7,6 @@ import (
 	"github.com/taskloom/taskloom/api/httpx"
 	"github.com/taskloom/taskloom/internal/auth"
 	"github.com/taskloom/taskloom/internal/entry"
-	"github.com/taskloom/taskloom/internal/entry/intake"
 	"github.com/taskloom/taskloom/internal/pipeline"
 	"github.com/taskloom/taskloom/internal/taskecho"
 	"github.com/taskloom/taskloom/internal/uisession"
@@ -32,7 +31,7 @@ func plainError(err error) string {
 	case errors.Is(err, uisession.ErrAlreadyInitialized), errors.Is(err, uisession.ErrBadCredentials),
 		errors.Is(err, uisession.ErrUsernameTaken):
 		return err.Error()
-	case errors.Is(err, intake.ErrNotSuspended):
+	case errors.Is(err, entry.ErrNotSuspended):
 		return "任务当前不在等待人工处理的状态（可能已被恢复或放弃），请刷新页面。"
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
 		return "任务不存在"
@@ -50,16 +49,7 @@ func statusOf(err error) int {
 	var de *taskecho.Error
 	switch {
 	case errors.As(err, &de):
-		switch de.Kind {
-		case taskecho.KindNotFound:
-			return http.StatusNotFound
-		case taskecho.KindGone:
-			return http.StatusGone
-		case taskecho.KindConflict, taskecho.KindDuplicate, taskecho.KindLeaseExpired:
-			return http.StatusConflict
-		case taskecho.KindValidation:
-			return http.StatusBadRequest
-		}
+		return de.Kind.Row().HTTPStatus
 	case errors.Is(err, entry.ErrNotFound), errors.Is(err, pipeline.ErrNotFound):
 		return http.StatusNotFound
 	case httpx.IsUnavailable(err):

@@ -28,6 +28,9 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
+// Is makes a FieldError an ErrInvalidRequest refusal.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalidRequest }
+
 func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }

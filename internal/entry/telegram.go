@@ -178,6 +178,9 @@ func (e *RetryAfterError) Error() string {
 	return fmt.Sprintf("telegram rate limit: retry after %s (%s)", e.After, e.Description)
 }
 
+// Is makes a RetryAfterError an ErrRateLimited refusal.
+func (e *RetryAfterError) Is(target error) bool { return target == ErrRateLimited }
+
 // ErrRejected marks a request Telegram refuses for good (bad chat id, bot blocked): retrying it
 // cannot help.
 var ErrRejected = errors.New("telegram rejected the request")

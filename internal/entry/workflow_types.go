@@ -25,12 +25,6 @@ const (
 	SignalDrop = "drop"
 )
 
-// Application error types a test or the Web UI can recognise.
-const (
-	// ErrTypeTelegramRejected: Telegram refused the reply for good.
-	ErrTypeTelegramRejected = "EntryTelegramRejected"
-)
-
 // WorkflowInput starts an EntryTaskWorkflow. The retry curve is resolved from configuration when
 // the task is accepted, so a configuration change never alters a running task's history.
 type WorkflowInput struct {

@@ -96,7 +96,7 @@ type CallResult struct {
 type SyncStep struct {
 	// NextCandidates are the next step's candidates, when it is a sync_api step.
 	NextCandidates []string `json:",omitempty"`
-	// Finish, set on the pipeline's last step, finishes the task once the step is recorded.
+	// Finish, set on the pipeline's last step, ends the task (EndTask) once the step is recorded.
 	Finish *FinishTaskRequest `json:",omitempty"`
 }
 
@@ -152,24 +152,6 @@ type FinishStepRequest struct {
 	ProviderRef  string
 	Output       map[string]any
 	ErrorMessage string
-}
-
-// FinishTaskRequest records a task's final status and releases its quota unit: refunded when
-// Refund is set, kept consumed otherwise.
-type FinishTaskRequest struct {
-	TaskID      string
-	UserID      string
-	FeatureID   string
-	Status      string
-	ErrorReason string
-	Refund      bool
-}
-
-// RefundRequest returns a failed task's quota unit.
-type RefundRequest struct {
-	TaskID    string
-	UserID    string
-	FeatureID string
 }
 
 // HealthReport summarises one health-check run.

@@ -40,7 +40,7 @@ var (
 		HeartbeatTimeout:       30 * time.Second,
 		ScheduleToCloseTimeout: 30 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 2 * time.Minute,
-			NonRetryableErrorTypes: []string{entry.ErrTypeTelegramRejected}},
+			NonRetryableErrorTypes: entry.NonRetryableRefusalTypes()},
 	}
 )
 

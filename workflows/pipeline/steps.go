@@ -39,7 +39,7 @@ func (r *run) runWithFallback(ctx workflow.Context, i int, call providerCall) (s
 	st := r.schema.Steps[i]
 	deadline := workflow.Now(ctx).Add(time.Duration(st.EffectiveTimeoutSeconds()) * time.Second)
 	bctx := workflow.WithLocalActivityOptions(ctx, bookkeepingOptions)
-	r.cost.tried = nil
+	r.cost.beginStep()
 	for {
 		var choice pipeline.ChooseResult
 		if c := r.takeChoice(i); c != nil {
@@ -81,7 +81,7 @@ func (r *run) tryProviders(ctx workflow.Context, i int, call providerCall, usabl
 	for _, provider := range usable {
 		r.waitOn(ctx, i, provider, waiting.Call, "calling "+provider, time.Time{})
 		out, err := call(ctx, i, provider)
-		r.cost.tried = append(r.cost.tried, provider)
+		r.cost.called(provider)
 		if err == nil {
 			return provider, out, time.Time{}, nil
 		}
@@ -179,15 +179,12 @@ func (r *run) callSync(ctx workflow.Context, i int, provider string) (map[string
 	}
 	opts.Summary = callSummary("call", r.schema.Steps[i], i, provider)
 	actx := workflow.WithActivityOptions(ctx, opts)
-	req := r.callRequest(i, provider)
-	req.Sync = r.syncStep(i)
-	req.Tried = append([]string(nil), r.cost.tried...)
+	req := r.syncRequest(i, provider)
 	var res pipeline.CallResult
 	if err := workflow.ExecuteActivity(actx, acts.PipelineCallSync, req).Get(ctx, &res); err != nil {
 		return nil, err
 	}
-	r.cost.next, r.cost.nextFor = res.Next, i+1
-	r.cost.finished = req.Sync.Finish != nil
+	r.cost.took(i, req, res)
 	return res.Output, nil
 }
 

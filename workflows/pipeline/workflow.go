@@ -180,7 +180,7 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 
 	var sf *stepFailure
 	if errors.As(runErr, &sf) {
-		err := r.fail(bctx, ctx, sf)
+		_, err := r.end(bctx, ctx, sf)
 		if cancelled {
 			return nil, temporal.NewCanceledError(reasonCancelled)
 		}
@@ -189,39 +189,49 @@ func (r *run) execute(ctx workflow.Context) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	if !r.cost.finished {
-		if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
-			UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}).Get(ctx, nil); err != nil {
-			return nil, err
-		}
-	}
-	r.state.Status = pipeline.StatusSuccess
-	r.showDone(ctx)
-	r.upsertStatus(ctx, pipeline.StatusSuccess)
-	return &Result{Status: pipeline.StatusSuccess, Outputs: r.outputs}, nil
+	return r.end(bctx, ctx, nil)
 }
 
 // reasonCancelled is the step error of a pipeline whose workflow an operator cancelled.
 const reasonCancelled = "pipeline was cancelled"
 
-// fail records the failed step and the task, refunds once, and ends the workflow failed.
-func (r *run) fail(bctx, ctx workflow.Context, sf *stepFailure) error {
-	name := r.schema.Steps[sf.index].Name
-	reason := fmt.Sprintf("Step %q failed: %s", name, sf.msg)
-	r.log.Warn("pipeline failed", "step", sf.index, "reason", reason)
-	r.state.Status, r.state.ErrorReason, r.state.StepStatus[sf.index] = pipeline.StatusFailed, reason, pipeline.StatusFailed
-	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishStep, pipeline.FinishStepRequest{TaskID: r.in.TaskID,
-		StepIndex: sf.index, Status: pipeline.StatusFailed, ProviderRef: sf.provider, ErrorMessage: sf.msg}).Get(ctx, nil); err != nil {
-		return err
+// end is where every admitted run ends, sf the step that failed it (nil: success). It records the
+// task's end once, through the bookkeeping local activity unless the last sync step's activity
+// recorded it already (cost.go), then shows it in the state query and TaskloomStatus and
+// returns the workflow's outcome.
+func (r *run) end(bctx, ctx workflow.Context, sf *stepFailure) (*Result, error) {
+	taskEnd := r.taskEnd(sf)
+	if sf != nil {
+		r.log.Warn("pipeline failed", "step", sf.index, "reason", taskEnd.ErrorReason)
+		r.state.ErrorReason, r.state.StepStatus[sf.index] = taskEnd.ErrorReason, pipeline.StatusFailed
 	}
-	if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, pipeline.FinishTaskRequest{TaskID: r.in.TaskID,
-		UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusFailed, ErrorReason: reason,
-		Refund: r.schema.RefundsOnFailure()}).Get(ctx, nil); err != nil {
-		return err
+	if !r.cost.endRecorded() {
+		if err := workflow.ExecuteLocalActivity(bctx, acts.PipelineFinishTask, *taskEnd).Get(ctx, nil); err != nil {
+			return nil, err
+		}
 	}
+	r.state.Status = taskEnd.Status // once recorded: the state query never shows an end the database lacks
 	r.showDone(ctx)
-	r.upsertStatus(ctx, pipeline.StatusFailed)
-	return temporal.NewNonRetryableApplicationError(reason, ErrTypeStepFailed, nil)
+	r.upsertStatus(ctx, taskEnd.Status)
+	if sf != nil {
+		return nil, temporal.NewNonRetryableApplicationError(taskEnd.ErrorReason, ErrTypeStepFailed, nil)
+	}
+	return &Result{Status: pipeline.StatusSuccess, Outputs: r.outputs}, nil
+}
+
+// taskEnd is the task's end as pipeline.EndTask records it, whether the workflow or the last
+// sync step's activity runs it: success, or the step that failed the task, with the refund the
+// schema's on_failure asks for.
+func (r *run) taskEnd(sf *stepFailure) *pipeline.FinishTaskRequest {
+	end := &pipeline.FinishTaskRequest{TaskID: r.in.TaskID, UserID: r.in.UserID, FeatureID: r.in.FeatureID, Status: pipeline.StatusSuccess}
+	if sf == nil {
+		return end
+	}
+	end.Status, end.Refund = pipeline.StatusFailed, r.schema.RefundsOnFailure()
+	end.ErrorReason = fmt.Sprintf("Step %q failed: %s", r.schema.Steps[sf.index].Name, sf.msg)
+	end.FailedStep = &pipeline.FinishStepRequest{TaskID: r.in.TaskID, StepIndex: sf.index, Status: pipeline.StatusFailed,
+		ProviderRef: sf.provider, ErrorMessage: sf.msg}
+	return end
 }
 
 func (r *run) upsertStatus(ctx workflow.Context, status string) {

@@ -40,6 +40,9 @@ type fakeActs struct {
 func (f *fakeActs) finishedTask(r pipeline.FinishTaskRequest) {
 	f.mu.Lock()
 	f.task = r
+	if r.FailedStep != nil { // recorded with the end, as pipeline.EndTask does
+		f.finished = append(f.finished, *r.FailedStep)
+	}
 	if r.Refund {
 		f.refunds++
 	}

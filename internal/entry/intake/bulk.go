@@ -28,7 +28,7 @@ func (t *Tasks) BulkBatch(ctx context.Context, req entry.BulkBatchRequest) (*ent
 	}
 	return bulk.Work(req, ids, func(id string) entry.BulkOutcome {
 		o := entry.BulkOutcome{TaskID: id, Outcome: done}
-		if _, err := act(ctx, id, req.Params); errors.Is(err, ErrNotSuspended) {
+		if _, err := act(ctx, id, req.Params); errors.Is(err, entry.ErrNotSuspended) {
 			o.Outcome = entry.OutcomeSkipped
 		} else if err != nil {
 			o.Outcome, o.Error = entry.OutcomeError, err.Error()

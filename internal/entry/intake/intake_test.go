@@ -150,7 +150,7 @@ func TestSubmitStartsThroughWorkflows(t *testing.T) {
 
 	unknown := f.envelope(testenv.Unique("http:wf:c2:"))
 	unknown.Payload.WorkflowID = f.name + "_missing"
-	if _, err := f.sub.Submit(ctx, unknown); !errors.Is(err, intake.ErrUnknownWorkflow) {
+	if _, err := f.sub.Submit(ctx, unknown); !errors.Is(err, entry.ErrUnknownWorkflow) {
 		t.Fatalf("unknown pipeline: %v", err)
 	}
 	if _, ok := f.wf.started[unknown.TaskID]; ok {
@@ -182,7 +182,7 @@ func TestStatusAndSignalsThroughWorkflows(t *testing.T) {
 	if st, err := f.tasks.Status(ctx, env.TaskID); err != nil || st.Status != entry.StatusProcessing || st.From != "workflow" {
 		t.Fatalf("running: %+v %v", st, err)
 	}
-	if _, err := f.tasks.Resume(ctx, env.TaskID, entry.SignalPayload{}); !errors.Is(err, intake.ErrNotSuspended) || len(f.wf.signals) != 0 {
+	if _, err := f.tasks.Resume(ctx, env.TaskID, entry.SignalPayload{}); !errors.Is(err, entry.ErrNotSuspended) || len(f.wf.signals) != 0 {
 		t.Fatalf("resume of a processing task: %v %v", err, f.wf.signals)
 	}
 	f.wf.running[env.TaskID].Status = entry.StatusSuspended

@@ -161,9 +161,6 @@ func (t *Tasks) Wait(ctx context.Context, taskID string) (done bool, err error) 
 	return true, fmt.Errorf("wait for %s: %w", taskID, err)
 }
 
-// ErrNotSuspended: resume/drop asked of a task in a state that does not take it (HTTP 409).
-var ErrNotSuspended = errors.New("task is not waiting for an operator")
-
 // Resume signals a suspended task to run again with a fresh retry budget.
 func (t *Tasks) Resume(ctx context.Context, taskID string, p entry.SignalPayload) (*entry.TaskStatus, error) {
 	return t.signal(ctx, taskID, entry.SignalResume, p, entry.StatusSuspended)
@@ -184,7 +181,7 @@ func (t *Tasks) signal(ctx context.Context, taskID, name string, p entry.SignalP
 		ok = ok || st.Status == a
 	}
 	if !ok {
-		return st, fmt.Errorf("%s task %s in status %s: %w", name, taskID, st.Status, ErrNotSuspended)
+		return st, fmt.Errorf("%s task %s in status %s: %w", name, taskID, st.Status, entry.ErrNotSuspended)
 	}
 	if err := t.Workflows.Signal(ctx, taskID, name, p); err != nil {
 		return nil, err

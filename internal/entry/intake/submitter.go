@@ -26,9 +26,6 @@ import (
 // never dropped silently (docs/entry.md "Operator runbook (suspended tasks)").
 const EventEnqueueFailed = "queue.enqueue_failed"
 
-// ErrUnknownWorkflow: the envelope's workflowId names no published pipeline (HTTP 404).
-var ErrUnknownWorkflow = errors.New("unknown workflowId")
-
 // EnqueueError is an envelope refused because a dependency did not answer; the intake answers
 // 503 with Retry-After, and the caller retries with the same key.
 type EnqueueError struct {
@@ -86,7 +83,7 @@ type Accepted struct {
 // Temporal's retention has forgotten the run (the start is then not refused; the new execution
 // finds the document and ends without running the task again, see EntryAccept). The read runs
 // concurrently with the start, so an apply costs about one start. MongoDB cost: that read, plus
-// the pipeline lookup the first time a pipeline is named. Errors: ErrUnknownWorkflow,
+// the pipeline lookup the first time a pipeline is named. Errors: entry.ErrUnknownWorkflow,
 // *EnqueueError, *FieldError.
 func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accepted, error) {
 	if env.Retry.Max > s.Config.RetryMaxLimit {
@@ -95,7 +92,7 @@ func (s *Submitter) Submit(ctx context.Context, env entry.TaskEnvelope) (*Accept
 	log := s.Log.With("task_id", env.TaskID, "channel", env.Payload.Telemetry.Channel, "workflow_id", env.Payload.WorkflowID,
 		"idempotency_key", env.Context.IdempotencyKey, "trace_id", env.Context.TraceID)
 	if err := s.checkPipeline(ctx, env.Payload.WorkflowID, env.Payload.WorkflowVersion); err != nil {
-		if errors.Is(err, ErrUnknownWorkflow) {
+		if errors.Is(err, entry.ErrUnknownWorkflow) {
 			return nil, err
 		}
 		return nil, s.failed(log, env, "mongo", err)
@@ -150,7 +147,7 @@ func (s *Submitter) lookup(ctx context.Context, taskID string) <-chan recorded {
 	return out
 }
 
-// checkPipeline returns ErrUnknownWorkflow unless the pipeline (at version, or any version when
+// checkPipeline returns entry.ErrUnknownWorkflow unless the pipeline (at version, or any version when
 // it is empty) is published. A pipeline seen once is not looked up again (see known).
 func (s *Submitter) checkPipeline(ctx context.Context, name, version string) error {
 	key := name + "@" + version
@@ -167,7 +164,7 @@ func (s *Submitter) checkPipeline(ctx context.Context, name, version string) err
 		return struct{}{}, nil
 	})
 	if errors.Is(err, pipeline.ErrNotFound) {
-		return fmt.Errorf("%w: no pipeline %q", ErrUnknownWorkflow, name)
+		return fmt.Errorf("%w: no pipeline %q", entry.ErrUnknownWorkflow, name)
 	}
 	return err
 }
