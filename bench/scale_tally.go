@@ -52,14 +52,20 @@ func (t *opTally) counts() map[string]int {
 	return out
 }
 
-// redisTally is a go-redis hook counting each command (a pipeline's one by one) under an opTally.
+// redisTally is a go-redis hook counting each command (a pipeline's one by one) under an opTally,
+// except a new connection's handshake (hello, client setinfo, auth, select): which call opens a
+// pooled connection is the pool's business, not the operation's cost.
 type redisTally struct{}
+
+var redisHandshake = map[string]bool{"hello": true, "client": true, "auth": true, "select": true}
 
 func (redisTally) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (redisTally) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		countCall(ctx, "redis "+cmd.Name())
+		if !redisHandshake[cmd.Name()] {
+			countCall(ctx, "redis "+cmd.Name())
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -67,7 +73,9 @@ func (redisTally) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (redisTally) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, c := range cmds {
-			countCall(ctx, "redis "+c.Name())
+			if !redisHandshake[c.Name()] {
+				countCall(ctx, "redis "+c.Name())
+			}
 		}
 		return next(ctx, cmds)
 	}

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestScaleCommandsDoNotGrowWithTheStore(t *testing.T) {
 	const samples = 2
 	_, tc := testenv.Temporal(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	at := map[int][]*scaleFigures{}
 	for _, size := range []int{400, 4000} {
