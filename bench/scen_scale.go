@@ -118,6 +118,9 @@ func slowestOp(figs []*scaleFigures) string {
 
 // scaleRow is one operation's row at one size.
 func scaleRow(f *scaleFigures, size int, load time.Duration) Result {
+	if len(f.lat) == 0 {
+		return Result{Scenario: fmt.Sprintf("scale %s @%d", f.op, size), Skipped: "every call failed: " + strings.Join(f.failed, "; ")}
+	}
 	mongoBy, redisBy, temporalBy := f.byCommand()
 	res := Result{Scenario: fmt.Sprintf("scale %s @%d", f.op, size), Unit: "ops", N: len(f.lat),
 		P50Ms: f.lat.percentile(0.50), P99Ms: f.lat.percentile(0.99), Costed: true,
@@ -127,6 +130,9 @@ func scaleRow(f *scaleFigures, size int, load time.Duration) Result {
 		size, load.Round(time.Millisecond), commandSummary(f.commands[0]), total(temporalBy), f.examined)
 	if f.varies() {
 		res.Notes += "; COMMANDS VARY between samples"
+	}
+	if len(f.failed) > 0 {
+		res.Notes += fmt.Sprintf("; %d of %d calls FAILED (not in p50/p99), first: %s", len(f.failed), len(f.failed)+len(f.lat), f.failed[0])
 	}
 	return res
 }
