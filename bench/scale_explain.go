@@ -19,13 +19,13 @@ const notExamined = "not available on the stand-in (FerretDB's explain has no ex
 // writing) and sums every totalDocsExamined in the answers. Nil on the stand-in.
 type explainer struct{ db *mongo.Database }
 
-// newExplainer is an explainer when db's server is a MongoDB (buildInfo names no FerretDB).
+// newExplainer is an explainer when db's server is a MongoDB (buildInfo has no ferretdbVersion).
 func newExplainer(ctx context.Context, db *mongo.Database) *explainer {
 	var info bson.M
 	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
 		return nil
 	}
-	if _, ferret := info["ferretdb"]; ferret {
+	if _, ferret := info["ferretdbVersion"]; ferret {
 		return nil
 	}
 	return &explainer{db: db}
@@ -42,6 +42,7 @@ var sessionFields = map[string]bool{"$db": true, "lsid": true, "$clusterTime": t
 // examined is the documents cmds examined, by explaining each of them.
 func (e *explainer) examined(ctx context.Context, cmds []mongox.Command) string {
 	var n int64
+	stats := false
 	for _, c := range cmds {
 		if !explainable[c.Name] {
 			continue
@@ -61,31 +62,38 @@ func (e *explainer) examined(ctx context.Context, cmds []mongox.Command) string 
 		if err != nil {
 			return fmt.Sprintf("explain %s: %v", c.Name, err)
 		}
-		n += docsExamined(out)
+		d, ok := docsExamined(out)
+		n, stats = n+d, stats || ok
+	}
+	if !stats {
+		return "not reported (the server's explain has no executionStats)"
 	}
 	return fmt.Sprint(n)
 }
 
 // docsExamined sums every totalDocsExamined in an explain answer (a find has one, an aggregate
-// one per cursor stage or shard).
-func docsExamined(doc bson.Raw) int64 {
-	var n int64
+// one per cursor stage or shard); found says whether there was any.
+func docsExamined(doc bson.Raw) (n int64, found bool) {
 	elems, _ := doc.Elements()
 	for _, el := range elems {
 		v := el.Value()
+		var d int64
+		var ok bool
 		switch {
 		case el.Key() == "totalDocsExamined":
-			n += v.AsInt64()
+			d, ok = v.AsInt64OK()
 		case v.Type == bson.TypeEmbeddedDocument:
-			n += docsExamined(v.Document())
+			d, ok = docsExamined(v.Document())
 		case v.Type == bson.TypeArray:
 			vals, _ := v.Array().Values()
 			for _, x := range vals {
 				if x.Type == bson.TypeEmbeddedDocument {
-					n += docsExamined(x.Document())
+					xd, xok := docsExamined(x.Document())
+					d, ok = d+xd, ok || xok
 				}
 			}
 		}
+		n, found = n+d, found || ok
 	}
-	return n
+	return n, found
 }
