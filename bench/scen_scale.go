@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	// scaleSamples is how many times each operation is measured below scaleMidSize. A round pulls
+	// scaleSamples is how many times each operation is measured below scaleLargeSize. A round pulls
 	// pullLimit tasks and appends to one finished task, so a size holds scalePending(scaleSamples)
 	// pending tasks (950) and at least scaleSamples finished ones: scaleMinSize.
 	scaleSamples = 15
@@ -37,7 +37,7 @@ const scaleBudget = 15 * time.Minute
 // benchScale is the scale series (BENCH_ONLY=scale): for each size of
 // BENCH_SCALE_SIZES it loads one TaskEcho project of that many tasks (and as many pipeline,
 // entry and crawl tasks) straight into the collections, measures every operation
-// samplesAt(size) times in this process against the same database the app uses (commands
+// scaleSamplesAt(size) times in this process against the same database the app uses (commands
 // counted per call by a tally, so the figure is the call's own, exact, with nothing of the app's
 // background work in it), then removes the project. One row per operation and size; rows past
 // the first size carry the p50 growth ratio from the first.
@@ -97,7 +97,9 @@ func runScaleSize(ctx context.Context, db *mongo.Database, deps scaleDeps, size 
 	figs, err := measureScale(ctx, deps, p, samples)
 	logf("scale: measured %d rounds at %d tasks in %s", samples, size, time.Since(t0).Round(time.Second))
 	for _, f := range figs {
-		logf("scale:   %-32s p50 %8.1f ms  %s", f.op, f.lat.percentile(0.5), commandSummary(f.commands[0]))
+		if len(f.commands) > 0 {
+			logf("scale:   %-32s p50 %8.1f ms, %d failed  %s", f.op, f.lat.percentile(0.5), len(f.failed), commandSummary(f.commands[0]))
+		}
 	}
 	if derr := dropScaleProject(ctx, db, p); derr != nil {
 		logf("scale: %v", derr)
@@ -144,8 +146,6 @@ func scaleSamplesAt(size int) int {
 	}
 	return scaleSamplesLarge
 }
-
-func fmtCount(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // scaleSizes parses BENCH_SCALE_SIZES ("1000,10000,100000"), in the order given.
 func scaleSizes(v string) ([]int, error) {
