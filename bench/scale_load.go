@@ -30,6 +30,8 @@ type scaleProject struct {
 	pending int
 	// pipeIDs starts the ids of the size's pipeline tasks (pipelineTaskID).
 	pipeIDs string
+	// crawlBase is the first of the size's crawl task ids (crawlID).
+	crawlBase int64
 }
 
 // scaleWindow is how many candidates past the ones it takes a pull reads (taskecho's
@@ -45,7 +47,7 @@ func scalePending(samples int) int { return samples*pullLimit + scaleWindow }
 // larger: the series appends to the finished ones).
 func newScaleProject(id string, size, pending int) scaleProject {
 	return scaleProject{id: id, size: size, pending: min(size, pending),
-		pipeIDs: fmt.Sprintf("%08x%08x", uint32(time.Now().Unix()), rand.Uint32())}
+		pipeIDs: fmt.Sprintf("%08x%08x", uint32(time.Now().Unix()), rand.Uint32()), crawlBase: newCrawlBase()}
 }
 
 // pipelineUser is the one user every loaded pipeline task belongs to: a user with months of
@@ -82,9 +84,12 @@ func loadScaleProject(ctx context.Context, db *mongo.Database, p scaleProject) e
 	}); err != nil {
 		return err
 	}
-	return insertAll(ctx, db.Collection(pipelinedb.CollSteps), p.size, func(i int) []any {
+	if err := insertAll(ctx, db.Collection(pipelinedb.CollSteps), p.size, func(i int) []any {
 		return scalePipelineStepRows(p.pipelineTaskID(i), created.Add(time.Duration(i)*time.Minute))
-	})
+	}); err != nil {
+		return err
+	}
+	return loadScaleReads(ctx, db, p, created)
 }
 
 // insertAll inserts the documents docs(0) … docs(n-1) build, in unordered batches of about
@@ -164,5 +169,5 @@ func dropScaleProject(ctx context.Context, db *mongo.Database, p scaleProject) e
 	if _, err := db.Collection(pipelinedb.CollSteps).DeleteMany(ctx, bson.D{{Key: "task_id", Value: ids}}); err != nil {
 		return fmt.Errorf("drop pipeline steps of %s: %w", p.id, err)
 	}
-	return nil
+	return dropScaleReads(ctx, db, p)
 }

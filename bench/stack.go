@@ -150,9 +150,15 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 	return nil
 }
 
-// startMongo runs ./.bin/embedded-mongo (FerretDB, SQLite handler) in its own process, as the
-// tests do, so its CPU shows up separately from the bench's clients.
+// startMongo uses MONGO_URI when set (a real MongoDB), else runs ./.bin/embedded-mongo (FerretDB,
+// SQLite handler) in its own process, as the tests do, so its CPU shows up separately from the
+// bench's clients.
 func (s *stack) startMongo(ctx context.Context, root string) error {
+	if uri := os.Getenv("MONGO_URI"); uri != "" {
+		// A real MongoDB: the figures users get, and the scale series' documents examined.
+		s.cfg.Mongo.URI = uri
+		return nil
+	}
 	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return err

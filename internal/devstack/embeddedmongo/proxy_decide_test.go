@@ -37,7 +37,9 @@ func TestGuardedShapesAreDecided(t *testing.T) {
 		{"step upsert, open row", stmt(byID, true), doc("pending"), true, "t:0"},
 		{"step upsert, finished row (duplicate key, left to FerretDB)", stmt(byID, true), doc("success"), false, ""},
 		{"upsert whose equality shapes the insert", stmt(bson.D{{Key: "_id", Value: "t:0"}, {Key: "owner", Value: "w"}}, true), nil, false, ""},
-		{"range operator", stmt(bson.D{{Key: "_id", Value: "t:0"}, {Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}, false), doc("x"), false, ""},
+		{"range on a missing field", stmt(bson.D{{Key: "_id", Value: "t:0"}, {Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}, false), doc("x"), true, noMatchID},
+		{"lease live at an instant", stmt(bson.D{{Key: "_id", Value: "t:0"}, {Key: "status", Value: bson.D{{Key: "$gte", Value: "p"}}}}, false), doc("pending"), true, "t:0"},
+		{"range and another operator", stmt(bson.D{{Key: "_id", Value: "t:0"}, {Key: "n", Value: bson.D{{Key: "$gt", Value: 1}, {Key: "$lt", Value: 3}}}}, false), doc("x"), false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,10 @@
 package embeddedmongo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 
@@ -269,8 +271,9 @@ func guardShape(q bson.Raw) (bson.RawValue, []condition, bool) {
 }
 
 // conditionOf reads one field's filter value: a scalar is an equality; a document with a single
-// operator among $in, $nin (arrays of scalars), $ne (a scalar) and $exists (a boolean) is that
-// operator; anything else (regular expressions, ranges, several operators) is not decided.
+// operator among $in, $nin (arrays of scalars), $ne (a scalar), $exists (a boolean) and $gt,
+// $gte, $lt, $lte (a number, date, string or ObjectId: a lease still live at an instant) is that
+// operator; anything else (regular expressions, several operators) is not decided.
 func conditionOf(field string, v bson.RawValue) (condition, bool) {
 	if decidable(v.Type) {
 		return condition{field: field, vals: []bson.RawValue{v}}, true
@@ -292,6 +295,14 @@ func conditionOf(field string, v bson.RawValue) (condition, bool) {
 		return condition{field: field, op: op, vals: []bson.RawValue{arg}}, true
 	case "$exists":
 		if arg.Type != bson.TypeBoolean {
+			return condition{}, false
+		}
+		return condition{field: field, op: op, vals: []bson.RawValue{arg}}, true
+	case "$gt", "$gte", "$lt", "$lte":
+		if _, ok := bracket(arg.Type); !ok {
+			return condition{}, false
+		}
+		if isNaN(arg) {
 			return condition{}, false
 		}
 		return condition{field: field, op: op, vals: []bson.RawValue{arg}}, true
@@ -336,6 +347,9 @@ func matchesAll(doc bson.Raw, rest []condition) (match, decided bool) {
 		if have.Type == bson.TypeArray || have.Type == bson.TypeEmbeddedDocument {
 			return false, false
 		}
+		if rangeOps[c.op] && isNaN(have) {
+			return false, false // NaN's place in an order is MongoDB's own rule: left to FerretDB
+		}
 		match = match && c.matches(have)
 	}
 	return match, true
@@ -347,6 +361,8 @@ func (c condition) matches(have bson.RawValue) bool {
 		return (have.Type != 0) == c.vals[0].Boolean()
 	case "$ne", "$nin":
 		return !anyEqual(have, c.vals)
+	case "$gt", "$gte", "$lt", "$lte":
+		return compares(c.op, have, c.vals[0])
 	}
 	return anyEqual(have, c.vals) // equality and $in
 }
@@ -369,6 +385,74 @@ func equalScalar(have, want bson.RawValue) bool {
 		return ok && hn == wn
 	}
 	return have.Type == want.Type && string(have.Value) == string(want.Value)
+}
+
+// bracket is the comparison bracket of a type the proxy orders: MongoDB's $gt, $gte, $lt and $lte
+// compare a field only with a value of the same bracket (numbers of any type together) and match
+// nothing else — a missing field, null or another type — ("Comparison/Sort Order",
+// https://www.mongodb.com/docs/manual/reference/bson-type-comparison-order/, and the operators'
+// pages: "$gt selects those documents where the value of the specified field is greater than",
+// with type bracketing). Strings compare by their bytes, as under the simple collation.
+func bracket(t bson.Type) (string, bool) {
+	switch t {
+	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble:
+		return "number", true
+	case bson.TypeString:
+		return "string", true
+	case bson.TypeDateTime:
+		return "date", true
+	case bson.TypeObjectID:
+		return "objectId", true
+	}
+	return "", false
+}
+
+// compares decides have <op> want for a range operator under MongoDB's type bracketing.
+func compares(op string, have, want bson.RawValue) bool {
+	hb, ok := bracket(have.Type)
+	if wb, _ := bracket(want.Type); !ok || hb != wb {
+		return false
+	}
+	var cmp int
+	switch hb {
+	case "number":
+		h, _ := number(have)
+		w, _ := number(want)
+		cmp = cmpOrdered(h, w)
+	case "date":
+		cmp = cmpOrdered(have.DateTime(), want.DateTime())
+	case "string":
+		cmp = strings.Compare(have.StringValue(), want.StringValue())
+	case "objectId":
+		h, w := have.ObjectID(), want.ObjectID()
+		cmp = bytes.Compare(h[:], w[:])
+	}
+	switch op {
+	case "$gt":
+		return cmp > 0
+	case "$gte":
+		return cmp >= 0
+	case "$lt":
+		return cmp < 0
+	}
+	return cmp <= 0 // $lte
+}
+
+var rangeOps = map[string]bool{"$gt": true, "$gte": true, "$lt": true, "$lte": true}
+
+func isNaN(v bson.RawValue) bool {
+	f, ok := v.DoubleOK()
+	return ok && math.IsNaN(f)
+}
+
+func cmpOrdered[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func number(v bson.RawValue) (float64, bool) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -25,9 +26,10 @@ import (
 // write must match exactly when MongoDB's would.
 func TestGuardedWritesMatchAsMongoDB(t *testing.T) {
 	ctx := context.Background()
+	expires := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	c := testenv.Mongo(t).Collection("guards")
 	doc := bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: int32(3)}, {Key: "lease", Value: "L1"},
-		{Key: "gone", Value: nil}, {Key: "tags", Value: bson.A{"a", "b"}}, {Key: "n", Value: 0}}
+		{Key: "gone", Value: nil}, {Key: "tags", Value: bson.A{"a", "b"}}, {Key: "n", Value: 0}, {Key: "exp", Value: expires}}
 	cases := []struct {
 		name   string
 		filter bson.D
@@ -64,6 +66,19 @@ func TestGuardedWritesMatchAsMongoDB(t *testing.T) {
 		{"$exists false on missing", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$exists", false)}}, true},
 		{"$exists false on a value", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$exists", false)}}, false},
 		{"$in on no document", bson.D{{Key: "_id", Value: "x"}, {Key: "lease", Value: in("L1", "L2")}}, false},
+		// A lease live at an instant, as taskecho's confirm guards it: MongoDB compares a date with
+		// dates only (type bracketing), numbers by value, strings by bytes; a missing field, null
+		// or another type matches no range.
+		{"$gt a date before", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: "L1"}, {Key: "exp", Value: op("$gt", expires.Add(-time.Second))}}, true},
+		{"$gt the date itself", bson.D{{Key: "_id", Value: "d"}, {Key: "exp", Value: op("$gt", expires)}}, false},
+		{"$gte the date itself", bson.D{{Key: "_id", Value: "d"}, {Key: "exp", Value: op("$gte", expires)}}, true},
+		{"$lt a date after", bson.D{{Key: "_id", Value: "d"}, {Key: "exp", Value: op("$lt", expires.Add(time.Second))}}, true},
+		{"$gt a number on a date", bson.D{{Key: "_id", Value: "d"}, {Key: "exp", Value: op("$gt", 0)}}, false},
+		{"$lte compares numbers by value", bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: op("$lte", 3.0)}}, true},
+		{"$lt a smaller number", bson.D{{Key: "_id", Value: "d"}, {Key: "rev", Value: op("$lt", int64(3))}}, false},
+		{"$gt a string", bson.D{{Key: "_id", Value: "d"}, {Key: "lease", Value: op("$gt", "L0")}}, true},
+		{"$gt on a missing field", bson.D{{Key: "_id", Value: "d"}, {Key: "absent", Value: op("$gt", expires)}}, false},
+		{"$lt on null", bson.D{{Key: "_id", Value: "d"}, {Key: "gone", Value: op("$lt", 5)}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -134,10 +134,13 @@ var pullOrder = bson.D{{Key: "priority_rank", Value: -1}, {Key: "created_at", Va
 
 // PullCandidates reads up to window tasks f may claim at now, in pull order.
 func (s *Store) PullCandidates(ctx context.Context, f taskecho.PullFilter, now time.Time, window int) ([]*taskecho.Task, error) {
-	// The batch size is the window, so the whole read is one find: past 101 documents the
-	// server's default first batch would cost a getMore as well.
+	// The whole read is one find: past 101 documents the server's default first batch would
+	// cost a getMore as well, and a batch size equal to the limit leaves the cursor open after
+	// the last document, which costs the driver one more command to find it exhausted (the
+	// drivers' guidance of DRIVERS-1447: send a batch size above the limit, and the server
+	// closes the cursor once the limit is reached).
 	return s.findTasks(ctx, "pull candidates", pullableFilter(f, now),
-		options.Find().SetSort(pullOrder).SetLimit(int64(window)).SetBatchSize(int32(window)))
+		options.Find().SetSort(pullOrder).SetLimit(int64(window)).SetBatchSize(int32(window)+1))
 }
 
 // ExpiredLeases reads up to limit tasks whose lease expired by now, oldest expiry first.
