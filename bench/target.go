@@ -15,7 +15,7 @@ import (
 	"github.com/taskloom/taskloom/internal/envfile"
 )
 
-// BENCH_TARGET=cluster drives the stack `make cluster` started (docs/deploy.md "Sizing") instead of
+// BENCH_TARGET=cluster drives the stack `make cluster` started (docs/benchmarks.md "How to run") instead of
 // starting one: its env file names the APIs, the admin key, Temporal, MongoDB, Redis and the
 // Temporal metrics endpoints; its run/ directory names the processes and the workers' metrics
 // ports. The bench starts nothing, stops nothing and leaves the cluster's state as it found it

@@ -11,22 +11,27 @@ import (
 )
 
 // clusterEnv is a cluster.env as `.bin/cluster up` writes it (values made up).
-func clusterEnv(dir string) []envfile.Var {
-	return []envfile.Var{
-		{"API", "http://127.0.0.1:41001"}, {"API_2", "http://127.0.0.1:41002"}, {"ADMIN_KEY", "tl_admin_made_up"},
-		{"CLUSTER_DIR", dir}, {"TASKLOOM_ENV", "prod"}, {"TEMPORAL_ADDRESS", "127.0.0.1:7233"},
-		{"TEMPORAL_NAMESPACE", "default"}, {"MONGO_URI", "mongodb://127.0.0.1:27017/"}, {"MONGO_DATABASE", "taskloom"},
-		{"REDIS_URL", "redis://127.0.0.1:6379/0"}, {"REDIS_KEY_PREFIX", "taskloom-cluster-ab12:"},
-		{"TEMPORAL_METRICS_URLS", "http://127.0.0.1:9001/metrics,http://127.0.0.1:9002/metrics"},
-		{"FAKES_URL", "http://127.0.0.1:42001"}, {"TELEGRAM_FAKE_URL", "http://127.0.0.1:42002"},
-		{"INTERNAL_CALLBACK_SECRET", "made-up-callback-secret-of-enough-length"},
-		{"CRAWL_CRAWLER_COMMAND", "/x/cluster fake-crawler --original-task-id {id} --brokers {brokers}"},
+func clusterEnv(dir string) map[string]string {
+	return map[string]string{
+		"API": "http://127.0.0.1:41001", "API_2": "http://127.0.0.1:41002", "ADMIN_KEY": "tl_admin_made_up",
+		"CLUSTER_DIR": dir, "TASKLOOM_ENV": "prod", "TEMPORAL_ADDRESS": "127.0.0.1:7233",
+		"TEMPORAL_NAMESPACE": "default", "MONGO_URI": "mongodb://127.0.0.1:27017/", "MONGO_DATABASE": "taskloom",
+		"REDIS_URL": "redis://127.0.0.1:6379/0", "REDIS_KEY_PREFIX": "taskloom-cluster-ab12:",
+		"TEMPORAL_METRICS_URLS": "http://127.0.0.1:9001/metrics,http://127.0.0.1:9002/metrics",
+		"FAKES_URL":             "http://127.0.0.1:42001", "TELEGRAM_FAKE_URL": "http://127.0.0.1:42002",
+		"INTERNAL_CALLBACK_SECRET": "made-up-callback-secret-of-enough-length",
+		"CRAWL_CRAWLER_COMMAND":    "/x/cluster fake-crawler --original-task-id {id} --brokers {brokers}",
 	}
 }
 
 func TestClusterTargetFromEnvFile(t *testing.T) {
 	dir := t.TempDir()
-	if err := envfile.Write(filepath.Join(dir, "cluster.env"), "test", clusterEnv(dir)); err != nil {
+	var vars []envfile.Var
+	for k, v := range clusterEnv(dir) {
+		vars = append(vars, envfile.Var{Key: k, Value: v})
+	}
+	// The crawler command is written quoted: the target must read it unquoted.
+	if err := envfile.Write(filepath.Join(dir, "cluster.env"), "test", vars); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := loadCluster("/unused", dir)
@@ -50,10 +55,7 @@ func TestClusterTargetFromEnvFile(t *testing.T) {
 }
 
 func TestClusterTargetNamesWhatIsMissing(t *testing.T) {
-	vars := map[string]string{}
-	for _, v := range clusterEnv(t.TempDir()) {
-		vars[v.Key] = v.Value
-	}
+	vars := clusterEnv(t.TempDir())
 	delete(vars, "ADMIN_KEY")
 	delete(vars, "TEMPORAL_ADDRESS")
 	_, err := clusterFromEnv(vars)
