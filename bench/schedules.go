@@ -63,6 +63,9 @@ func pauseSchedules(ctx context.Context, c client.Client) ([]string, error) {
 // resumeSchedules unpauses what pauseSchedules paused, on a context of its own: it runs when the
 // run ends, also when it was interrupted.
 func resumeSchedules(c client.Client, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var failed []string
