@@ -27,7 +27,7 @@ type costs struct {
 
 func (a *app) costs(ctx context.Context) (costs, error) {
 	c := costs{mongoBy: map[string]float64{}, redisBy: map[string]float64{}}
-	for _, url := range []string{a.apiURL + "/metrics", a.workerMetricsURL} {
+	for _, url := range a.metricsURLs {
 		fams, err := promread.Scrape(ctx, url)
 		if err != nil {
 			return costs{}, err

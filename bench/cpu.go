@@ -21,10 +21,11 @@ const clockTick = 10 * time.Millisecond
 
 func (r *run) cpuUse() cpuUse {
 	u := cpuUse{}
-	for role, pid := range map[string]int{"temporal server": r.stack.temporalPID, "ferretdb": r.stack.mongoPID,
-		"worker": r.app.worker.Process.Pid, "api": r.app.api.Process.Pid, "load generator and fakes": os.Getpid()} {
-		if d, err := procCPU(pid); err == nil {
-			u[role] = d
+	for role, pids := range r.app.procs {
+		for _, pid := range pids {
+			if d, err := procCPU(pid); err == nil {
+				u[role] += d
+			}
 		}
 	}
 	return u

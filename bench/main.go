@@ -8,9 +8,13 @@
 // then written only when every scenario ran, so a partial run never replaces the full table).
 // BENCH_ONLY=scale runs the scale series (sizes from BENCH_SCALE_SIZES, scen_scale.go), which a
 // full run leaves out, and writes its rows into results.json beside the full run's.
+// BENCH_TARGET=cluster drives the stack `make cluster` started (CLUSTER_DIR, default .data/cluster;
+// target.go) instead of starting one; its figures are printed, never written to results.json,
+// which holds the dev stack's.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -93,37 +97,32 @@ func mainErr(ctx context.Context) error {
 		return err
 	}
 	started := time.Now()
-	logf("building ./starter")
-	bin, err := buildStarter(ctx, root)
+	s, a, closeTarget, err := openTarget(ctx, root)
 	if err != nil {
 		return err
 	}
-	logf("starting the stack")
-	s, err := startStack(ctx, root)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	a, err := startApp(ctx, s, bin)
-	if err != nil {
-		return err
-	}
-	defer a.stop()
+	defer closeTarget()
 	r, cleanup, err := newRun(ctx, root, s, a, scale)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	// A schedule left running only makes the command figures upper bounds, so it is reported,
-	// not fatal.
+	// not fatal. Those paused here are resumed however the run ends: a cluster outlives it.
 	paused, err := pauseSchedules(ctx, r.p.Temporal)
 	logf("paused the schedules %v: background work stays out of the metered windows (%v)", paused, err)
+	defer resumeSchedules(r.p.Temporal, paused)
 
 	rep := &report{Started: started, Scale: scale, Host: host()}
 	only := os.Getenv("BENCH_ONLY") // comma-separated scenario names, for iterating on one
 	for _, sc := range scenarios {
 		named := slices.Contains(strings.Split(only, ","), sc.name)
 		if (only != "" || sc.optIn) && !named {
+			continue
+		}
+		if why, ok := clusterSkips[sc.name]; ok && s.target == targetCluster {
+			logf("scenario %s skipped: %s", sc.name, why)
+			rep.Results = append(rep.Results, Result{Scenario: sc.name, Skipped: "BENCH_TARGET=cluster: " + why})
 			continue
 		}
 		logf("scenario %s", sc.name)
@@ -139,7 +138,7 @@ func mainErr(ctx context.Context) error {
 	rep.print(os.Stdout)
 	printFloors(os.Stdout, rep.Floors)
 	printBreakdown(os.Stdout, rep.Results)
-	fmt.Printf("\nscale %.2g, redis: %s, total %s\n", scale, s.redisName(), rep.Duration)
+	fmt.Printf("\nscale %.2g, target %s, redis: %s, total %s\n", scale, s.target, s.redisName(), rep.Duration)
 	if md := os.Getenv("BENCH_MARKDOWN"); md != "" {
 		f, err := os.Create(md)
 		if err != nil {
@@ -147,6 +146,9 @@ func mainErr(ctx context.Context) error {
 		}
 		rep.markdown(f)
 		_ = f.Close()
+	}
+	if s.target == targetCluster {
+		return nil
 	}
 	if only == "scale" {
 		return mergeScaleRows(filepath.Join(root, "bench", "results.json"), rep.Results[:len(rep.Results)-1])
@@ -157,6 +159,40 @@ func mainErr(ctx context.Context) error {
 	return rep.writeJSON(filepath.Join(root, "bench", "results.json"))
 }
 
+// openTarget starts the dev stack and the app, or reaches the cluster (BENCH_TARGET=cluster); the
+// function it returns stops what it started.
+func openTarget(ctx context.Context, root string) (*stack, *app, func(), error) {
+	switch target := os.Getenv("BENCH_TARGET"); target {
+	case "", "dev":
+	case targetCluster:
+		t, err := loadCluster(root, cmp.Or(os.Getenv("CLUSTER_DIR"), filepath.Join(".data", "cluster")))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		logf("driving the cluster of %s: API %s, Temporal %s", t.dir, t.apis[0], t.cfg.Temporal.Address)
+		s, a, err := t.connect()
+		return s, a, func() {}, err
+	default:
+		return nil, nil, nil, fmt.Errorf("BENCH_TARGET=%q: want dev or %s", target, targetCluster)
+	}
+	logf("building ./starter")
+	bin, err := buildStarter(ctx, root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	logf("starting the stack")
+	s, err := startStack(ctx, root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, err := startApp(ctx, s, bin)
+	if err != nil {
+		s.close()
+		return nil, nil, nil, err
+	}
+	return s, a, func() { a.stop(); s.close() }, nil
+}
+
 // newRun opens a platform over the stack's configuration, creates the admin key, and runs the
 // baseline's own worker on its own task queue.
 func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (*run, func(), error) {
@@ -164,10 +200,12 @@ func newRun(ctx context.Context, root string, s *stack, a *app, scale float64) (
 	if err != nil {
 		return nil, nil, err
 	}
-	_, key, err := auth.NewStore(p.Mongo).Create(ctx, auth.NewKey{Name: "bench-admin", Permission: auth.PermAdmin})
-	if err != nil {
-		p.Close()
-		return nil, nil, fmt.Errorf("create bench admin key: %w", err)
+	key := a.adminKey
+	if key == "" {
+		if _, key, err = auth.NewStore(p.Mongo).Create(ctx, auth.NewKey{Name: "bench-admin", Permission: auth.PermAdmin}); err != nil {
+			p.Close()
+			return nil, nil, fmt.Errorf("create bench admin key: %w", err)
+		}
 	}
 	svc, err := taskechowire.FromPlatform(p)
 	if err != nil {

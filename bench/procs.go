@@ -19,14 +19,18 @@ import (
 
 // app is the worker and the API as separate processes of the real binary (`starter worker`,
 // `starter api`), the way they are deployed, so their memory can be measured apart from the
-// load generator.
+// load generator: started by the bench, or a cluster's (then worker and api are nil).
 type app struct {
 	worker, api *exec.Cmd
-	apiURL      string
-	// workerMetricsURL is the worker's /metrics (the API serves its own at apiURL/metrics).
-	workerMetricsURL string
-	// logPath is the file both processes log to (LOG_LEVEL=error).
-	logPath string
+	apiURL      string // where the scenarios send their requests
+	// metricsURLs are every API's and worker's /metrics (costs.go).
+	metricsURLs []string
+	// logPaths are the files the processes log to.
+	logPaths []string
+	// procs are the pids of every process whose CPU a row reports (cpu.go), by role.
+	procs map[string][]int
+	// adminKey is the cluster's admin key; "" when the bench creates its own (newRun).
+	adminKey string
 }
 
 // buildStarter compiles ./starter once into .bin/taskloom-bench.
@@ -55,13 +59,15 @@ func startApp(ctx context.Context, s *stack, bin string) (*app, error) {
 		return nil, err
 	}
 	logf("worker and API logs: %s", logs.Name())
-	a := &app{apiURL: "http://" + apiAddr, workerMetricsURL: "http://" + metricsAddr + "/metrics", logPath: logs.Name()}
+	a := &app{apiURL: "http://" + apiAddr, logPaths: []string{logs.Name()}}
+	workerMetrics := "http://" + metricsAddr + "/metrics"
+	a.metricsURLs = []string{a.apiURL + "/metrics", workerMetrics}
 	// One after the other: both create the same indexes at start, and FerretDB v1 drops the
 	// connection when two processes create the same indexes at the same moment.
 	if a.worker, err = spawn(bin, env, "worker", logs); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, a.workerMetricsURL, time.Minute); err != nil {
+	if err := waitHTTP(ctx, workerMetrics, time.Minute); err != nil {
 		a.stop()
 		return nil, err
 	}
@@ -73,6 +79,8 @@ func startApp(ctx context.Context, s *stack, bin string) (*app, error) {
 		a.stop()
 		return nil, err
 	}
+	a.procs = map[string][]int{"temporal server": {s.temporalPID}, "ferretdb": {s.mongoPID},
+		"worker": {a.worker.Process.Pid}, "api": {a.api.Process.Pid}, "load generator and fakes": {os.Getpid()}}
 	return a, nil
 }
 

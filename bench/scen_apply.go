@@ -64,6 +64,10 @@ func benchApply(ctx context.Context, r *run) []Result {
 		res.Skipped = "warm-up apply: " + err.Error()
 		return []Result{res}
 	}
+	e := r.stack.cfg.Entry
+	account := e.UserID + "/" + e.FeatureID
+	// A cluster's logs hold earlier runs too: the row counts what this run added.
+	quotaBefore := quotaErrors(r.app.logPaths, account)
 	m := r.meter(ctx)
 	start := time.Now()
 	ids := make([]string, n)
@@ -90,11 +94,10 @@ func benchApply(ctx context.Context, r *run) []Result {
 	if b.p50 > 0 {
 		res.Ratio, res.RatioOf = res.P50Ms/b.p50, "p50 latency"
 	}
-	e := r.stack.cfg.Entry
 	res.Notes = fmt.Sprintf("%d concurrent clients; answers 202 once the workflow is started. Afterwards (pipeline run, quota charged on the one account %s/%s): "+
 		"%d/%d entry tasks completed, %d failed, %d still running %.0f s after the first request; %d pipeline-run attempts failed on that quota document "+
 		"(FerretDB lock / contention / timeout) and were retried", applyConc, e.UserID, e.FeatureID, st.completed, n, st.failed, st.running, waited.Seconds(),
-		quotaErrors(r.app.logPath, e.UserID+"/"+e.FeatureID))
+		quotaErrors(r.app.logPaths, account)-quotaBefore)
 	if st.err != nil {
 		res.Notes += "; first failure: " + short(st.err.Error())
 	}
@@ -230,7 +233,7 @@ func seedApply(ctx context.Context, r *run) error {
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return err
 	}
-	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: applyProvider, BaseURL: r.stack.assistant.URL + telegram.AssistantPath}); err != nil {
+	if _, err := store.PutProvider(ctx, &pipeline.Provider{Ref: applyProvider, BaseURL: r.stack.assistantURL + telegram.AssistantPath}); err != nil {
 		return err
 	}
 	def := &pipeline.Definition{Name: applyPipeline, Version: pipeline.DefaultVersion, Schema: pipeline.Schema{Steps: []pipeline.Step{{
@@ -312,11 +315,13 @@ func stillRunning(ctx context.Context, r *run, id string) (bool, error) {
 }
 
 // quotaErrors counts the logged activity failures on one quota account ("consume quota
-// user/feature: …") in the processes' log.
-func quotaErrors(logPath, account string) int {
-	b, err := os.ReadFile(logPath)
-	if err != nil {
-		return -1
+// user/feature: …") in the processes' logs; a log that cannot be read counts none.
+func quotaErrors(logPaths []string, account string) int {
+	n := 0
+	for _, p := range logPaths {
+		if b, err := os.ReadFile(p); err == nil {
+			n += strings.Count(string(b), "consume quota "+account+":")
+		}
 	}
-	return strings.Count(string(b), "consume quota "+account+":")
+	return n
 }

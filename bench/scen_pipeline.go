@@ -112,7 +112,7 @@ func seedPipelines(ctx context.Context, r *run) error {
 		return err
 	}
 	dir := filepath.Join(r.root, "testdata", "pipelines")
-	if err := vendors.Seed(ctx, store, r.stack.vendors.URL, dir); err != nil {
+	if err := vendors.Seed(ctx, store, r.stack.vendorsURL, dir); err != nil {
 		return err
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, onePipeline+".json"))

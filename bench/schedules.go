@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -18,7 +19,8 @@ import (
 // so that what a scenario meters is its units' cost and not background work that happened to fall
 // in its window. The webhook scenario starts the sweep it measures itself. The known schedules are
 // paused by ID, because a schedule created a moment ago may not be listed yet. It returns the
-// schedules it paused.
+// schedules it paused; one already paused is left alone, so that resumeSchedules resumes only
+// what this run paused (a cluster's operator may have paused one).
 func pauseSchedules(ctx context.Context, c client.Client) ([]string, error) {
 	ids := []string{pipelinewf.HealthScheduleID, taskechowf.SweeperScheduleID, webhookwf.SweepScheduleID}
 	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{})
@@ -39,16 +41,43 @@ func pauseSchedules(ctx context.Context, c client.Client) ([]string, error) {
 			continue
 		}
 		seen[id] = true
-		err := c.ScheduleClient().GetHandle(ctx, id).Pause(ctx, client.SchedulePauseOptions{
-			Note: "paused by make bench: background work is not a unit's cost"})
+		h := c.ScheduleClient().GetHandle(ctx, id)
+		d, err := h.Describe(ctx)
 		var notFound *serviceerror.NotFound
 		switch {
 		case errors.As(err, &notFound):
 			continue // not configured in this stack
 		case err != nil:
+			return paused, fmt.Errorf("describe schedule %s: %w", id, err)
+		case d.Schedule.State != nil && d.Schedule.State.Paused:
+			continue
+		}
+		if err := h.Pause(ctx, client.SchedulePauseOptions{Note: "paused by make bench: background work is not a unit's cost"}); err != nil {
 			return paused, fmt.Errorf("pause schedule %s: %w", id, err)
 		}
 		paused = append(paused, id)
 	}
 	return paused, nil
+}
+
+// resumeSchedules unpauses what pauseSchedules paused, on a context of its own: it runs when the
+// run ends, also when it was interrupted.
+func resumeSchedules(c client.Client, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var failed []string
+	for _, id := range ids {
+		err := c.ScheduleClient().GetHandle(ctx, id).Unpause(ctx, client.ScheduleUnpauseOptions{Note: "resumed by make bench"})
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", id, err))
+		}
+	}
+	if len(failed) > 0 {
+		logf("could not resume the schedules %v: unpause them by hand (temporal schedule toggle --unpause)", failed)
+		return
+	}
+	logf("resumed the schedules %v", ids)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/taskloom/taskloom/internal/promread"
@@ -9,7 +10,7 @@ import (
 
 // The Temporal server's own portable cost: the requests it made to its databases (persistence and
 // visibility, every operation) per unit of work, read from the dev server's /metrics around a
-// row's and its baseline's timed windows. Like the MongoDB commands, they hold on any engine; they
+// row's and its baseline's timed windows (summed over a cluster's Temporal processes). Like the MongoDB commands, they hold on any engine; they
 // say whether a row's Temporal shape makes the server work harder than the bare workflow's does.
 
 // serverPublishLag is how long the dev server may take to publish a request in its metrics (it
@@ -18,38 +19,46 @@ const serverPublishLag = 1200 * time.Millisecond
 
 // serverMeter counts the server's database requests over one window.
 type serverMeter struct {
-	url    string
+	urls   []string
 	before float64
 	err    error
 }
 
 func (r *run) serverMeter(ctx context.Context) *serverMeter {
-	m := &serverMeter{url: r.stack.temporalMetrics}
-	m.before, m.err = serverRequests(ctx, m.url)
+	m := &serverMeter{urls: r.stack.temporalMetrics}
+	m.before, m.err = serverRequests(ctx, m.urls)
 	return m
 }
 
 // perUnit is the requests since the meter started over n units; 0 when they could not be read.
 func (m *serverMeter) perUnit(ctx context.Context, n int) float64 {
-	after, err := serverRequests(ctx, m.url)
+	after, err := serverRequests(ctx, m.urls)
 	if m.err != nil || err != nil || n == 0 {
 		return 0
 	}
 	return (after - m.before) / float64(n)
 }
 
-// serverRequests is the server's database requests so far, once what came before is published.
-func serverRequests(ctx context.Context, url string) (float64, error) {
+// serverRequests is the server's database requests so far, summed over its processes, once what
+// came before is published. Without an endpoint the figure is unavailable, not zero.
+func serverRequests(ctx context.Context, urls []string) (float64, error) {
+	if len(urls) == 0 {
+		return 0, errors.New("no Temporal metrics endpoint")
+	}
 	select {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-time.After(serverPublishLag):
 	}
-	fams, err := promread.Scrape(ctx, url)
-	if err != nil {
-		return 0, err
+	var n float64
+	for _, url := range urls {
+		fams, err := promread.Scrape(ctx, url)
+		if err != nil {
+			return 0, err
+		}
+		n += promread.Sum(fams["persistence_requests"], nil) + promread.Sum(fams["visibility_persistence_requests"], nil)
 	}
-	return promread.Sum(fams["persistence_requests"], nil) + promread.Sum(fams["visibility_persistence_requests"], nil), nil
+	return n, nil
 }
 
 // window is what a pipeline row and its bare baseline read around their timed load besides the

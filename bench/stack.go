@@ -43,10 +43,16 @@ const (
 // Redis (the machine's or miniredis), kfake, the Feishu emulator, the summary receiver and the
 // pipeline vendors. Scenarios and baselines share them.
 type stack struct {
-	cfg      *config.Config
+	cfg *config.Config
+	// target is "dev" (the bench's own stack) or "cluster" (BENCH_TARGET=cluster, target.go).
+	target   string
 	temporal *testsuite.DevServer
-	// temporalMetrics is the dev server's Prometheus endpoint (its database requests, serverdb.go).
-	temporalMetrics string
+	// temporalMetrics are the Temporal processes' Prometheus endpoints (their database requests,
+	// serverdb.go): the dev server's one, or each of a cluster's.
+	temporalMetrics []string
+	// vendorsURL and assistantURL are the fake pipeline vendors and the fake Telegram server's
+	// base URLs (in this process for dev, the cluster's fakes process otherwise).
+	vendorsURL, assistantURL string
 	// temporalPID and mongoPID are the dev server's and FerretDB's processes (cpu.go).
 	temporalPID, mongoPID int
 	feishu                *feishuemu.Server
@@ -64,7 +70,7 @@ type stack struct {
 }
 
 func startStack(ctx context.Context, root string) (*stack, error) {
-	s := &stack{cfg: config.Defaults()}
+	s := &stack{cfg: config.Defaults(), target: "dev"}
 	steps := []func(context.Context, string) error{s.startTemporal, s.startMongo, s.startRedis, s.startKafka, s.startFakes}
 	for _, step := range steps {
 		if err := step(ctx, root); err != nil {
@@ -103,6 +109,9 @@ func removeKeys(c *redis.Client, prefix string) {
 
 // redisName says which Redis the run used.
 func (s *stack) redisName() string {
+	if s.target == targetCluster {
+		return "the cluster's"
+	}
 	if s.redis != nil {
 		return "redis"
 	}
@@ -143,7 +152,7 @@ func (s *stack) startTemporal(ctx context.Context, root string) error {
 		return fmt.Errorf("start temporal dev server: %w", err)
 	}
 	s.temporal = srv
-	s.temporalMetrics = "http://" + metricsAddr + "/metrics"
+	s.temporalMetrics = []string{"http://" + metricsAddr + "/metrics"}
 	s.temporalPID = childPID("temporal")
 	s.stops = append(s.stops, func() { _ = srv.Stop() })
 	s.cfg.Temporal.Address = srv.FrontendHostPort()
@@ -270,11 +279,13 @@ func (s *stack) startFakes(_ context.Context, root string) error {
 	}
 	s.stops = append(s.stops, func() { _ = s.vendors.Close() })
 	s.cfg.Pipeline.FakeVendorsURL = s.vendors.URL
+	s.vendorsURL = s.vendors.URL
 
 	if s.assistant, err = telegram.Start("127.0.0.1:0", "bench:taskloom-fake-bot"); err != nil {
 		return err
 	}
 	s.stops = append(s.stops, func() { _ = s.assistant.Close() })
+	s.assistantURL = s.assistant.URL
 	return nil
 }
 
