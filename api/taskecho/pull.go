@@ -133,11 +133,7 @@ func (a *api) pullProject(c echo.Context) error {
 	if f.QueueID != nil {
 		label = *f.QueueID
 	}
-	r, err := a.doPull(c, f, label, a.projectExists(pid))
-	if err != nil {
-		return err
-	}
-	return ok(c, http.StatusOK, pullAnswer(r), fmt.Sprintf("成功拉取 %d 个任务", len(r.Tasks)))
+	return a.answerPull(c, f, label, a.projectExists(pid))
 }
 
 func (a *api) pullQueue(c echo.Context) error {
@@ -151,10 +147,16 @@ func (a *api) pullQueue(c echo.Context) error {
 		return err
 	}
 	f.QueueID = &qid
-	r, err := a.doPull(c, f, qid, func(ctx context.Context) error {
+	return a.answerPull(c, f, qid, func(ctx context.Context) error {
 		_, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid})
 		return err
 	})
+}
+
+// answerPull is doPull answered as the GET pulls (project and queue) answer: the tasks and
+// how many were handed out.
+func (a *api) answerPull(c echo.Context, f taskecho.PullFilter, queueLabel string, exists func(context.Context) error) error {
+	r, err := a.doPull(c, f, queueLabel, exists)
 	if err != nil {
 		return err
 	}
