@@ -250,10 +250,14 @@ type leaseBody struct {
 	TaskIDs []string `json:"taskIds"`
 }
 
-func readLease(c echo.Context) (leaseBody, error) {
-	var req leaseBody
-	_, err := httpx.BindOptional(c, &req)
-	return req, err
+// leaseRequest is the prelude of every release and confirm, one task's or a batch's: the
+// project the caller may reach, and the body.
+func leaseRequest(c echo.Context) (pid string, req leaseBody, err error) {
+	if pid, err = project(c); err != nil {
+		return "", req, err
+	}
+	_, err = httpx.BindOptional(c, &req)
+	return pid, req, err
 }
 
 func (a *api) release(c echo.Context) error {
@@ -268,11 +272,7 @@ func (a *api) confirm(c echo.Context) error {
 // and when the lease ended (under atKey).
 func (a *api) endLease(c echo.Context, end func(context.Context, taskecho.Actor, taskecho.TaskRef, string) (*taskecho.Task, time.Time, error),
 	atKey, message string) error {
-	pid, err := project(c)
-	if err != nil {
-		return err
-	}
-	req, err := readLease(c)
+	pid, req, err := leaseRequest(c)
 	if err != nil {
 		return err
 	}
@@ -327,11 +327,7 @@ func (a *api) confirmBatch(c echo.Context) error {
 // answers with batchAnswer. A release names its tasks (idsRequired); a confirm may leave them out.
 func (a *api) endLeaseBatch(c echo.Context, end func(context.Context, taskecho.Actor, string, []string, string) ([]taskecho.BatchItem, error),
 	idsRequired bool, doneKey, atKey, headline string) error {
-	pid, err := project(c)
-	if err != nil {
-		return err
-	}
-	req, err := readLease(c)
+	pid, req, err := leaseRequest(c)
 	if err != nil {
 		return err
 	}
