@@ -133,11 +133,7 @@ func (a *api) pullProject(c echo.Context) error {
 	if f.QueueID != nil {
 		label = *f.QueueID
 	}
-	r, err := a.doPull(c, f, label, a.projectExists(pid))
-	if err != nil {
-		return err
-	}
-	return ok(c, http.StatusOK, pullAnswer(r), fmt.Sprintf("成功拉取 %d 个任务", len(r.Tasks)))
+	return a.answerPull(c, f, label, a.projectExists(pid))
 }
 
 func (a *api) pullQueue(c echo.Context) error {
@@ -151,10 +147,16 @@ func (a *api) pullQueue(c echo.Context) error {
 		return err
 	}
 	f.QueueID = &qid
-	r, err := a.doPull(c, f, qid, func(ctx context.Context) error {
+	return a.answerPull(c, f, qid, func(ctx context.Context) error {
 		_, _, err := a.svc.Lookup.ProjectQueue(ctx, pid, qid, map[string]any{"queue_id": qid})
 		return err
 	})
+}
+
+// answerPull is doPull answered as the GET pulls (project and queue) answer: the tasks and
+// how many were handed out.
+func (a *api) answerPull(c echo.Context, f taskecho.PullFilter, queueLabel string, exists func(context.Context) error) error {
+	r, err := a.doPull(c, f, queueLabel, exists)
 	if err != nil {
 		return err
 	}
@@ -248,10 +250,14 @@ type leaseBody struct {
 	TaskIDs []string `json:"taskIds"`
 }
 
-func readLease(c echo.Context) (leaseBody, error) {
-	var req leaseBody
-	_, err := httpx.BindOptional(c, &req)
-	return req, err
+// leaseRequest is the prelude of every release and confirm, one task's or a batch's: the
+// project the caller may reach, and the body.
+func leaseRequest(c echo.Context) (pid string, req leaseBody, err error) {
+	if pid, err = project(c); err != nil {
+		return "", req, err
+	}
+	_, err = httpx.BindOptional(c, &req)
+	return pid, req, err
 }
 
 func (a *api) release(c echo.Context) error {
@@ -266,11 +272,7 @@ func (a *api) confirm(c echo.Context) error {
 // and when the lease ended (under atKey).
 func (a *api) endLease(c echo.Context, end func(context.Context, taskecho.Actor, taskecho.TaskRef, string) (*taskecho.Task, time.Time, error),
 	atKey, message string) error {
-	pid, err := project(c)
-	if err != nil {
-		return err
-	}
-	req, err := readLease(c)
+	pid, req, err := leaseRequest(c)
 	if err != nil {
 		return err
 	}
@@ -325,11 +327,7 @@ func (a *api) confirmBatch(c echo.Context) error {
 // answers with batchAnswer. A release names its tasks (idsRequired); a confirm may leave them out.
 func (a *api) endLeaseBatch(c echo.Context, end func(context.Context, taskecho.Actor, string, []string, string) ([]taskecho.BatchItem, error),
 	idsRequired bool, doneKey, atKey, headline string) error {
-	pid, err := project(c)
-	if err != nil {
-		return err
-	}
-	req, err := readLease(c)
+	pid, req, err := leaseRequest(c)
 	if err != nil {
 		return err
 	}

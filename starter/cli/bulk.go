@@ -123,6 +123,23 @@ func (r *bulkRun[F, P, O]) follow(ctx context.Context, out io.Writer, id string)
 	}
 }
 
+// addTimeRange declares a bulk filter's inclusive time bounds on fl, --NAME-since and
+// --NAME-until; help says what the bounds select ("only tasks suspended").
+func addTimeRange(fl *pflag.FlagSet, since, until *string, name, help string) {
+	fl.StringVar(since, name+"-since", "", help+" at or after this RFC 3339 time")
+	fl.StringVar(until, name+"-until", "", help+" at or before this RFC 3339 time")
+}
+
+// timeRange parses the bounds addTimeRange declared under name; nil for one left out.
+func timeRange(name, since, until string) (*time.Time, *time.Time, error) {
+	from, err := cliTime("--"+name+"-since", since)
+	if err != nil {
+		return nil, nil, err
+	}
+	to, err := cliTime("--"+name+"-until", until)
+	return from, to, err
+}
+
 // cliTime reads an RFC 3339 time flag; nil when it is not given.
 func cliTime(flag, v string) (*time.Time, error) {
 	if v == "" {

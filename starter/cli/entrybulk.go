@@ -52,8 +52,7 @@ func entryBulkCmd(op string) *cobra.Command {
 	fl.StringVar(&f.filter.WorkflowID, "workflow", "", "only tasks of this pipeline (the apply request's workflowId)")
 	fl.StringVar(&f.filter.Channel, "channel", "", "only tasks of this channel (http, telegram)")
 	fl.StringVar(&f.filter.ChatID, "chat", "", "only tasks of this chat id")
-	fl.StringVar(&f.since, "suspended-since", "", "only tasks suspended at or after this RFC 3339 time")
-	fl.StringVar(&f.until, "suspended-until", "", "only tasks suspended at or before this RFC 3339 time")
+	addTimeRange(fl, &f.since, &f.until, "suspended", "only tasks suspended")
 	fl.StringVar(&f.filter.Reason, "reason-contains", "", "only tasks whose suspended reason contains this text (any case)")
 	f.add(fl, "")
 	fl.StringVar(&f.reason, "reason", "", "the reason recorded with each task's signal")
@@ -62,10 +61,7 @@ func entryBulkCmd(op string) *cobra.Command {
 
 func entryBulk(ctx context.Context, out io.Writer, runs *entrydb.Store, workflows *entrywf.Client, op string, f entryBulkFlags) error {
 	var err error
-	if f.filter.SuspendedSince, err = cliTime("--suspended-since", f.since); err != nil {
-		return err
-	}
-	if f.filter.SuspendedUntil, err = cliTime("--suspended-until", f.until); err != nil {
+	if f.filter.SuspendedSince, f.filter.SuspendedUntil, err = timeRange("suspended", f.since, f.until); err != nil {
 		return err
 	}
 	r := bulkRun[entry.BulkFilter, entry.SignalPayload, entry.BulkOutcome]{plan: workflows.BulkPlan(op, runs.CountSuspended),

@@ -56,8 +56,7 @@ func pipelineRedriveCmd() *cobra.Command {
 	fl.StringVar(&f.filter.Version, "version", "", "bulk: only tasks of this pipeline version")
 	fl.StringVar(&f.filter.UserID, "user", "", "bulk: only tasks of this user_id")
 	fl.StringVar(&f.filter.Provider, "provider", "", "bulk: only tasks whose failed step last called this provider")
-	fl.StringVar(&f.since, "failed-since", "", "bulk: only tasks that failed at or after this RFC 3339 time")
-	fl.StringVar(&f.until, "failed-until", "", "bulk: only tasks that failed at or before this RFC 3339 time")
+	addTimeRange(fl, &f.since, &f.until, "failed", "bulk: only tasks that failed")
 	fl.StringVar(&f.filter.Error, "error", "", "bulk: only tasks whose error_reason contains this text (any case)")
 	f.add(fl, "bulk: ")
 	return cmd
@@ -88,10 +87,7 @@ func redriveOne(ctx context.Context, out io.Writer, store *pipelinedb.Store, wor
 func redriveBulk(ctx context.Context, out io.Writer, store *pipelinedb.Store, workflows *pipelinewf.Client, window time.Duration,
 	f redriveFlags) error {
 	var err error
-	if f.filter.FailedSince, err = cliTime("--failed-since", f.since); err != nil {
-		return err
-	}
-	if f.filter.FailedUntil, err = cliTime("--failed-until", f.until); err != nil {
+	if f.filter.FailedSince, f.filter.FailedUntil, err = timeRange("failed", f.since, f.until); err != nil {
 		return err
 	}
 	r := bulkRun[pipeline.RedriveFilter, struct{}, pipeline.RedriveOutcome]{plan: workflows.BulkRedrivePlan(store.CountRedrivable, window),

@@ -8,7 +8,6 @@ import (
 	"github.com/taskloom/taskloom/api"
 	"github.com/taskloom/taskloom/internal/platform"
 	"github.com/taskloom/taskloom/internal/taskecho"
-	"github.com/taskloom/taskloom/internal/taskecho/taskechowire"
 	"github.com/taskloom/taskloom/worker"
 )
 
@@ -36,11 +35,5 @@ func apiCmd() *cobra.Command {
 // echo service. Unlike withSchema it does not ensure the indexes first: the process does that
 // itself with its start-up policy (schema.AtStart).
 func serve(c *cobra.Command, run func(context.Context, *platform.Platform, *taskecho.Server) error) error {
-	return withPlatform(c, func(ctx context.Context, p *platform.Platform) error {
-		svc, err := taskechowire.FromPlatform(p)
-		if err != nil {
-			return err
-		}
-		return run(ctx, p, svc)
-	})
+	return withPlatform(c, overEcho(run))
 }

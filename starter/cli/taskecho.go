@@ -66,11 +66,17 @@ func taskechoCmd() *cobra.Command {
 
 // withEcho runs fn with the platform, its indexes ensured, and the task server over it.
 func withEcho(c *cobra.Command, fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Server) error) error {
-	return withSchema(c, func(ctx context.Context, p *platform.Platform) error {
+	return withSchema(c, overEcho(fn))
+}
+
+// overEcho is fn as a withPlatform or withSchema callback: the task server is wired over the
+// platform first.
+func overEcho(fn func(ctx context.Context, p *platform.Platform, svc *taskecho.Server) error) func(context.Context, *platform.Platform) error {
+	return func(ctx context.Context, p *platform.Platform) error {
 		svc, err := taskechowire.FromPlatform(p)
 		if err != nil {
 			return err
 		}
 		return fn(ctx, p, svc)
-	})
+	}
 }

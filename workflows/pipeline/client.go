@@ -64,25 +64,12 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (*Admission, error
 	id := WorkflowID(req.TaskID)
 	in := Input{TaskID: req.TaskID, UserID: req.UserID, FeatureID: req.FeatureID, Pipeline: req.Pipeline,
 		Version: req.Version, InputData: req.InputData, RequestHash: hash}
-	summary, details := StartMetadata(in)
-	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:            id,
-		TaskQueue:     c.TaskQueue,
-		StaticSummary: summary,
-		StaticDetails: details,
-		// A running workflow answers the update. After a run that failed (refused, or its pipeline
-		// failed) a new run may start: it admits afresh when nothing was admitted, and adopts the
-		// earlier task otherwise (PipelineAdmitTask). A successful run is final; a late retry is
-		// answered from its admission query below.
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(req.Pipeline)),
-		// One fairness key per user: the task queue hands out its backlog in turn over users, so
-		// one user's burst does not starve another's tasks. The workflow's activities inherit it
-		// on the server, so the workflow code sets nothing (docs/pipelines.md "Fair under load").
-		Priority: temporal.Priority{FairnessKey: pipeline.FairnessKey(req.UserID)},
-	}, PipelineWorkflow, in)
+	// A running workflow answers the update. After a run that failed (refused, or its pipeline
+	// failed) a new run may start: it admits afresh when nothing was admitted, and adopts the
+	// earlier task otherwise (PipelineAdmitTask). A successful run is final; a late retry is
+	// answered from its admission query below.
+	op := c.Temporal.NewWithStartWorkflowOperation(
+		c.startOptions(in, enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY), PipelineWorkflow, in)
 	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -187,6 +174,27 @@ func (c *Client) Wait(ctx context.Context, taskID string) error {
 	return c.Temporal.GetWorkflow(ctx, WorkflowID(taskID), "").Get(ctx, nil)
 }
 
+// startOptions are the options a task's run starts with, for an admission and a redrive alike;
+// they differ only in which earlier run may be followed by a new one (reuse). A running run
+// always answers the update itself (conflict policy USE_EXISTING).
+func (c *Client) startOptions(in Input, reuse enums.WorkflowIdReusePolicy) client.StartWorkflowOptions {
+	summary, details := StartMetadata(in)
+	return client.StartWorkflowOptions{
+		ID:                       WorkflowID(in.TaskID),
+		TaskQueue:                c.TaskQueue,
+		StaticSummary:            summary,
+		StaticDetails:            details,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    reuse,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
+			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(in.Pipeline)),
+		// One fairness key per user: the task queue hands out its backlog in turn over users, so
+		// one user's burst does not starve another's tasks. The workflow's activities inherit it
+		// on the server, so the workflow code sets nothing (docs/pipelines.md "Fair under load").
+		Priority: temporal.Priority{FairnessKey: pipeline.FairnessKey(in.UserID)},
+	}
+}
+
 // Redrive continues the failed task from its first step that did not succeed, in a new run of
 // its workflow (same workflow ID) started with Update-With-Start: the run's own activity checks
 // the task, charges its unit again when the failure refunded it, and records the redrive on the
@@ -196,27 +204,16 @@ func (c *Client) Wait(ctx context.Context, taskID string) error {
 // ErrRedriveExpired (past the redrive window), ErrQuotaExhausted or ErrRedriveRepeated; other
 // errors are Temporal's.
 func (c *Client) Redrive(ctx context.Context, task *pipeline.Task, redriveID, bulkID string) (*RedriveAdmission, error) {
-	id := WorkflowID(task.ID)
 	in := Input{TaskID: task.ID, UserID: task.UserID, FeatureID: task.FeatureID, Pipeline: task.Pipeline,
 		Version: task.Version, InputData: task.InputData, RequestHash: task.RequestHash,
 		Redrive: &RedriveInput{ID: redriveID, BulkID: bulkID}}
-	summary, details := StartMetadata(in)
-	op := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:            id,
-		TaskQueue:     c.TaskQueue,
-		StaticSummary: summary,
-		StaticDetails: details,
-		Priority:      temporal.Priority{FairnessKey: pipeline.FairnessKey(task.UserID)},
-		// A running run (the task's, or this redrive's) answers the update itself. Otherwise a new
-		// run starts whatever the last one's close status: the task document, not the last run,
-		// says whether the task failed (a repeated create request may have closed a run that
-		// adopted the failed task as completed), and the redrive run's own activity refuses a
-		// task that is not failed.
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.Kind.ValueSet(Kind),
-			searchattr.Status.ValueSet(pipeline.StatusPending), searchattr.PipelineName.ValueSet(task.Pipeline)),
-	}, PipelineWorkflow, in)
+	// A running run (the task's, or this redrive's) answers the update itself. Otherwise a new
+	// run starts whatever the last one's close status: the task document, not the last run,
+	// says whether the task failed (a repeated create request may have closed a run that
+	// adopted the failed task as completed), and the redrive run's own activity refuses a
+	// task that is not failed.
+	op := c.Temporal.NewWithStartWorkflowOperation(
+		c.startOptions(in, enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE), PipelineWorkflow, in)
 	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: UpdateRedrive, Args: []any{redriveID},

@@ -204,25 +204,10 @@ func bulkQuery(f entry.BulkFilter, after string) bson.D {
 	if after != "" {
 		q = append(q, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
 	}
-	if f.WorkflowID != "" {
-		q = append(q, bson.E{Key: "workflow_id", Value: f.WorkflowID})
-	}
-	if f.Channel != "" {
-		q = append(q, bson.E{Key: "channel", Value: f.Channel})
-	}
-	if f.ChatID != "" {
-		q = append(q, bson.E{Key: "chat_id", Value: f.ChatID})
-	}
-	at := bson.D{}
-	if f.SuspendedSince != nil {
-		at = append(at, bson.E{Key: "$gte", Value: *f.SuspendedSince})
-	}
-	if f.SuspendedUntil != nil {
-		at = append(at, bson.E{Key: "$lte", Value: *f.SuspendedUntil})
-	}
-	if len(at) > 0 {
-		q = append(q, bson.E{Key: "suspended_at", Value: at})
-	}
+	q = mongox.EqualIfSet(q, "workflow_id", f.WorkflowID)
+	q = mongox.EqualIfSet(q, "channel", f.Channel)
+	q = mongox.EqualIfSet(q, "chat_id", f.ChatID)
+	q = mongox.BetweenIfSet(q, "suspended_at", f.SuspendedSince, f.SuspendedUntil)
 	if f.Reason != "" {
 		q = append(q, bson.E{Key: "suspended_reason", Value: bson.Regex{Pattern: regexp.QuoteMeta(f.Reason), Options: "i"}})
 	}

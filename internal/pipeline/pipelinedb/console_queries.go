@@ -20,17 +20,9 @@ type TaskFilter struct {
 }
 
 func (f TaskFilter) bson() bson.D {
-	q := bson.D{}
-	if f.Status != "" {
-		q = append(q, bson.E{Key: "status", Value: f.Status})
-	}
-	if f.Pipeline != "" {
-		q = append(q, bson.E{Key: "pipeline", Value: f.Pipeline})
-	}
-	if f.UserID != "" {
-		q = append(q, bson.E{Key: "user_id", Value: f.UserID})
-	}
-	return q
+	q := mongox.EqualIfSet(bson.D{}, "status", f.Status)
+	q = mongox.EqualIfSet(q, "pipeline", f.Pipeline)
+	return mongox.EqualIfSet(q, "user_id", f.UserID)
 }
 
 // ListTasks returns one page of tasks matching f, newest first (ids are ObjectIDs, so _id order

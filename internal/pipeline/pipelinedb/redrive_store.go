@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/taskloom/taskloom/internal/mongox"
 	"github.com/taskloom/taskloom/internal/pipeline"
 )
 
@@ -52,21 +53,10 @@ func (s *Store) ResetSteps(ctx context.Context, taskID string, from int) error {
 // called (task_steps.provider_ref), read first as the set of those tasks' ids.
 func (s *Store) redriveFilter(ctx context.Context, f pipeline.RedriveFilter) (bson.D, error) {
 	d := bson.D{{Key: "status", Value: pipeline.StatusFailed}}
-	for _, e := range []struct{ key, v string }{{"pipeline", f.Pipeline}, {"version", f.Version}, {"user_id", f.UserID}} {
-		if e.v != "" {
-			d = append(d, bson.E{Key: e.key, Value: e.v})
-		}
-	}
-	failed := bson.D{}
-	if f.FailedSince != nil {
-		failed = append(failed, bson.E{Key: "$gte", Value: *f.FailedSince})
-	}
-	if f.FailedUntil != nil {
-		failed = append(failed, bson.E{Key: "$lte", Value: *f.FailedUntil})
-	}
-	if len(failed) > 0 {
-		d = append(d, bson.E{Key: "completed_at", Value: failed})
-	}
+	d = mongox.EqualIfSet(d, "pipeline", f.Pipeline)
+	d = mongox.EqualIfSet(d, "version", f.Version)
+	d = mongox.EqualIfSet(d, "user_id", f.UserID)
+	d = mongox.BetweenIfSet(d, "completed_at", f.FailedSince, f.FailedUntil)
 	if f.Error != "" {
 		d = append(d, bson.E{Key: "error_reason", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(f.Error)}, {Key: "$options", Value: "i"}}})
 	}
