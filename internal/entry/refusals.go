@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/taskloom/taskloom/internal/refusal"
 )
 
 // A refusal is an answer "no" from the entry subsystem: a request the API turns down, a task in
@@ -37,32 +39,11 @@ var (
 	ErrRateLimited = errors.New("telegram rate limit")
 )
 
-// RefusalKind is one kind of refusal.
-type RefusalKind struct {
-	// Type, for a kind an activity raises, is its ApplicationError type, which retry policies
-	// name; empty for a kind that never crosses Temporal.
-	Type string
-	// Sentinel is what errors of the kind wrap, and what the HTTP layer recognises.
-	Sentinel error
-	// Retryable: the activity's retry policy retries it. A non-retryable kind with a Type is in
-	// NonRetryableRefusalTypes.
-	Retryable bool
-	// HTTPStatus and Code are the API's answer (the error envelope's status and code); 0 for a
-	// kind no request is answered with (the reply runs after the request). A number, not
-	// net/http's constant: the workflows read this table and must not link net/http.
-	HTTPStatus int
-	Code       string
-	// Message, when set, is the API's message instead of the refusal's own.
-	Message string
-	// Field, when set, is the request field the API names (details.field); a *FieldError names
-	// its own.
-	Field string
-	// Reason: the API gives the refusal's own message as details.reason.
-	Reason bool
-}
+// RefusalKind is one kind of refusal (Field and Reason are used by entry only).
+type RefusalKind = refusal.Kind
 
 // Refusals is the table of refusal kinds, in the order RefusalKindOf tries them.
-var Refusals = []RefusalKind{
+var Refusals = refusal.Table{
 	{Sentinel: ErrInvalidRequest, HTTPStatus: 400, Code: "VALIDATION_ERROR"},
 	{Sentinel: ErrUnknownWorkflow, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND", Message: "workflow not found", Field: "workflowId", Reason: true},
 	{Sentinel: ErrNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND", Message: "task not found"},
@@ -71,27 +52,11 @@ var Refusals = []RefusalKind{
 	{Type: ErrTypeTelegramRateLimited, Sentinel: ErrRateLimited, Retryable: true},
 }
 
-// NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order
-// (a workflow's retry policy holds them, so they must not come from a map's random order).
-func NonRetryableRefusalTypes() []string {
-	var types []string
-	for _, k := range Refusals {
-		if k.Type != "" && !k.Retryable {
-			types = append(types, k.Type)
-		}
-	}
-	return types
-}
+// NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order.
+func NonRetryableRefusalTypes() []string { return Refusals.NonRetryableTypes() }
 
 // RefusalKindOf is the kind whose sentinel err wraps (the first in table order).
-func RefusalKindOf(err error) (RefusalKind, bool) {
-	for _, k := range Refusals {
-		if errors.Is(err, k.Sentinel) {
-			return k, true
-		}
-	}
-	return RefusalKind{}, false
-}
+func RefusalKindOf(err error) (RefusalKind, bool) { return Refusals.Of(err) }
 
 // Refuse is the activity's error for err when err is a refusal that crosses Temporal: an
 // ApplicationError of the kind's type with err's message and err as its cause, retryable as the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/taskloom/taskloom/internal/refusal"
 )
 
 // A refusal is an answer "no" that no retry changes: the task was not admitted, the redrive or
@@ -57,27 +59,12 @@ var (
 	ErrCallbackDelivered = errors.New("the callback was delivered already")
 )
 
-// RefusalKind is one kind of refusal.
-type RefusalKind struct {
-	// Type is the ApplicationError type the activity or validator raises and retry policies name.
-	Type string
-	// Sentinel is what the client's error for it wraps, and what the HTTP layer recognises.
-	Sentinel error
-	// Retryable: the activity's retry policy retries it (a refusal that a later attempt may not
-	// repeat). A non-retryable kind is in NonRetryableRefusalTypes.
-	Retryable bool
-	// HTTPStatus and Code are the API's answer (the error envelope's status and code). A number,
-	// not net/http's constant: the workflows import this package and must not link net/http.
-	HTTPStatus int
-	Code       string
-	// Message, when set, is the API's message instead of the refusal's own (which may say more
-	// than a caller should read, or less than it needs).
-	Message string
-}
+// RefusalKind is one kind of refusal (pipeline kinds all cross Temporal: each has a Type).
+type RefusalKind = refusal.Kind
 
 // Refusals is the table of refusal kinds. Its order is fixed: NonRetryableRefusalTypes, which a
 // workflow's retry policy holds, follows it.
-var Refusals = []RefusalKind{
+var Refusals = refusal.Table{
 	{Type: ErrTypeUnknownPipeline, Sentinel: ErrNotFound, HTTPStatus: 404, Code: "RESOURCE_NOT_FOUND"},
 	{Type: ErrTypeInvalidInput, Sentinel: ErrInvalidInput, HTTPStatus: 400, Code: "VALIDATION_ERROR"},
 	// 402: the request is fine and retrying will not help until the quota is raised.
@@ -94,36 +81,11 @@ var Refusals = []RefusalKind{
 	{Type: ErrTypeCallbackDelivered, Sentinel: ErrCallbackDelivered, HTTPStatus: 409, Code: "CONFLICT"},
 }
 
-// NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order
-// (a workflow's retry policy holds them, so they must not come from a map's random order).
-func NonRetryableRefusalTypes() []string {
-	var types []string
-	for _, k := range Refusals {
-		if !k.Retryable {
-			types = append(types, k.Type)
-		}
-	}
-	return types
-}
+// NonRetryableRefusalTypes are the error types of Refusals' non-retryable kinds, in table order.
+func NonRetryableRefusalTypes() []string { return Refusals.NonRetryableTypes() }
 
 // RefusalKindOf is the kind whose sentinel err wraps (the first in table order).
-func RefusalKindOf(err error) (RefusalKind, bool) {
-	for _, k := range Refusals {
-		if errors.Is(err, k.Sentinel) {
-			return k, true
-		}
-	}
-	return RefusalKind{}, false
-}
-
-func refusalKindOfType(errType string) (RefusalKind, bool) {
-	for _, k := range Refusals {
-		if k.Type == errType {
-			return k, true
-		}
-	}
-	return RefusalKind{}, false
-}
+func RefusalKindOf(err error) (RefusalKind, bool) { return Refusals.Of(err) }
 
 // Refuse is the activity's error for err when err is a refusal (it wraps a kind's sentinel): an
 // ApplicationError of the kind's type with err's message and details. Any other err is returned
@@ -133,7 +95,7 @@ func Refuse(err error, details ...any) error {
 	if !ok {
 		return err
 	}
-	return k.applicationError(err.Error(), details)
+	return applicationError(k, err.Error(), details)
 }
 
 // RefuseAs is the refusal of the kind of sentinel with msg, for an activity or update validator
@@ -144,10 +106,10 @@ func RefuseAs(sentinel error, msg string, details ...any) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", msg, sentinel)
 	}
-	return k.applicationError(msg, details)
+	return applicationError(k, msg, details)
 }
 
-func (k RefusalKind) applicationError(msg string, details []any) error {
+func applicationError(k RefusalKind, msg string, details []any) error {
 	return temporal.NewApplicationErrorWithOptions(msg, k.Type,
 		temporal.ApplicationErrorOptions{NonRetryable: !k.Retryable, Details: details})
 }
@@ -170,7 +132,7 @@ func AsRefusal(err error) *RefusalError {
 	if !errors.As(err, &ae) {
 		return nil
 	}
-	k, ok := refusalKindOfType(ae.Type())
+	k, ok := Refusals.OfType(ae.Type())
 	if !ok {
 		return nil
 	}
