@@ -24,6 +24,9 @@ type cluster struct {
 	ports     Ports
 	secrets   map[string]string
 	opts      options
+	// newState: CLUSTER_DIR held no secrets yet, so databases of its name on the machine's
+	// PostgreSQL belong to a cluster whose state (codec key, admin key) is gone.
+	newState bool
 }
 
 // options are up's flags, kept in CLUSTER_DIR: a later up without them keeps the private
@@ -88,6 +91,8 @@ func openCluster(dir string, flags options) (*cluster, error) {
 	if c.ports, err = loadPorts(dir); err != nil {
 		return nil, err
 	}
+	_, err = os.Stat(filepath.Join(dir, secretsFile))
+	c.newState = errors.Is(err, os.ErrNotExist)
 	if c.secrets, err = loadSecrets(filepath.Join(dir, secretsFile)); err != nil {
 		return nil, err
 	}

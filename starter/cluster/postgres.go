@@ -76,6 +76,12 @@ func (c *cluster) ensureSchema(ctx context.Context, db, schema string) error {
 	if err != nil {
 		return err
 	}
+	if exists != "0" && c.newState && !c.opts.OwnPostgres {
+		// Its histories are encrypted with a key this directory no longer has, and its
+		// schedules and namespace were set up by a cluster that is gone: refuse rather than run
+		// a new cluster on an old one's state (e.g. after `make clean`).
+		return fmt.Errorf("database %s holds an earlier cluster whose state directory %s is gone: run `make cluster-reset` to drop it and start clean", db, c.dir)
+	}
 	if exists == "0" {
 		if _, err := c.sqlTool(ctx, db, "create-database"); err != nil {
 			return err

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -110,5 +113,29 @@ func TestEachClusterDirHasItsOwnDatabases(t *testing.T) {
 	got := databasesFor("/repo/.data/Cluster-Test.2")
 	if got.Temporal != "taskloom_temporal_cluster_test_2" || got.Visibility != "taskloom_temporal_visibility_cluster_test_2" {
 		t.Errorf("other dir: %+v", got)
+	}
+}
+
+// TestNewStateRefusesAnEarlierClustersDatabase: a CLUSTER_DIR without its secrets (deleted by
+// `make clean`, say) must not start on databases an earlier cluster left on the machine's
+// PostgreSQL: their payloads are encrypted with a key that is gone.
+func TestNewStateRefusesAnEarlierClustersDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the machine's PostgreSQL")
+	}
+	c := testCluster(t, options{})
+	c.newState = true
+	ctx := context.Background()
+	if err := c.postgresReady(ctx); err != nil {
+		t.Skipf("no PostgreSQL at %s: %v", c.pgAddr(), err)
+	}
+	db := fmt.Sprintf("taskloom_guard_test_%d", os.Getpid())
+	if _, err := c.psql(ctx, "postgres", "create database "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.psql(context.Background(), "postgres", "drop database if exists "+db) })
+	err := c.ensureSchema(ctx, db, "temporal")
+	if err == nil || !strings.Contains(err.Error(), "make cluster-reset") {
+		t.Fatalf("ensureSchema on an earlier cluster's database = %v, want a refusal naming make cluster-reset", err)
 	}
 }
