@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/envfile"
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // cluster is what the tests know of the running cluster: its env file's values.
@@ -48,7 +49,7 @@ func loadCluster() (cluster, error) {
 		dir = filepath.Join(".data", "cluster")
 	}
 	if !filepath.IsAbs(dir) { // relative to the repository, as the launcher takes it, not to this package
-		dir = filepath.Join(repoRoot(), dir)
+		dir = filepath.Join(testenv.RepoRoot(), dir)
 	}
 	env, err := envfile.Read(filepath.Join(dir, "cluster.env"))
 	if err != nil {
@@ -92,8 +93,8 @@ func (c cluster) ctl(t testing.TB, args ...string) {
 // run is ctl for a goroutine of the test: it returns the failure.
 func (c cluster) run(t testing.TB, args ...string) error {
 	start := time.Now()
-	cmd := exec.Command(filepath.Join(repoRoot(), ".bin", "cluster"), args...)
-	cmd.Dir = repoRoot() // the launcher runs from the repository, as make does
+	cmd := exec.Command(filepath.Join(testenv.RepoRoot(), ".bin", "cluster"), args...)
+	cmd.Dir = testenv.RepoRoot() // the launcher runs from the repository, as make does
 	cmd.Env = append(os.Environ(), "CLUSTER_DIR="+c.dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -101,19 +102,4 @@ func (c cluster) run(t testing.TB, args ...string) error {
 	}
 	t.Logf(".bin/cluster %s (%s)", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond))
 	return nil
-}
-
-// repoRoot is the directory holding go.mod.
-func repoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			panic("tests/cluster: no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
