@@ -16,10 +16,11 @@ import (
 	"testing"
 
 	"github.com/taskloom/taskloom/internal/mdlink"
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 func TestLinksResolve(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot()
 	for _, page := range pages(t, root) {
 		raw, err := os.ReadFile(filepath.Join(root, page))
 		if err != nil {
@@ -77,7 +78,7 @@ func resolve(root, page, text, target string) error {
 var staleCitation = regexp.MustCompile(`README(?:\.md)?[,:]? "`)
 
 func TestCodeCitationsResolve(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot()
 	cache := map[string]string{}
 	checked := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -180,16 +181,4 @@ func pages(t *testing.T, root string) []string {
 		out = append(out, filepath.Join("docs", filepath.Base(d)))
 	}
 	return out
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("no go.mod in %s", dir)
-	}
-	return dir
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // makeTarget is a rule a person runs: a lower-case name at the start of a line (not a file under
@@ -14,7 +16,7 @@ var makeTarget = regexp.MustCompile(`^([a-z][a-z-]*):([^=]|$)`)
 
 // `make help` prints the `## …` comment after each target's name: every target has one.
 func TestEveryMakeTargetHasAHelpLine(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // The child is this test binary run again inside the namespace; these variables carry its work.
@@ -82,7 +84,7 @@ func TestDocsCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the docs test starts the whole dev stack")
 	}
-	root := repoRoot(t)
+	root := testenv.RepoRoot()
 	pages := readPages(t, root)
 	var violations []string
 	for _, p := range pages {
@@ -311,18 +313,6 @@ func cleanEnv() []string {
 		}
 	}
 	return env
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("no go.mod in %s", dir)
-	}
-	return dir
 }
 
 func build(t *testing.T, root, out, pkg string) {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // block is one fenced code block of a doc page.
@@ -164,7 +166,7 @@ func unsetVariables(name string, blocks []block) []string {
 
 // Without the dev stack: every page parses, keeps the command conventions and sets what it uses.
 func TestDocsPagesStandAlone(t *testing.T) {
-	pages := readPages(t, repoRoot(t))
+	pages := readPages(t, testenv.RepoRoot())
 	var problems []string
 	for _, p := range pages {
 		problems = append(problems, ruleViolations(p.name, p.blocks)...)
