@@ -147,15 +147,25 @@ func (l layout) stop(name string) error {
 		sig = p.StopSignal
 	}
 	_ = syscall.Kill(-pid, sig)
-	deadline := time.Now().Add(stopGrace)
-	for time.Now().Before(deadline) {
-		if !groupHasLive(pid) {
-			waitReaped(pid)
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if awaitGone(pid, stopGrace) {
+		return nil
 	}
 	return l.kill(name)
+}
+
+// killWait is how long kill waits for a SIGKILLed process group to be gone.
+const killWait = 5 * time.Second
+
+// awaitGone waits up to d until the process group pgid has no live member and is reaped; false
+// when d passed first.
+func awaitGone(pgid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !groupHasLive(pgid) {
+			waitReaped(pgid)
+			return true
+		}
+	}
+	return false
 }
 
 // reapWait bounds waitReaped.
@@ -180,12 +190,8 @@ func (l layout) kill(name string) error {
 		return nil
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	for range 50 {
-		if !groupHasLive(pid) {
-			waitReaped(pid)
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if awaitGone(pid, killWait) {
+		return nil
 	}
 	return fmt.Errorf("%s (pid %d) still running after SIGKILL", name, pid)
 }
