@@ -2,6 +2,7 @@ package embeddedmongo
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"io"
 	"math"
@@ -413,29 +414,29 @@ func compares(op string, have, want bson.RawValue) bool {
 	if wb, _ := bracket(want.Type); !ok || hb != wb {
 		return false
 	}
-	var cmp int
+	var order int
 	switch hb {
 	case "number":
 		h, _ := number(have)
 		w, _ := number(want)
-		cmp = cmpOrdered(h, w)
+		order = cmp.Compare(h, w)
 	case "date":
-		cmp = cmpOrdered(have.DateTime(), want.DateTime())
+		order = cmp.Compare(have.DateTime(), want.DateTime())
 	case "string":
-		cmp = strings.Compare(have.StringValue(), want.StringValue())
+		order = strings.Compare(have.StringValue(), want.StringValue())
 	case "objectId":
 		h, w := have.ObjectID(), want.ObjectID()
-		cmp = bytes.Compare(h[:], w[:])
+		order = bytes.Compare(h[:], w[:])
 	}
 	switch op {
 	case "$gt":
-		return cmp > 0
+		return order > 0
 	case "$gte":
-		return cmp >= 0
+		return order >= 0
 	case "$lt":
-		return cmp < 0
+		return order < 0
 	}
-	return cmp <= 0 // $lte
+	return order <= 0 // $lte
 }
 
 var rangeOps = map[string]bool{"$gt": true, "$gte": true, "$lt": true, "$lte": true}
@@ -443,16 +444,6 @@ var rangeOps = map[string]bool{"$gt": true, "$gte": true, "$lt": true, "$lte": t
 func isNaN(v bson.RawValue) bool {
 	f, ok := v.DoubleOK()
 	return ok && math.IsNaN(f)
-}
-
-func cmpOrdered[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func number(v bson.RawValue) (float64, bool) {
