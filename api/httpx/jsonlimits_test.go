@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,13 +91,11 @@ func TestCheckJSONRefusesAnObjectWithTooManyKeys(t *testing.T) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"k` + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + itoa(i) + `":1`)
+		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
 	}
 	b.WriteString(`}}`)
 	refusal(t, CheckJSON([]byte(b.String())), "meta")
 }
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 func TestCheckJSONRefusesRepeatedKeys(t *testing.T) {
 	for body, field := range map[string]string{
