@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // The fake Bot API's stand-in for the assistant a bot's pipeline calls
@@ -111,7 +113,7 @@ func awaitEntryTask(t testing.TB, api int, id string, timeout time.Duration) {
 // instance, as Telegram redelivers), runs once and the fake Bot API gets exactly one reply.
 func TestEntryApplyAndTelegramUpdate(t *testing.T) {
 	workflow := entryPipeline(t)
-	key := unique("cluster-apply-")
+	key := testenv.Unique("cluster-apply-")
 	body := applyBody(workflow, key, "hello cluster")
 	body["waitForResult"], body["waitTimeoutSeconds"] = true, 30
 	var first entryTask

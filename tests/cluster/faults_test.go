@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // pipelinesAroundFault creates n pipeline runs (collection_video and model_pose12 in turn, over
@@ -155,7 +157,7 @@ func TestPostgresStoppedDuringEntryApplies(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				o := applyUntilAccepted(workflow, unique(fmt.Sprintf("cluster-pg-%d-%d-", c, i)), c+i, deadline)
+				o := applyUntilAccepted(workflow, testenv.Unique(fmt.Sprintf("cluster-pg-%d-%d-", c, i)), c+i, deadline)
 				mu.Lock()
 				outcomes = append(outcomes, o)
 				mu.Unlock()

@@ -4,8 +4,6 @@ package cluster_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,12 +114,4 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// unique returns prefix plus a random suffix: names that no earlier run of the suite on the
-// same cluster used.
-func unique(prefix string) string {
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskloom/taskloom/internal/testenv"
 )
 
 // The example pipelines `starter seed-demo` publishes (testdata/pipelines), each with the
@@ -50,7 +52,7 @@ func vendorCalls(t testing.TB) map[string]int {
 // runs of the suite on the same cluster, neither use it up nor share its counts.
 func pipelineUser(t testing.TB, units int) (user, feature string) {
 	t.Helper()
-	user, feature = unique("cluster-"), "cluster"
+	user, feature = testenv.Unique("cluster-"), "cluster"
 	call(t, request{method: http.MethodPut, url: cl.api(0) + "/api/v1/quotas/" + url.PathEscape(user) + "/" + feature,
 		key: cl.adminKey, body: map[string]any{"remaining": units}}, http.StatusOK)
 	return user, feature
@@ -63,7 +65,7 @@ type pipelineRun struct {
 }
 
 func newRun(p examplePipeline, i int, user, feature string) pipelineRun {
-	return pipelineRun{key: unique("cluster-run-"), body: map[string]any{"pipeline": p.name, "user_id": user,
+	return pipelineRun{key: testenv.Unique("cluster-run-"), body: map[string]any{"pipeline": p.name, "user_id": user,
 		"feature_id": feature, "input_data": p.input(i)}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskloom/taskloom/internal/config"
+	"github.com/taskloom/taskloom/internal/testenv"
 	"github.com/taskloom/taskloom/internal/webhook"
 	"github.com/taskloom/taskloom/internal/webhook/bitable"
 	webhookwf "github.com/taskloom/taskloom/workflows/webhook"
@@ -21,7 +22,7 @@ import (
 // then creates n pullable server tasks at project level, alternating the instances.
 func echoProject(t testing.TB, n int) (project string, tasks []string) {
 	t.Helper()
-	project = unique("cluster-echo-")
+	project = testenv.Unique("cluster-echo-")
 	call(t, request{method: http.MethodPost, url: cl.api(0) + "/api/v1/submit", key: cl.adminKey, body: map[string]any{
 		"project_id": project, "project_name": "Cluster", "queue_id": "todo.json", "queue_name": "To do",
 		"tasks": []map[string]any{{"id": "client-1", "name": "pushed", "prompt": "p", "status": "pending"}}}}, http.StatusOK)
@@ -140,7 +141,7 @@ func TestWebhookRowDelivered(t *testing.T) {
 	tables, cfg := webhookTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	group := unique("kwai_cluster_")
+	group := testenv.Unique("kwai_cluster_")
 	day := time.Now().In(time.FixedZone("CST", 8*3600))
 	taskID := fmt.Sprint(rand.Int64N(1<<40) + 1)
 	if _, err := tables.Client.BatchCreate(ctx, tables.Task, []map[string]any{{tables.F.Task.TaskID: taskID,
