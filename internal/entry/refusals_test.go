@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/taskloom/taskloom/internal/entry"
+	"github.com/taskloom/taskloom/internal/refusal/refusaltest"
 )
 
 // TestRefusalTableIsWhole: every kind is answered somewhere (over HTTP, or across Temporal with
@@ -51,4 +52,10 @@ func TestRefuseRaisesTheKind(t *testing.T) {
 	if got := entry.Refuse(other); got != other {
 		t.Fatalf("Refuse(%v) = %v, want it unchanged", other, got)
 	}
+}
+
+// TestEveryDeclaredRefusalHasARow: each error type and sentinel refusals.go declares is a row of
+// entry.Refusals (a kind without its row would be answered as an internal error).
+func TestEveryDeclaredRefusalHasARow(t *testing.T) {
+	refusaltest.EveryDeclaredKindHasARow(t, entry.Refusals, "refusals.go")
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/taskloom/taskloom/internal/refusal/refusaltest"
 )
 
 // TestRefuseKeepsOtherErrorsRetryable: Refuse types an error that wraps a kind's sentinel and
@@ -23,4 +25,10 @@ func TestRefuseKeepsOtherErrorsRetryable(t *testing.T) {
 	if !errors.Is(&InputError{Field: "input_data.a", Message: "missing"}, ErrInvalidInput) {
 		t.Fatal("an InputError is not an ErrInvalidInput refusal")
 	}
+}
+
+// TestEveryDeclaredRefusalHasARow: each error type and sentinel refusals.go declares is a row of
+// Refusals (a kind without its row would be raised as an ordinary, retried error).
+func TestEveryDeclaredRefusalHasARow(t *testing.T) {
+	refusaltest.EveryDeclaredKindHasARow(t, Refusals, "refusals.go")
 }
