@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,6 +115,9 @@ func TestSecretsAreGeneratedOnceAndKept(t *testing.T) {
 	again, err := loadSecrets(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(first) != 4 {
+		t.Errorf("secrets %v, want the callback secret, the webhook secret, the codec key and the key prefix", slices.Sorted(maps.Keys(first)))
 	}
 	for k, v := range first {
 		if v == "" || again[k] != v {
