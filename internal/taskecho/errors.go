@@ -21,6 +21,8 @@ const (
 	KindDuplicate
 	// KindLeaseExpired: the call names a lease whose lease_expires_at has passed.
 	KindLeaseExpired
+	// kindEnd is one past the last kind: the table test walks every kind up to it.
+	kindEnd
 )
 
 // KindRow is how the API answers a kind.

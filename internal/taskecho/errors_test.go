@@ -19,6 +19,11 @@ func TestEveryKindHasItsRow(t *testing.T) {
 	if len(want) != len(Kinds) {
 		t.Errorf("%d kinds in the table, %d rows here: give every kind its row", len(Kinds), len(want))
 	}
+	for k := KindNotFound; k < kindEnd; k++ {
+		if _, ok := want[k]; !ok {
+			t.Errorf("kind %d has no row here: give it its row here and in Kinds", k)
+		}
+	}
 	seen := map[Kind]bool{}
 	for _, r := range Kinds {
 		if seen[r.Kind] {
