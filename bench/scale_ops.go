@@ -73,8 +73,9 @@ func (f *scaleFigures) byCommand() (mongoBy, redisBy, temporalBy map[string]floa
 // scaleDeps is what the series' operations run through: the app's database and its services,
 // built as the API builds them.
 type scaleDeps struct {
-	db       *mongo.Database
 	svc      *taskecho.Server
+	reader   *listing.Reader
+	pipes    *pipelinedb.Store
 	entry    *intake.Tasks
 	crawl    *crawldb.Store
 	progress *countscript.Store
@@ -87,14 +88,14 @@ type scaleDeps struct {
 // twice).
 func newScaleDeps(ctx context.Context, db *mongo.Database, svc *taskecho.Server, tc client.Client, taskQueue string, rdb redis.UniversalClient, keyPrefix string) scaleDeps {
 	rdb.AddHook(redisTally{})
-	return scaleDeps{db: db, svc: svc, crawl: crawldb.New(db), progress: countscript.New(rdb, keyPrefix, time.Hour, time.Hour),
+	return scaleDeps{svc: svc, reader: listing.New(db, svc), pipes: pipelinedb.New(db), crawl: crawldb.New(db), progress: countscript.New(rdb, keyPrefix, time.Hour, time.Hour),
 		explain: newExplainer(ctx, db),
 		entry: &intake.Tasks{Runs: entrydb.New(db), Workflows: countedWorkflows{entrywf.NewClient(tc, taskQueue)},
 			Visibility: countedVisibility{tc}}}
 }
 
 // measureScale runs samples rounds of every operation on a loaded project through d, counting
-// each call's MongoDB and Redis commands and Temporal calls (withOpTally; d.db's client must
+// each call's MongoDB and Redis commands and Temporal calls (withOpTally; the database's client must
 // carry mongox.Monitor) and timing it. A round pulls 50 tasks, confirms them as one batch,
 // appends a message to one finished task and reads every page and task the series lists; p must
 // hold at least samples×50 pending tasks and samples finished ones.
@@ -132,8 +133,7 @@ func measureScale(ctx context.Context, d scaleDeps, p scaleProject, samples int)
 
 // scaleRound is sample i's operations, in scaleOpNames' order.
 func scaleRound(d scaleDeps, p scaleProject, i int) []func(ctx context.Context) error {
-	pipes := pipelinedb.New(d.db)
-	reader := listing.New(d.db, d.svc)
+	pipes, reader := d.pipes, d.reader
 	actor := taskecho.Actor{Name: "bench-scale"}
 	var pulled *taskecho.PullResult
 	return []func(ctx context.Context) error{
