@@ -72,7 +72,7 @@ func (h *handlers) signal(c echo.Context, name string) error {
 		return httpx.NotFound("task")
 	}
 	var p entry.SignalPayload
-	if _, err := httpx.BindOptional(c, &p); err != nil {
+	if err := httpx.BindOptional(c, &p); err != nil {
 		return err
 	}
 	if p.Operator == "" {

@@ -28,13 +28,13 @@ func Bind(c echo.Context, v any) error {
 }
 
 // BindOptional is Bind for a request whose body may be left out: an empty body leaves v as it
-// is and reports false.
-func BindOptional(c echo.Context, v any) (bool, error) {
+// is.
+func BindOptional(c echo.Context, v any) error {
 	body, err := readAll(c)
 	if err != nil || isBlank(body) {
-		return false, err
+		return err
 	}
-	return true, Decode(body, v)
+	return Decode(body, v)
 }
 
 // ReadBody reads the request body for a handler that parses it itself, after checking it

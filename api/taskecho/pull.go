@@ -179,7 +179,7 @@ func (a *api) pullBatch(c echo.Context) error {
 		Limit   int    `json:"limit"`
 		QueueID string `json:"queue_id"`
 	}
-	if _, err := httpx.BindOptional(c, &req); err != nil {
+	if err := httpx.BindOptional(c, &req); err != nil {
 		return err
 	}
 	f := taskecho.PullFilter{ProjectID: pid, TaskIDs: req.TaskIDs, Tags: req.Filters.Tags, Limit: req.Limit}
@@ -256,7 +256,7 @@ func leaseRequest(c echo.Context) (pid string, req leaseBody, err error) {
 	if pid, err = project(c); err != nil {
 		return "", req, err
 	}
-	_, err = httpx.BindOptional(c, &req)
+	err = httpx.BindOptional(c, &req)
 	return pid, req, err
 }
 
