@@ -1,6 +1,7 @@
 package mongox
 
 import (
+	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -31,4 +32,13 @@ func BetweenIfSet(q bson.D, key string, since, until *time.Time) bson.D {
 		return q
 	}
 	return append(q, bson.E{Key: key, Value: r})
+}
+
+// ContainsIfSet appends key: /text/i to q when text is not empty (a case-insensitive substring
+// match, text taken literally), and returns q.
+func ContainsIfSet(q bson.D, key, text string) bson.D {
+	if text == "" {
+		return q
+	}
+	return append(q, bson.E{Key: key, Value: bson.Regex{Pattern: regexp.QuoteMeta(text), Options: "i"}})
 }

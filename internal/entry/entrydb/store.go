@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -208,10 +207,7 @@ func bulkQuery(f entry.BulkFilter, after string) bson.D {
 	q = mongox.EqualIfSet(q, "channel", f.Channel)
 	q = mongox.EqualIfSet(q, "chat_id", f.ChatID)
 	q = mongox.BetweenIfSet(q, "suspended_at", f.SuspendedSince, f.SuspendedUntil)
-	if f.Reason != "" {
-		q = append(q, bson.E{Key: "suspended_reason", Value: bson.Regex{Pattern: regexp.QuoteMeta(f.Reason), Options: "i"}})
-	}
-	return q
+	return mongox.ContainsIfSet(q, "suspended_reason", f.Reason)
 }
 
 // CountSuspended counts the suspended tasks of f and returns up to sample of their ids.

@@ -3,7 +3,6 @@ package pipelinedb
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -57,9 +56,7 @@ func (s *Store) redriveFilter(ctx context.Context, f pipeline.RedriveFilter) (bs
 	d = mongox.EqualIfSet(d, "version", f.Version)
 	d = mongox.EqualIfSet(d, "user_id", f.UserID)
 	d = mongox.BetweenIfSet(d, "completed_at", f.FailedSince, f.FailedUntil)
-	if f.Error != "" {
-		d = append(d, bson.E{Key: "error_reason", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(f.Error)}, {Key: "$options", Value: "i"}}})
-	}
+	d = mongox.ContainsIfSet(d, "error_reason", f.Error)
 	if f.Provider != "" {
 		ids, err := s.failedOn(ctx, f.Provider)
 		if err != nil {
