@@ -35,8 +35,8 @@ type scaleProject struct {
 }
 
 // scaleWindow is how many candidates past the ones it takes a pull reads (taskecho's
-// claimWindowFactor × limit): the last sample's pull must still find a full window, or its
-// read fits the driver's first batch and skips the getMore every other pull sends.
+// claimWindowFactor × limit): the last sample's pull must still find a full window, so every
+// pull reads the same number of candidates and sends the same commands.
 const scaleWindow = 4 * pullLimit
 
 // scalePending is how many pending tasks samples rounds need: each pulls pullLimit, and the
