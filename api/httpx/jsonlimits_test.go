@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 func nested(open, close string, depth int, inner string) []byte {
@@ -53,16 +52,16 @@ func TestCheckJSONAcceptsBodiesWithinTheLimits(t *testing.T) {
 	}
 }
 
-func TestCheckJSONRefusesTenThousandLevelsFast(t *testing.T) {
-	body := nested(`{"a":`, `}`, 10_000, "1")
-	start := time.Now()
-	e := refusal(t, CheckJSON(body), strings.TrimSuffix(strings.Repeat("a.", MaxJSONDepth), "."))
+// TestCheckJSONRefusesTenThousandLevelsAtTheLimit: the depth is refused where it passes the
+// limit, before the rest is read — shown without a clock: an unterminated body 10,000 levels deep
+// is refused for its depth, which a checker that read to the end would answer as a syntax error.
+func TestCheckJSONRefusesTenThousandLevelsAtTheLimit(t *testing.T) {
+	path := strings.TrimSuffix(strings.Repeat("a.", MaxJSONDepth), ".")
+	e := refusal(t, CheckJSON(nested(`{"a":`, `}`, 10_000, "1")), path)
 	if e.Details["limit"] != MaxJSONDepth {
 		t.Errorf("details %v do not give the limit", e.Details)
 	}
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Errorf("refusing took %v", d)
-	}
+	refusal(t, CheckJSON([]byte(strings.Repeat(`{"a":`, 10_000))), path)
 }
 
 func TestCheckJSONNamesThePathOfTheDeepValue(t *testing.T) {
